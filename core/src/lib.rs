@@ -1,0 +1,43 @@
+//! # gantry-core
+//!
+//! The scheduling core of gantry: which deep-learning job runs next, on which GPUs, and in
+//! what order the tasks of a DAG-shaped workflow run. It is `#![no_std]`, allocation-free and
+//! free of `unsafe`, so the same code runs in appliance firmware, in the host simulator and in
+//! bit-for-bit replays on a workstation.
+//!
+//! Principles (see `ARCHITECTURE.md`):
+//! - **Memory is inline.** Every collection has a const-generic capacity; a full one hands the
+//!   item back (`Err(JobTableFull(spec))`), never panics, never drops.
+//! - **Time is passed in.** [`TimeMs`] comes with every event; the core never reads a clock.
+//!   Arithmetic on time saturates.
+//! - **Deterministic.** Every order is total (ties broken by id); randomness comes from a
+//!   [`SeededRng`] seeded by the caller; floating point goes through `libm`.
+//! - **One entry point.** [`Scheduler::handle`] takes an [`Event`] and appends
+//!   [`Decision`]s to a caller-provided buffer; errors are typed ([`SchedError`]) and leave
+//!   the state unchanged.
+//! - **Extension points are traits**, statically dispatched: [`JobOrder`] (which job next) and
+//!   [`Placer`] (which GPU next, one at a time).
+#![no_std]
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod job;
+pub mod order;
+pub mod placement;
+pub mod rng;
+pub mod scheduler;
+pub mod time;
+pub mod topology;
+
+pub use error::SchedError;
+pub use event::{Decision, Event, PreemptReason, RejectReason};
+pub use ids::{GpuId, JobId, MachineId, RackId};
+pub use job::{CommProfile, Job, JobSpec, JobState};
+pub use order::{Fifo, HeadOfLine, JobOrder, Preemption, PriorityKey};
+pub use placement::{BestFit, FirstFit, GpuMask, GpuSet, PlacementView, Placer};
+pub use rng::SeededRng;
+pub use scheduler::{HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig};
+pub use time::{DurationMs, TimeMs};
+pub use topology::{LinkWeights, Topology, TopologyError};

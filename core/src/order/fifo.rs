@@ -1,0 +1,28 @@
+//! First in, first out.
+
+use super::{HeadOfLine, JobOrder, PriorityKey};
+use crate::job::Job;
+use crate::time::TimeMs;
+
+/// First in, first out by submission time, ties by id; blocks at the head when the first job
+/// does not fit, never preempts (Tiresias's `fifo`). O(1) per key.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fifo;
+
+impl JobOrder for Fifo {
+    fn name(&self) -> &'static str {
+        "fifo"
+    }
+
+    fn head_of_line(&self) -> HeadOfLine {
+        HeadOfLine::Block
+    }
+
+    fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
+        PriorityKey {
+            class: 0,
+            primary: job.submitted_at.0 as i64,
+            secondary: 0,
+        }
+    }
+}

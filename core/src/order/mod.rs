@@ -1,0 +1,76 @@
+//! Job order: the extension point that decides which queued job runs next.
+//!
+//! The scheduler asks the order for a [`PriorityKey`] per live job and runs jobs in ascending
+//! `(key, id)` order, so every order is total and deterministic. Orders are statically
+//! dispatched: `Scheduler<O: JobOrder, ..>`.
+
+mod fifo;
+
+pub use fifo::Fifo;
+
+use crate::event::RejectReason;
+use crate::job::Job;
+use crate::time::TimeMs;
+
+/// A sort key; smaller runs first. The job id is appended by the scheduler as the final tie
+/// break, so two jobs never compare equal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PriorityKey {
+    /// Coarse class (e.g. a 2D-LAS queue index); compared first.
+    pub class: u32,
+    /// Main value inside the class (e.g. an arrival time or a scaled urgency).
+    pub primary: i64,
+    /// Second value inside the class.
+    pub secondary: i64,
+}
+
+/// What the scheduler does when the best queued job does not fit in the free GPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeadOfLine {
+    /// Wait for it: no later job may start (strict FIFO, as Tiresias's `fifo`).
+    Block,
+    /// Skip it and try later jobs that fit (backfilling, as Tiresias's other policies).
+    Skip,
+}
+
+/// Whether a running job may be stopped for a job of higher priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preemption {
+    /// Running jobs keep their GPUs until they finish.
+    Off,
+    /// Running jobs outside the current top-priority set are preempted (job-level,
+    /// all-or-nothing) and requeued with their attained service.
+    On,
+}
+
+/// The job-order extension point.
+pub trait JobOrder {
+    /// A short name for logs and tables.
+    fn name(&self) -> &'static str;
+
+    /// Head-of-line behaviour this order is defined with.
+    fn head_of_line(&self) -> HeadOfLine {
+        HeadOfLine::Skip
+    }
+
+    /// Whether this order preempts.
+    fn preemption(&self) -> Preemption {
+        Preemption::Off
+    }
+
+    /// Updates order-owned job fields ([`Job::order_queue`], [`Job::order_mark`]) before a
+    /// scheduling pass: demotion, promotion. Called for every live job, once per event.
+    fn refresh(&mut self, _job: &mut Job, _now: TimeMs) {}
+
+    /// The job's sort key at `now`.
+    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey;
+
+    /// Whether to drop a queued job now (e.g. a deadline job that can no longer finish in
+    /// time, under a policy that rejects such jobs). Default: never.
+    fn reject(&self, _job: &Job, _now: TimeMs) -> Option<RejectReason> {
+        None
+    }
+
+    /// A job finished: orders that learn online (TIAS) update their statistics here.
+    fn on_finished(&mut self, _job: &Job, _now: TimeMs) {}
+}

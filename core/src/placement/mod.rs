@@ -1,0 +1,138 @@
+//! GPU placement: the extension point that chooses a gang's GPUs, one GPU at a time.
+//!
+//! Sequential placement (Proximity-DRL, Deng et al. 2024): for a job of k GPUs the scheduler
+//! asks the placer k times; each time the placer sees the topology, the GPUs picked so far
+//! and a mask of usable GPUs (healthy, free, not yet picked) and returns one GPU. A learned
+//! policy and the heuristics it is compared with plug in behind the same trait.
+//!
+//! A placer that returns nothing or a GPU outside the mask never corrupts the cluster: the
+//! scheduler takes the lowest usable GPU instead and counts a placer fault.
+
+mod best_fit;
+mod first_fit;
+
+pub use best_fit::BestFit;
+pub use first_fit::FirstFit;
+
+use crate::ids::GpuId;
+use crate::job::Job;
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+
+/// A set of at most `N` distinct GPUs, in pick order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct GpuSet<const N: usize> {
+    gpus: heapless::Vec<GpuId, N>,
+}
+
+impl<const N: usize> GpuSet<N> {
+    /// The empty set.
+    pub const fn new() -> Self {
+        Self {
+            gpus: heapless::Vec::new(),
+        }
+    }
+
+    /// Adds a GPU; hands it back if the set is full or already holds it.
+    pub fn insert(&mut self, gpu: GpuId) -> Result<(), GpuId> {
+        if self.gpus.contains(&gpu) {
+            return Err(gpu);
+        }
+        self.gpus.push(gpu)
+    }
+
+    /// The GPUs in pick order.
+    pub fn as_slice(&self) -> &[GpuId] {
+        &self.gpus
+    }
+
+    /// Number of GPUs.
+    pub fn len(&self) -> usize {
+        self.gpus.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.gpus.is_empty()
+    }
+
+    /// Whether the set holds `gpu`.
+    pub fn contains(&self, gpu: GpuId) -> bool {
+        self.gpus.contains(&gpu)
+    }
+}
+
+/// One flag per GPU of a `G`-GPU topology: which GPUs a placer may pick.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuMask<const G: usize> {
+    bits: [bool; G],
+}
+
+impl<const G: usize> GpuMask<G> {
+    /// No GPU allowed.
+    pub const fn none() -> Self {
+        Self { bits: [false; G] }
+    }
+
+    /// Allows or forbids one GPU; ids outside `0..G` are ignored.
+    pub fn set(&mut self, gpu: GpuId, allowed: bool) {
+        if let Some(b) = self.bits.get_mut(gpu.index()) {
+            *b = allowed;
+        }
+    }
+
+    /// Whether `gpu` may be picked.
+    pub fn allows(&self, gpu: GpuId) -> bool {
+        self.bits.get(gpu.index()).copied().unwrap_or(false)
+    }
+
+    /// Number of allowed GPUs.
+    pub fn count(&self) -> usize {
+        self.bits.iter().filter(|&&b| b).count()
+    }
+
+    /// Allowed GPUs in ascending id order.
+    pub fn iter(&self) -> impl Iterator<Item = GpuId> + '_ {
+        self.bits
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b)
+            .map(|(i, _)| GpuId(i as u16))
+    }
+
+    /// The lowest allowed GPU.
+    pub fn first(&self) -> Option<GpuId> {
+        self.iter().next()
+    }
+}
+
+/// What a placer sees at one step of a sequential placement.
+#[derive(Clone, Copy, Debug)]
+pub struct PlacementView<'a, const G: usize> {
+    /// The cluster's tree.
+    pub topology: &'a Topology<G>,
+    /// GPUs that may be picked now: healthy, free, not yet picked. Never empty when asked.
+    pub usable: &'a GpuMask<G>,
+    /// GPUs picked so far for this job, in pick order.
+    pub picked: &'a [GpuId],
+    /// The job being placed (its request is `job.spec.gpus`).
+    pub job: &'a Job,
+}
+
+impl<const G: usize> PlacementView<'_, G> {
+    /// GPUs still to pick after this step's, including this one.
+    pub fn remaining(&self) -> usize {
+        usize::from(self.job.spec.gpus).saturating_sub(self.picked.len())
+    }
+}
+
+/// The placement extension point: pick one GPU from `view.usable`.
+pub trait Placer<const G: usize> {
+    /// A short name for logs and tables.
+    fn name(&self) -> &'static str;
+
+    /// One GPU out of `view.usable`. `None` or a GPU outside the mask is a placer fault: the
+    /// scheduler falls back to the lowest usable GPU.
+    fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId>;
+}

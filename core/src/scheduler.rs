@@ -1,0 +1,571 @@
+//! The scheduler: the one entry point, [`Scheduler::handle`], that firmware, the host
+//! simulator and replay tests all drive.
+//!
+//! Each call validates the event (an error changes nothing), accrues service for running
+//! jobs up to `now`, applies the event, then runs one scheduling pass: rank every live job by
+//! the [`JobOrder`], choose the set that should hold GPUs, preempt running jobs outside it,
+//! and place queued jobs inside it one GPU at a time through the [`Placer`].
+//! Cost per call: O(J log J + G·Σk) for J live jobs, G GPUs and gangs of k GPUs started.
+
+use crate::error::SchedError;
+use crate::event::{Decision, Event, PreemptReason, RejectReason};
+use crate::ids::{GpuId, JobId};
+use crate::job::{Job, JobSpec, JobState};
+use crate::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
+use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
+use crate::time::TimeMs;
+use crate::topology::Topology;
+
+/// How the scheduling pass treats the queue head and running jobs. Defaults come from the
+/// order ([`SchedulerConfig::for_order`]); a caller may override them, e.g. to run LAS
+/// without preemption.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedulerConfig {
+    /// Block or skip at a queue head that does not fit.
+    pub head_of_line: HeadOfLine,
+    /// Whether running jobs may be preempted for higher-priority ones.
+    pub preemption: Preemption,
+}
+
+impl SchedulerConfig {
+    /// The behaviour the order is defined with.
+    pub fn for_order(order: &impl JobOrder) -> Self {
+        Self {
+            head_of_line: order.head_of_line(),
+            preemption: order.preemption(),
+        }
+    }
+}
+
+/// What one [`Scheduler::handle`] call produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HandleOutcome {
+    /// Decisions appended to the caller's buffer.
+    pub decisions: usize,
+    /// The buffer filled before the pass ended: call `handle(now, Event::Tick, ..)` again
+    /// with room to get the rest. The state is consistent with the decisions emitted.
+    pub more_pending: bool,
+}
+
+/// What the scheduling pass decided for one ranked job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    Keep,
+    Preempt,
+    Start,
+    Wait,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ranked {
+    key: PriorityKey,
+    id: JobId,
+    index: u16,
+    plan: Plan,
+}
+
+/// A broken invariant, found by [`Scheduler::check_invariants`] (tests, fuzzing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvariantViolation {
+    /// A GPU is owned by a job that is not live and running.
+    GpuOwnedByNonRunningJob(GpuId),
+    /// A failed GPU is still owned.
+    UnhealthyGpuOwned(GpuId),
+    /// A running job holds a different number of GPUs than it asked for.
+    WrongGangSize(JobId),
+    /// A live job is in a final state.
+    FinalStateInTable(JobId),
+    /// Two live jobs share an id.
+    DuplicateId(JobId),
+}
+
+/// The scheduling core for a cluster of up to `G` GPUs, `J` live jobs and gangs of up to
+/// `GANG` GPUs. All memory is inline; nothing allocates. On a host, build it inside a thread
+/// with a large stack or in a `Box` (its size is roughly `100·J + 4·G` bytes).
+pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
+    topology: Topology<G>,
+    order: O,
+    placer: P,
+    config: SchedulerConfig,
+    jobs: heapless::Vec<Job, J>,
+    owner: [Option<JobId>; G],
+    healthy: [bool; G],
+    last_now: TimeMs,
+    ranked: heapless::Vec<Ranked, J>,
+    placer_faults: u32,
+}
+
+impl<O, P, const G: usize, const J: usize, const GANG: usize> Scheduler<O, P, G, J, GANG>
+where
+    O: JobOrder,
+    P: Placer<G>,
+{
+    const CAPACITIES_FIT: () = assert!(J > 0 && J <= u16::MAX as usize && GANG > 0);
+
+    /// A scheduler over `topology` with every GPU healthy and free, at time 0, using the
+    /// order's own head-of-line and preemption behaviour.
+    pub fn new(topology: Topology<G>, order: O, placer: P) -> Self {
+        let config = SchedulerConfig::for_order(&order);
+        Self::with_config(topology, order, placer, config)
+    }
+
+    /// As [`new`](Self::new) with an explicit configuration.
+    pub fn with_config(
+        topology: Topology<G>,
+        order: O,
+        placer: P,
+        config: SchedulerConfig,
+    ) -> Self {
+        let () = Self::CAPACITIES_FIT;
+        let mut healthy = [false; G];
+        for h in healthy.iter_mut().take(topology.gpu_count()) {
+            *h = true;
+        }
+        Self {
+            topology,
+            order,
+            placer,
+            config,
+            jobs: heapless::Vec::new(),
+            owner: [None; G],
+            healthy,
+            last_now: TimeMs(0),
+            ranked: heapless::Vec::new(),
+            placer_faults: 0,
+        }
+    }
+
+    /// Handles one event at time `now` and appends the resulting decisions to `out`.
+    ///
+    /// Errors leave the state unchanged. `out` must have at least one free slot.
+    pub fn handle<const D: usize>(
+        &mut self,
+        now: TimeMs,
+        event: Event,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> Result<HandleOutcome, SchedError> {
+        if now < self.last_now {
+            return Err(SchedError::TimeWentBackwards {
+                now,
+                last: self.last_now,
+            });
+        }
+        if out.is_full() {
+            return Err(SchedError::DecisionBufferFull);
+        }
+        self.validate(now, &event)?;
+        let before = out.len();
+        self.accrue(now);
+        self.apply(now, event, out);
+        let more_pending = self.schedule(now, out);
+        Ok(HandleOutcome {
+            decisions: out.len() - before,
+            more_pending,
+        })
+    }
+
+    fn validate(&self, now: TimeMs, event: &Event) -> Result<(), SchedError> {
+        match *event {
+            Event::Submit(spec) => self.validate_submit(now, spec),
+            Event::Finish(id) => match self.find(id) {
+                None => Err(SchedError::UnknownJob(id)),
+                Some(i) if self.jobs[i].state != JobState::Running => {
+                    Err(SchedError::JobNotRunning(id))
+                }
+                Some(_) => Ok(()),
+            },
+            Event::Cancel(id) => self.find(id).map(|_| ()).ok_or(SchedError::UnknownJob(id)),
+            Event::GpuDown(gpu) | Event::GpuUp(gpu) if !self.topology.contains(gpu) => {
+                Err(SchedError::UnknownGpu(gpu))
+            }
+            Event::GpuDown(_) | Event::GpuUp(_) | Event::Tick => Ok(()),
+        }
+    }
+
+    fn validate_submit(&self, now: TimeMs, spec: JobSpec) -> Result<(), SchedError> {
+        let id = spec.id;
+        if spec.gpus == 0 {
+            return Err(SchedError::ZeroGpuRequest(id));
+        }
+        if self.find(id).is_some() {
+            return Err(SchedError::DuplicateJob(id));
+        }
+        if usize::from(spec.gpus) > GANG {
+            return Err(SchedError::GangTooLarge {
+                job: id,
+                requested: spec.gpus,
+                capacity: GANG,
+            });
+        }
+        let healthy = self.healthy_gpu_count() as u16;
+        if spec.gpus > healthy {
+            return Err(SchedError::RequestExceedsCluster {
+                job: id,
+                requested: spec.gpus,
+                healthy,
+            });
+        }
+        if let Some(deadline) = spec.deadline
+            && deadline <= now
+        {
+            return Err(SchedError::DeadlineAlreadyPassed {
+                job: id,
+                deadline,
+                now,
+            });
+        }
+        if self.jobs.is_full() {
+            return Err(SchedError::JobTableFull(spec));
+        }
+        Ok(())
+    }
+
+    /// Credits every running job with service from the previous event up to `now`.
+    fn accrue(&mut self, now: TimeMs) {
+        let dt = now.saturating_since(self.last_now);
+        for job in self
+            .jobs
+            .iter_mut()
+            .filter(|j| j.state == JobState::Running)
+        {
+            job.executed = job.executed.saturating_add(dt);
+            job.attained_gpu_ms = job
+                .attained_gpu_ms
+                .saturating_add(dt.0.saturating_mul(u64::from(job.spec.gpus)));
+        }
+        self.last_now = now;
+    }
+
+    fn apply<const D: usize>(
+        &mut self,
+        now: TimeMs,
+        event: Event,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) {
+        match event {
+            Event::Submit(spec) => {
+                // Room was checked in `validate`.
+                let _ = self.jobs.push(Job::submitted(spec, now));
+            }
+            Event::Finish(id) => {
+                if let Some(i) = self.find(id) {
+                    self.release(id);
+                    let mut job = self.jobs.remove(i);
+                    job.state = JobState::Finished;
+                    self.order.on_finished(&job, now);
+                }
+            }
+            Event::Cancel(id) => {
+                if let Some(i) = self.find(id) {
+                    self.release(id);
+                    self.jobs.remove(i);
+                }
+            }
+            Event::GpuDown(gpu) => {
+                let g = gpu.index();
+                self.healthy[g] = false;
+                if let Some(id) = self.owner[g] {
+                    self.preempt(id, now);
+                    // `handle` checked that `out` has a free slot, and this is the first push.
+                    let _ = out.push(Decision::Preempt {
+                        job: id,
+                        reason: PreemptReason::GpuFailed(gpu),
+                    });
+                }
+            }
+            Event::GpuUp(gpu) => self.healthy[gpu.index()] = true,
+            Event::Tick => {}
+        }
+    }
+
+    /// One scheduling pass. Returns true when `out` filled before the pass ended.
+    fn schedule<const D: usize>(
+        &mut self,
+        now: TimeMs,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> bool {
+        for job in self.jobs.iter_mut() {
+            self.order.refresh(job, now);
+        }
+        if self.reject_hopeless(now, out) {
+            return true;
+        }
+        self.rank(now);
+        self.plan();
+        for r in 0..self.ranked.len() {
+            let Ranked { id, plan, .. } = self.ranked[r];
+            if plan == Plan::Preempt {
+                if out.is_full() {
+                    return true;
+                }
+                self.preempt(id, now);
+                let _ = out.push(Decision::Preempt {
+                    job: id,
+                    reason: PreemptReason::Priority,
+                });
+            }
+        }
+        for r in 0..self.ranked.len() {
+            let Ranked { index, plan, .. } = self.ranked[r];
+            if plan == Plan::Start {
+                if out.is_full() {
+                    return true;
+                }
+                if let Some(gpus) = self.place(usize::from(index)) {
+                    self.start(usize::from(index), gpus.clone(), now);
+                    let _ = out.push(Decision::Start {
+                        job: self.jobs[usize::from(index)].id(),
+                        gpus,
+                    });
+                }
+            }
+        }
+        false
+    }
+
+    /// Lets the order drop queued jobs it deems hopeless (e.g. past their deadline).
+    fn reject_hopeless<const D: usize>(
+        &mut self,
+        now: TimeMs,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> bool {
+        let mut i = 0;
+        while i < self.jobs.len() {
+            let job = &self.jobs[i];
+            let reason: Option<RejectReason> = if job.state.is_queued() {
+                self.order.reject(job, now)
+            } else {
+                None
+            };
+            match reason {
+                Some(reason) => {
+                    if out.is_full() {
+                        return true;
+                    }
+                    let id = job.id();
+                    self.jobs.remove(i);
+                    let _ = out.push(Decision::Reject { job: id, reason });
+                }
+                None => i += 1,
+            }
+        }
+        false
+    }
+
+    /// Sorts live jobs by `(key, id)`: a total order, so the pass is deterministic.
+    fn rank(&mut self, now: TimeMs) {
+        self.ranked.clear();
+        for (index, job) in self.jobs.iter().enumerate() {
+            let key = self.order.key(job, now);
+            // `ranked` has the job table's capacity.
+            let _ = self.ranked.push(Ranked {
+                key,
+                id: job.id(),
+                index: index as u16,
+                plan: Plan::Wait,
+            });
+        }
+        self.ranked.sort_unstable_by_key(|r| (r.key, r.id));
+    }
+
+    /// Chooses, in rank order, the jobs that hold GPUs after this pass.
+    fn plan(&mut self) {
+        let healthy = self.healthy_gpu_count();
+        let preemptive = self.config.preemption == Preemption::On;
+        let mut budget = healthy;
+        if !preemptive {
+            budget -= self.busy_gpu_count();
+        }
+        let mut blocked = false;
+        for r in self.ranked.iter_mut() {
+            let job = &self.jobs[usize::from(r.index)];
+            let gpus = usize::from(job.spec.gpus);
+            r.plan = match job.state {
+                JobState::Running if !preemptive => Plan::Keep,
+                JobState::Running if gpus <= budget => {
+                    budget -= gpus;
+                    Plan::Keep
+                }
+                JobState::Running => Plan::Preempt,
+                // Cannot fit the healthy cluster now: waits without blocking others.
+                _ if gpus > healthy => Plan::Wait,
+                _ if blocked => Plan::Wait,
+                _ if gpus <= budget => {
+                    budget -= gpus;
+                    Plan::Start
+                }
+                _ => {
+                    blocked = self.config.head_of_line == HeadOfLine::Block;
+                    Plan::Wait
+                }
+            };
+        }
+    }
+
+    /// Picks the GPUs of job `index` one at a time through the placer.
+    fn place(&mut self, index: usize) -> Option<GpuSet<GANG>> {
+        let mut usable = GpuMask::<G>::none();
+        for g in 0..self.topology.gpu_count() {
+            usable.set(GpuId(g as u16), self.healthy[g] && self.owner[g].is_none());
+        }
+        let job = &self.jobs[index];
+        let need = usize::from(job.spec.gpus);
+        if usable.count() < need {
+            return None;
+        }
+        let mut picked = GpuSet::<GANG>::new();
+        for _ in 0..need {
+            let view = PlacementView {
+                topology: &self.topology,
+                usable: &usable,
+                picked: picked.as_slice(),
+                job,
+            };
+            let gpu = match self.placer.pick(&view) {
+                Some(g) if usable.allows(g) => g,
+                _ => {
+                    self.placer_faults = self.placer_faults.saturating_add(1);
+                    usable.first()?
+                }
+            };
+            usable.set(gpu, false);
+            picked.insert(gpu).ok()?;
+        }
+        Some(picked)
+    }
+
+    fn start(&mut self, index: usize, gpus: GpuSet<GANG>, now: TimeMs) {
+        let job = &mut self.jobs[index];
+        for &g in gpus.as_slice() {
+            self.owner[g.index()] = Some(job.id());
+        }
+        job.state = JobState::Running;
+        job.first_started_at.get_or_insert(now);
+    }
+
+    fn preempt(&mut self, id: JobId, now: TimeMs) {
+        self.release(id);
+        if let Some(i) = self.find(id) {
+            let job = &mut self.jobs[i];
+            job.state = JobState::Preempted;
+            job.queued_since = now;
+            job.preemptions = job.preemptions.saturating_add(1);
+        }
+    }
+
+    fn release(&mut self, id: JobId) {
+        for owner in self.owner.iter_mut().filter(|o| **o == Some(id)) {
+            *owner = None;
+        }
+    }
+
+    fn find(&self, id: JobId) -> Option<usize> {
+        self.jobs.iter().position(|j| j.id() == id)
+    }
+
+    /// The live job with this id.
+    pub fn job(&self, id: JobId) -> Option<&Job> {
+        self.find(id).map(|i| &self.jobs[i])
+    }
+
+    /// All live jobs (queued or running), in submission order.
+    pub fn jobs(&self) -> &[Job] {
+        &self.jobs
+    }
+
+    /// The job holding `gpu`, if any.
+    pub fn gpu_owner(&self, gpu: GpuId) -> Option<JobId> {
+        self.owner.get(gpu.index()).copied().flatten()
+    }
+
+    /// Whether `gpu` is healthy.
+    pub fn is_healthy(&self, gpu: GpuId) -> bool {
+        self.topology.contains(gpu) && self.healthy[gpu.index()]
+    }
+
+    /// Number of healthy GPUs.
+    pub fn healthy_gpu_count(&self) -> usize {
+        self.healthy.iter().filter(|&&h| h).count()
+    }
+
+    /// Number of GPUs held by running jobs.
+    pub fn busy_gpu_count(&self) -> usize {
+        self.owner.iter().filter(|o| o.is_some()).count()
+    }
+
+    /// The GPUs a job holds, in id order (empty when it is queued).
+    pub fn placement_of(&self, id: JobId) -> GpuSet<GANG> {
+        let mut set = GpuSet::new();
+        for (g, owner) in self.owner.iter().enumerate() {
+            if *owner == Some(id) {
+                let _ = set.insert(GpuId(g as u16));
+            }
+        }
+        set
+    }
+
+    /// The cluster's tree.
+    pub fn topology(&self) -> &Topology<G> {
+        &self.topology
+    }
+
+    /// The job order.
+    pub fn order(&self) -> &O {
+        &self.order
+    }
+
+    /// The placer.
+    pub fn placer(&self) -> &P {
+        &self.placer
+    }
+
+    /// The active configuration.
+    pub fn config(&self) -> SchedulerConfig {
+        self.config
+    }
+
+    /// Time of the last accepted event.
+    pub fn now(&self) -> TimeMs {
+        self.last_now
+    }
+
+    /// How often the placer returned no GPU or one outside the mask (and the lowest usable
+    /// GPU was taken instead).
+    pub fn placer_faults(&self) -> u32 {
+        self.placer_faults
+    }
+
+    /// Checks the core's invariants: no GPU held by two jobs (by construction: one owner per
+    /// GPU) or by a job that is not running, no failed GPU held, every running job holding
+    /// exactly its gang, no final state or duplicate id in the table. O(J·(G + J)).
+    pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        for (g, owner) in self.owner.iter().enumerate() {
+            let Some(id) = owner else { continue };
+            let gpu = GpuId(g as u16);
+            if !self.healthy[g] {
+                return Err(InvariantViolation::UnhealthyGpuOwned(gpu));
+            }
+            if self.job(*id).map(|j| j.state) != Some(JobState::Running) {
+                return Err(InvariantViolation::GpuOwnedByNonRunningJob(gpu));
+            }
+        }
+        for (i, job) in self.jobs.iter().enumerate() {
+            if matches!(job.state, JobState::Finished | JobState::Rejected) {
+                return Err(InvariantViolation::FinalStateInTable(job.id()));
+            }
+            if self.jobs[..i].iter().any(|other| other.id() == job.id()) {
+                return Err(InvariantViolation::DuplicateId(job.id()));
+            }
+            let held = self.owner.iter().filter(|o| **o == Some(job.id())).count();
+            let want = if job.state == JobState::Running {
+                usize::from(job.spec.gpus)
+            } else {
+                0
+            };
+            if held != want {
+                return Err(InvariantViolation::WrongGangSize(job.id()));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1 @@
+//! Shared helpers for gantry cross-crate tests.
