@@ -4,9 +4,10 @@
 use crate::ids::{GpuId, JobId};
 use crate::job::JobSpec;
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// Why [`Scheduler::handle`](crate::Scheduler::handle) refused an event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum SchedError {

@@ -569,3 +569,7 @@ where
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "scheduler_tests.rs"]
+mod tests;

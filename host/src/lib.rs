@@ -1,1 +1,11 @@
-//! gantry host library.
+//! # gantry (host)
+//!
+//! The std side of gantry: trace loaders, the discrete-event simulator that drives the
+//! `gantry-core` scheduler through its event API, metrics, and the `gantry` CLI.
+//! See `ARCHITECTURE.md` at the repository root for the map.
+
+pub mod metrics;
+pub mod policy;
+pub mod sample;
+pub mod sim;
+pub mod trace;

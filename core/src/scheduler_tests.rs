@@ -1,0 +1,367 @@
+//! Scheduler tests: each typed error leaves the state unchanged; GPU failure requeues;
+//! no GPU is ever double-booked; decisions survive a postcard round trip.
+
+extern crate std;
+
+use super::*;
+use crate::job::CommProfile;
+use crate::order::Fifo;
+use crate::placement::{BestFit, FirstFit};
+use crate::time::DurationMs;
+use crate::topology::LinkWeights;
+use std::vec::Vec;
+
+type Small<P> = Scheduler<Fifo, P, 8, 4, 8>;
+type Out = heapless::Vec<Decision<8>, 16>;
+
+/// 1 rack × 2 machines × 4 GPUs.
+fn small<P: Placer<8>>(placer: P) -> Small<P> {
+    Scheduler::new(
+        Topology::uniform(1, 2, 4, LinkWeights::PROXIMITY_DRL).unwrap(),
+        Fifo,
+        placer,
+    )
+}
+
+fn spec(id: u32, gpus: u16) -> JobSpec {
+    JobSpec::new(JobId(id), gpus)
+}
+
+/// Everything observable about a scheduler's state.
+fn snapshot<P: Placer<8>>(s: &Small<P>) -> (Vec<Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs) {
+    let gpus = (0..8).map(|g| GpuId(g as u16));
+    (
+        s.jobs().to_vec(),
+        gpus.clone().map(|g| s.gpu_owner(g)).collect(),
+        gpus.map(|g| s.is_healthy(g)).collect(),
+        s.now(),
+    )
+}
+
+fn submit<P: Placer<8>>(s: &mut Small<P>, now: u64, id: u32, gpus: u16) -> Out {
+    let mut out = Out::new();
+    s.handle(TimeMs(now), Event::Submit(spec(id, gpus)), &mut out)
+        .unwrap();
+    out
+}
+
+/// A scheduler at t = 100 with job 1 (4 GPUs) running and job 2 (6 GPUs) queued behind it.
+fn busy() -> Small<FirstFit> {
+    let mut s = small(FirstFit);
+    submit(&mut s, 0, 1, 4);
+    submit(&mut s, 100, 2, 6);
+    s
+}
+
+#[test]
+fn every_typed_error_leaves_the_state_unchanged() {
+    let full_spec = spec(9, 1);
+    let cases: [(Event, u64, SchedError); 9] = [
+        (
+            Event::Submit(spec(1, 1)),
+            100,
+            SchedError::DuplicateJob(JobId(1)),
+        ),
+        (
+            Event::Submit(spec(3, 0)),
+            100,
+            SchedError::ZeroGpuRequest(JobId(3)),
+        ),
+        (
+            Event::Submit(spec(3, 9)),
+            100,
+            SchedError::GangTooLarge {
+                job: JobId(3),
+                requested: 9,
+                capacity: 8,
+            },
+        ),
+        (
+            Event::Finish(JobId(7)),
+            100,
+            SchedError::UnknownJob(JobId(7)),
+        ),
+        (
+            Event::Cancel(JobId(7)),
+            100,
+            SchedError::UnknownJob(JobId(7)),
+        ),
+        (
+            Event::Finish(JobId(2)),
+            100,
+            SchedError::JobNotRunning(JobId(2)),
+        ),
+        (
+            Event::GpuDown(GpuId(8)),
+            100,
+            SchedError::UnknownGpu(GpuId(8)),
+        ),
+        (
+            Event::Tick,
+            99,
+            SchedError::TimeWentBackwards {
+                now: TimeMs(99),
+                last: TimeMs(100),
+            },
+        ),
+        (
+            Event::Submit(JobSpec {
+                deadline: Some(TimeMs(100)),
+                ..spec(3, 1)
+            }),
+            100,
+            SchedError::DeadlineAlreadyPassed {
+                job: JobId(3),
+                deadline: TimeMs(100),
+                now: TimeMs(100),
+            },
+        ),
+    ];
+    for (event, now, want) in cases {
+        let mut s = busy();
+        let before = snapshot(&s);
+        let mut out = Out::new();
+        assert_eq!(
+            s.handle(TimeMs(now), event, &mut out),
+            Err(want),
+            "{event:?}"
+        );
+        assert!(out.is_empty());
+        assert_eq!(snapshot(&s), before, "{event:?} changed the state");
+    }
+    // Request larger than the healthy cluster: 8 GPUs, one failed.
+    let mut s = busy();
+    let mut out = Out::new();
+    s.handle(TimeMs(100), Event::GpuDown(GpuId(7)), &mut out)
+        .unwrap();
+    let before = snapshot(&s);
+    let err = s.handle(TimeMs(100), Event::Submit(spec(3, 8)), &mut out);
+    assert_eq!(
+        err,
+        Err(SchedError::RequestExceedsCluster {
+            job: JobId(3),
+            requested: 8,
+            healthy: 7
+        })
+    );
+    assert_eq!(snapshot(&s), before);
+    // Job table full (capacity 4): the job comes back.
+    let mut s = busy();
+    submit(&mut s, 100, 3, 1);
+    submit(&mut s, 100, 4, 1);
+    let before = snapshot(&s);
+    let err = s.handle(TimeMs(100), Event::Submit(full_spec), &mut Out::new());
+    assert_eq!(err, Err(SchedError::JobTableFull(full_spec)));
+    assert_eq!(snapshot(&s), before);
+    // Decision buffer without a free slot.
+    let mut s = busy();
+    let before = snapshot(&s);
+    let mut tiny: heapless::Vec<Decision<8>, 0> = heapless::Vec::new();
+    assert_eq!(
+        s.handle(TimeMs(100), Event::Tick, &mut tiny),
+        Err(SchedError::DecisionBufferFull)
+    );
+    assert_eq!(snapshot(&s), before);
+}
+
+#[test]
+fn fifo_blocks_at_the_head_and_starts_in_order() {
+    let mut s = busy();
+    // Job 3 (1 GPU) fits, but FIFO blocks behind job 2 (6 GPUs, 4 free).
+    assert!(submit(&mut s, 200, 3, 1).is_empty());
+    let mut out = Out::new();
+    s.handle(TimeMs(300), Event::Finish(JobId(1)), &mut out)
+        .unwrap();
+    let started: Vec<JobId> = out.iter().map(|d| d.job()).collect();
+    assert_eq!(started, [JobId(2), JobId(3)]);
+    assert!(s.check_invariants().is_ok());
+}
+
+#[test]
+fn service_accrues_as_gpus_times_time() {
+    let mut s = busy();
+    s.handle(TimeMs(1_100), Event::Tick, &mut Out::new())
+        .unwrap();
+    let job = s.job(JobId(1)).unwrap();
+    assert_eq!(job.executed, DurationMs(1_100));
+    assert_eq!(job.attained_gpu_ms, 4 * 1_100);
+    assert_eq!(s.job(JobId(2)).unwrap().attained_gpu_ms, 0);
+}
+
+#[test]
+fn gpu_failure_requeues_the_job_which_later_finishes() {
+    let mut s = small(BestFit);
+    let out = submit(&mut s, 0, 1, 2);
+    let Decision::Start { gpus, .. } = &out[0] else {
+        panic!("{out:?}")
+    };
+    let failed = gpus.as_slice()[0];
+    let mut out = Out::new();
+    s.handle(TimeMs(50), Event::GpuDown(failed), &mut out)
+        .unwrap();
+    // Preempted for the failure, then restarted on healthy GPUs in the same call.
+    assert_eq!(
+        out[0],
+        Decision::Preempt {
+            job: JobId(1),
+            reason: PreemptReason::GpuFailed(failed)
+        }
+    );
+    let Decision::Start { job, gpus } = &out[1] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(*job, JobId(1));
+    assert!(!gpus.contains(failed));
+    let job = s.job(JobId(1)).unwrap();
+    assert_eq!(
+        (job.state, job.preemptions, job.attained_gpu_ms),
+        (JobState::Running, 1, 100)
+    );
+    s.handle(TimeMs(90), Event::Finish(JobId(1)), &mut Out::new())
+        .unwrap();
+    assert!(s.jobs().is_empty());
+    assert_eq!(s.busy_gpu_count(), 0);
+}
+
+#[test]
+fn failure_of_most_gpus_keeps_the_job_queued_until_recovery() {
+    let mut s = small(FirstFit);
+    submit(&mut s, 0, 1, 6);
+    let mut out = Out::new();
+    for g in 0..3 {
+        s.handle(TimeMs(10), Event::GpuDown(GpuId(g)), &mut out)
+            .unwrap();
+    }
+    // 5 healthy < 6 requested: the job waits, nothing lost.
+    assert_eq!(s.job(JobId(1)).unwrap().state, JobState::Preempted);
+    out.clear();
+    s.handle(TimeMs(20), Event::GpuUp(GpuId(0)), &mut out)
+        .unwrap();
+    assert!(matches!(out[0], Decision::Start { job: JobId(1), .. }));
+    assert!(s.check_invariants().is_ok());
+}
+
+#[test]
+fn no_gpu_is_double_booked_under_churn() {
+    let mut s: Scheduler<Fifo, BestFit, 8, 16, 8> = Scheduler::new(
+        Topology::uniform(1, 2, 4, LinkWeights::PROXIMITY_DRL).unwrap(),
+        Fifo,
+        BestFit,
+    );
+    let mut rng = crate::rng::SeededRng::new(42);
+    let mut out: heapless::Vec<Decision<8>, 16> = heapless::Vec::new();
+    let mut next_id = 0u32;
+    for step in 0..2_000u64 {
+        out.clear();
+        let event = match rng.below(5) {
+            0 | 1 => {
+                next_id += 1;
+                Event::Submit(JobSpec {
+                    comm: CommProfile { gradient_mb: 1 },
+                    ..spec(next_id, 1 + rng.below(4) as u16)
+                })
+            }
+            2 => match s.jobs().iter().find(|j| j.state == JobState::Running) {
+                Some(j) => Event::Finish(j.id()),
+                None => Event::Tick,
+            },
+            3 => Event::GpuDown(GpuId(rng.below(8) as u16)),
+            _ => Event::GpuUp(GpuId(rng.below(8) as u16)),
+        };
+        let _ = s.handle(TimeMs(step), event, &mut out);
+        assert_eq!(s.check_invariants(), Ok(()), "step {step}: {event:?}");
+        let mut holders = [None; 8];
+        for d in out.iter() {
+            if let Decision::Start { job, gpus } = d {
+                for g in gpus.as_slice() {
+                    assert!(
+                        holders[g.index()].is_none(),
+                        "gpu {g:?} given twice in one call"
+                    );
+                    holders[g.index()] = Some(*job);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn full_decision_buffer_asks_to_be_called_again() {
+    let mut s: Scheduler<Fifo, FirstFit, 8, 8, 8> = Scheduler::new(
+        Topology::uniform(1, 2, 4, LinkWeights::PROXIMITY_DRL).unwrap(),
+        Fifo,
+        FirstFit,
+    );
+    let mut one: heapless::Vec<Decision<8>, 1> = heapless::Vec::new();
+    // Job 1 blocks 8 GPUs; jobs 2-4 queue.
+    s.handle(TimeMs(0), Event::Submit(spec(1, 8)), &mut one)
+        .unwrap();
+    for id in 2..=4 {
+        one.clear();
+        s.handle(TimeMs(0), Event::Submit(spec(id, 1)), &mut one)
+            .unwrap();
+    }
+    one.clear();
+    let outcome = s
+        .handle(TimeMs(1), Event::Finish(JobId(1)), &mut one)
+        .unwrap();
+    assert_eq!(
+        outcome,
+        HandleOutcome {
+            decisions: 1,
+            more_pending: true
+        }
+    );
+    let mut started = 1;
+    while {
+        one.clear();
+        let o = s.handle(TimeMs(1), Event::Tick, &mut one).unwrap();
+        started += o.decisions;
+        o.more_pending
+    } {}
+    assert_eq!(started, 3);
+    assert!(s.check_invariants().is_ok());
+}
+
+#[test]
+fn events_and_decisions_round_trip_through_postcard() {
+    let mut set = GpuSet::<8>::new();
+    set.insert(GpuId(3)).unwrap();
+    set.insert(GpuId(1)).unwrap();
+    let events = [
+        Event::Submit(JobSpec {
+            deadline: Some(TimeMs(5)),
+            declared_length: Some(DurationMs(7)),
+            comm: CommProfile { gradient_mb: 100 },
+            ..spec(1, 2)
+        }),
+        Event::Finish(JobId(2)),
+        Event::Cancel(JobId(3)),
+        Event::GpuDown(GpuId(4)),
+        Event::GpuUp(GpuId(4)),
+        Event::Tick,
+    ];
+    let mut buf = [0u8; 64];
+    for e in events {
+        let bytes = postcard::to_slice(&e, &mut buf).unwrap();
+        assert_eq!(postcard::from_bytes::<Event>(bytes).unwrap(), e);
+    }
+    let decisions: [Decision<8>; 3] = [
+        Decision::Start {
+            job: JobId(1),
+            gpus: set,
+        },
+        Decision::Preempt {
+            job: JobId(1),
+            reason: PreemptReason::GpuFailed(GpuId(3)),
+        },
+        Decision::Reject {
+            job: JobId(2),
+            reason: RejectReason::DeadlineUnreachable,
+        },
+    ];
+    for d in decisions {
+        let bytes = postcard::to_slice(&d, &mut buf).unwrap();
+        assert_eq!(postcard::from_bytes::<Decision<8>>(bytes).unwrap(), d);
+    }
+}

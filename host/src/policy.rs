@@ -1,0 +1,117 @@
+//! Named job orders and placers for the CLI and the simulator.
+//!
+//! The core dispatches statically (`Scheduler<O: JobOrder, P: Placer>`); the host picks one at
+//! run time from a name, so it wraps the core's types in enums whose trait impls `match` on
+//! the variant. Adding an order = one variant here plus one arm per method.
+
+use gantry_core::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
+use gantry_core::placement::{BestFit, FirstFit, PlacementView, Placer};
+use gantry_core::{Fifo, GpuId, Job, RejectReason, TimeMs};
+
+/// Largest cluster the host simulates.
+pub const HOST_GPUS: usize = 1024;
+/// Largest number of live (queued or running) jobs in the host's core; the simulator holds
+/// later arrivals back and resubmits them when the table has room.
+pub const HOST_JOBS: usize = 8192;
+/// Largest gang (Philly's largest jobs ask for 128 GPUs).
+pub const HOST_GANG: usize = 128;
+
+/// A job order by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OrderKind {
+    /// First in, first out (blocks at the head).
+    Fifo,
+}
+
+/// A placer by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacerKind {
+    /// Lowest free GPU id.
+    FirstFit,
+    /// Consolidating best fit.
+    BestFit,
+}
+
+/// Any job order the host knows, statically dispatched by `match`.
+#[derive(Clone, Debug)]
+pub enum AnyOrder {
+    /// See [`Fifo`].
+    Fifo(Fifo),
+}
+
+impl AnyOrder {
+    /// The order named `kind`, with its default configuration.
+    pub fn new(kind: OrderKind) -> Self {
+        match kind {
+            OrderKind::Fifo => AnyOrder::Fifo(Fifo),
+        }
+    }
+}
+
+macro_rules! each_order {
+    ($self:expr, $o:ident => $body:expr) => {
+        match $self {
+            AnyOrder::Fifo($o) => $body,
+        }
+    };
+}
+
+impl JobOrder for AnyOrder {
+    fn name(&self) -> &'static str {
+        each_order!(self, o => o.name())
+    }
+    fn head_of_line(&self) -> HeadOfLine {
+        each_order!(self, o => o.head_of_line())
+    }
+    fn preemption(&self) -> Preemption {
+        each_order!(self, o => o.preemption())
+    }
+    fn refresh(&mut self, job: &mut Job, now: TimeMs) {
+        each_order!(self, o => o.refresh(job, now))
+    }
+    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
+        each_order!(self, o => o.key(job, now))
+    }
+    fn reject(&self, job: &Job, now: TimeMs) -> Option<RejectReason> {
+        each_order!(self, o => o.reject(job, now))
+    }
+    fn on_finished(&mut self, job: &Job, now: TimeMs) {
+        each_order!(self, o => o.on_finished(job, now))
+    }
+}
+
+/// Any placer the host knows, statically dispatched by `match`.
+#[derive(Clone, Debug)]
+pub enum AnyPlacer {
+    /// See [`FirstFit`].
+    FirstFit(FirstFit),
+    /// See [`BestFit`].
+    BestFit(BestFit),
+}
+
+impl AnyPlacer {
+    /// The placer named `kind`; `seed` feeds randomised placers.
+    pub fn new(kind: PlacerKind, _seed: u64) -> Self {
+        match kind {
+            PlacerKind::FirstFit => AnyPlacer::FirstFit(FirstFit),
+            PlacerKind::BestFit => AnyPlacer::BestFit(BestFit),
+        }
+    }
+}
+
+impl<const G: usize> Placer<G> for AnyPlacer {
+    fn name(&self) -> &'static str {
+        match self {
+            AnyPlacer::FirstFit(p) => Placer::<G>::name(p),
+            AnyPlacer::BestFit(p) => Placer::<G>::name(p),
+        }
+    }
+    fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
+        match self {
+            AnyPlacer::FirstFit(p) => p.pick(view),
+            AnyPlacer::BestFit(p) => p.pick(view),
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! The discrete-event cluster simulator. It drives the core only through
+//! [`Scheduler::handle`], exactly as firmware would, and models what the core cannot know:
+//! how long a job runs on the GPUs it was given ([`speed`]).
+//!
+//! Event order at equal times is fixed — GPU failures, GPU recoveries, finishes, arrivals,
+//! ticks; then by job id — so a run is a pure function of (trace, cluster, policy, config).
+//! Every `handle` call is appended to a postcard [`DecisionLog`]; two runs with the same
+//! inputs produce byte-identical logs.
+
+pub mod cluster;
+pub mod speed;
+
+pub use cluster::ClusterSpec;
+pub use speed::{SpeedModel, SpeedTable};
+
+use crate::policy::{AnyOrder, AnyPlacer, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind};
+use crate::trace::TraceJob;
+use gantry_core::{
+    CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, SchedError, Scheduler, TimeMs,
+    Topology,
+};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// The host's scheduler type.
+pub type HostScheduler = Scheduler<AnyOrder, AnyPlacer, HOST_GPUS, HOST_JOBS, HOST_GANG>;
+/// A decision as the host's scheduler emits it.
+pub type HostDecision = Decision<HOST_GANG>;
+/// Decisions one `handle` call may append before it asks to be called again.
+pub const DECISION_BUFFER: usize = 64;
+
+/// Simulation settings other than the trace, cluster and policies.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SimConfig {
+    /// Period of `Tick` events while jobs are live, ms: how often time-driven orders
+    /// (demotion, urgency) are re-evaluated (Tiresias's scheduling interval).
+    pub tick_ms: u64,
+    /// Time a job spends restarting after a preemption before it makes progress, ms.
+    pub restart_overhead_ms: u64,
+    /// Seed for every random choice (randomised placers, fault injection).
+    pub seed: u64,
+    /// How placement affects speed.
+    pub speed_model: SpeedModel,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            tick_ms: 60_000,
+            restart_overhead_ms: 0,
+            seed: 0,
+            speed_model: SpeedModel::CommCost,
+        }
+    }
+}
+
+/// What happened to one job.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct JobRecord {
+    /// Trace id.
+    pub id: u32,
+    /// GPUs requested.
+    pub gpus: u16,
+    /// Submission, ms.
+    pub submit_ms: u64,
+    /// First start, ms.
+    pub first_start_ms: Option<u64>,
+    /// Completion, ms.
+    pub finish_ms: Option<u64>,
+    /// Deadline, ms.
+    pub deadline_ms: Option<u64>,
+    /// Times preempted (priority or failure).
+    pub preemptions: u32,
+    /// Communication cost of each placement it ran on, in start order.
+    pub placement_costs: Vec<f64>,
+    /// GPU·ms it held GPUs for (progress or not).
+    pub busy_gpu_ms: u64,
+    /// The core refused it at submission (with the error's text).
+    pub refused: Option<String>,
+    /// The core rejected it after accepting it.
+    pub rejected: bool,
+}
+
+/// A simulation's outcome.
+#[derive(Clone, Debug)]
+pub struct SimOutput {
+    /// One record per trace job, by id.
+    pub jobs: Vec<JobRecord>,
+    /// Total GPUs of the cluster.
+    pub cluster_gpus: usize,
+    /// The job order's name.
+    pub order: &'static str,
+    /// The placer's name.
+    pub placer: &'static str,
+    /// Every handle call, postcard-encoded.
+    pub log: DecisionLog,
+    /// Times the table was full and an arrival was held back by the simulator.
+    pub held_back: u64,
+    /// Placer faults the core reported (invalid picks replaced by the lowest usable GPU).
+    pub placer_faults: u32,
+    /// Events a correct core never refuses (a finish of a running job, a tick) that it did
+    /// refuse; always empty unless there is a bug.
+    pub anomalies: Vec<String>,
+}
+
+/// One `handle` call as recorded: the input, and what the core answered.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LogEntry {
+    /// The time passed in.
+    pub now: TimeMs,
+    /// The event.
+    pub event: Event,
+    /// The error, if the core refused the event.
+    pub error: Option<SchedError>,
+    /// Decisions appended by this call.
+    pub decisions: Vec<HostDecision>,
+}
+
+/// A postcard-encoded sequence of [`LogEntry`]s.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DecisionLog {
+    /// The encoded bytes.
+    pub bytes: Vec<u8>,
+    /// Number of entries.
+    pub entries: u64,
+}
+
+impl DecisionLog {
+    fn push(&mut self, entry: &LogEntry) {
+        // Encoding into a Vec cannot fail for these types.
+        if let Ok(bytes) = postcard::to_extend(entry, std::mem::take(&mut self.bytes)) {
+            self.bytes = bytes;
+        }
+        self.entries += 1;
+    }
+}
+
+/// Why a simulation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The cluster does not fit the host's capacity.
+    #[error("cluster {0} has more than {HOST_GPUS} GPUs or is malformed")]
+    Cluster(ClusterSpec),
+    /// The simulation thread panicked (a bug).
+    #[error("simulation thread panicked")]
+    Panicked,
+}
+
+/// Runs `jobs` on `cluster` with the named order and placer.
+///
+/// The scheduler (about 1.5 MB inline) is built on a dedicated thread with a large stack.
+pub fn simulate(
+    jobs: &[TraceJob],
+    cluster: ClusterSpec,
+    order: OrderKind,
+    placer: PlacerKind,
+    config: &SimConfig,
+) -> Result<SimOutput, SimError> {
+    if cluster.gpus() > HOST_GPUS {
+        return Err(SimError::Cluster(cluster));
+    }
+    let topology: Topology<HOST_GPUS> =
+        cluster.topology().map_err(|_| SimError::Cluster(cluster))?;
+    let order = AnyOrder::new(order);
+    let placer = AnyPlacer::new(placer, config.seed);
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("gantry-sim".into())
+            .stack_size(64 << 20)
+            .spawn_scoped(scope, || {
+                let scheduler = Box::new(HostScheduler::new(topology, order, placer));
+                Engine::new(jobs, scheduler, config).run()
+            })
+            .map_err(|_| SimError::Panicked)?
+            .join()
+            .map_err(|_| SimError::Panicked)
+    })
+}
+
+/// Kinds of simulator events; the discriminant order is the tie-break at equal times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Finish,
+    Arrival,
+    Tick,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Pending {
+    time_ms: u64,
+    kind: Kind,
+    job: u32,
+    generation: u32,
+}
+
+/// A job's simulator-side progress.
+#[derive(Clone, Debug, Default)]
+struct Progress {
+    remaining_ms: f64,
+    generation: u32,
+    run: Option<Run>,
+}
+
+#[derive(Clone, Debug)]
+struct Run {
+    started_ms: u64,
+    progress_from_ms: u64,
+    speed: f64,
+    gpus: u16,
+}
+
+struct Engine<'a> {
+    trace: &'a [TraceJob],
+    scheduler: Box<HostScheduler>,
+    config: &'a SimConfig,
+    speeds: SpeedTable,
+    queue: BinaryHeap<Reverse<Pending>>,
+    held_back: VecDeque<u32>,
+    held_back_count: u64,
+    progress: Vec<Progress>,
+    records: Vec<JobRecord>,
+    log: DecisionLog,
+    tick_armed: bool,
+    live: usize,
+    anomalies: Vec<String>,
+}
+
+impl<'a> Engine<'a> {
+    fn new(trace: &'a [TraceJob], scheduler: Box<HostScheduler>, config: &'a SimConfig) -> Self {
+        let speeds = SpeedTable::new(config.speed_model, scheduler.topology());
+        let records = trace
+            .iter()
+            .map(|j| JobRecord {
+                id: j.id,
+                gpus: j.gpus,
+                submit_ms: j.submit_ms,
+                deadline_ms: j.deadline_ms,
+                ..JobRecord::default()
+            })
+            .collect();
+        let progress = trace
+            .iter()
+            .map(|j| Progress {
+                remaining_ms: j.duration_ms as f64,
+                ..Progress::default()
+            })
+            .collect();
+        let queue = trace
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                Reverse(Pending {
+                    time_ms: j.submit_ms,
+                    kind: Kind::Arrival,
+                    job: i as u32,
+                    generation: 0,
+                })
+            })
+            .collect();
+        Self {
+            trace,
+            scheduler,
+            config,
+            speeds,
+            queue,
+            held_back: VecDeque::new(),
+            held_back_count: 0,
+            progress,
+            records,
+            log: DecisionLog::default(),
+            tick_armed: false,
+            live: 0,
+            anomalies: Vec::new(),
+        }
+    }
+
+    fn run(mut self) -> SimOutput {
+        while let Some(Reverse(p)) = self.queue.pop() {
+            let now = p.time_ms;
+            match p.kind {
+                Kind::Arrival => self.submit(now, p.job),
+                Kind::Finish => {
+                    if self.progress[p.job as usize].generation == p.generation {
+                        let result = self.handle(now, Event::Finish(JobId(p.job)));
+                        self.note_anomaly(now, result);
+                        self.resubmit_held_back(now);
+                    }
+                }
+                Kind::Tick => {
+                    self.tick_armed = false;
+                    if self.live > 0 {
+                        let result = self.handle(now, Event::Tick);
+                        self.note_anomaly(now, result);
+                    }
+                }
+            }
+            self.arm_tick(now);
+        }
+        SimOutput {
+            jobs: self.records,
+            cluster_gpus: self.scheduler.topology().gpu_count(),
+            order: gantry_core::JobOrder::name(self.scheduler.order()),
+            placer: gantry_core::Placer::<HOST_GPUS>::name(self.scheduler.placer()),
+            log: self.log,
+            held_back: self.held_back_count,
+            placer_faults: self.scheduler.placer_faults(),
+            anomalies: self.anomalies,
+        }
+    }
+
+    /// Finish and Tick are never refused by a correct core; keep any refusal for the report.
+    fn note_anomaly(&mut self, now: u64, result: Result<(), SchedError>) {
+        if let Err(err) = result {
+            self.anomalies.push(format!("at {now} ms: {err}"));
+        }
+    }
+
+    fn arm_tick(&mut self, now: u64) {
+        if !self.tick_armed && self.live > 0 && self.config.tick_ms > 0 {
+            let time_ms = now.saturating_add(self.config.tick_ms);
+            self.queue.push(Reverse(Pending {
+                time_ms,
+                kind: Kind::Tick,
+                job: 0,
+                generation: 0,
+            }));
+            self.tick_armed = true;
+        }
+    }
+
+    fn spec(&self, job: u32) -> JobSpec {
+        let t = &self.trace[job as usize];
+        JobSpec {
+            id: JobId(job),
+            gpus: t.gpus,
+            deadline: t.deadline_ms.map(TimeMs),
+            declared_length: Some(DurationMs(t.duration_ms)),
+            comm: CommProfile {
+                gradient_mb: t.gradient_mb,
+            },
+        }
+    }
+
+    fn submit(&mut self, now: u64, job: u32) {
+        if !self.held_back.is_empty() {
+            // Keep arrival order: a later job must not overtake one held back.
+            self.held_back.push_back(job);
+            self.held_back_count += 1;
+            return;
+        }
+        match self.handle(now, Event::Submit(self.spec(job))) {
+            Err(SchedError::JobTableFull(_)) => {
+                self.held_back.push_back(job);
+                self.held_back_count += 1;
+            }
+            Err(err) => self.records[job as usize].refused = Some(err.to_string()),
+            Ok(()) => self.live += 1,
+        }
+    }
+
+    fn resubmit_held_back(&mut self, now: u64) {
+        while let Some(&job) = self.held_back.front() {
+            match self.handle(now, Event::Submit(self.spec(job))) {
+                Err(SchedError::JobTableFull(_)) => return,
+                Err(err) => self.records[job as usize].refused = Some(err.to_string()),
+                Ok(()) => self.live += 1,
+            }
+            self.held_back.pop_front();
+        }
+    }
+
+    /// One event through the core (and as many follow-up ticks as the decision buffer needs),
+    /// logging every call and applying every decision.
+    fn handle(&mut self, now: u64, event: Event) -> Result<(), SchedError> {
+        let mut event = event;
+        loop {
+            let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
+            let result = self.scheduler.handle(TimeMs(now), event, &mut out);
+            self.log.push(&LogEntry {
+                now: TimeMs(now),
+                event,
+                error: result.err(),
+                decisions: out.to_vec(),
+            });
+            let outcome = result?;
+            if let Event::Finish(JobId(job)) = event {
+                self.finish(now, job);
+            }
+            for decision in &out {
+                self.apply(now, decision);
+            }
+            if !outcome.more_pending {
+                return Ok(());
+            }
+            event = Event::Tick;
+        }
+    }
+
+    fn finish(&mut self, now: u64, job: u32) {
+        self.stop_run(now, job);
+        self.records[job as usize].finish_ms = Some(now);
+        self.live -= 1;
+    }
+
+    fn apply(&mut self, now: u64, decision: &HostDecision) {
+        match decision {
+            Decision::Start { job, gpus } => self.start(now, job.0, gpus.as_slice()),
+            Decision::Preempt { job, .. } => {
+                self.stop_run(now, job.0);
+                self.records[job.0 as usize].preemptions += 1;
+                self.progress[job.0 as usize].generation += 1;
+            }
+            Decision::Reject { job, .. } => {
+                self.records[job.0 as usize].rejected = true;
+                self.live -= 1;
+            }
+        }
+    }
+
+    fn start(&mut self, now: u64, job: u32, gpus: &[GpuId]) {
+        let topology = self.scheduler.topology();
+        let speed = self.speeds.speed(topology, gpus);
+        let restarted = self.records[job as usize].first_start_ms.is_some();
+        let record = &mut self.records[job as usize];
+        record.first_start_ms.get_or_insert(now);
+        record.placement_costs.push(topology.comm_cost(gpus));
+        let overhead = if restarted {
+            self.config.restart_overhead_ms
+        } else {
+            0
+        };
+        let progress = &mut self.progress[job as usize];
+        let progress_from_ms = now.saturating_add(overhead);
+        let run_ms = (progress.remaining_ms / speed).ceil() as u64;
+        progress.run = Some(Run {
+            started_ms: now,
+            progress_from_ms,
+            speed,
+            gpus: gpus.len() as u16,
+        });
+        self.queue.push(Reverse(Pending {
+            time_ms: progress_from_ms.saturating_add(run_ms),
+            kind: Kind::Finish,
+            job,
+            generation: progress.generation,
+        }));
+    }
+
+    /// Ends the job's current run at `now`: credits its progress and GPU time.
+    fn stop_run(&mut self, now: u64, job: u32) {
+        let progress = &mut self.progress[job as usize];
+        if let Some(run) = progress.run.take() {
+            let useful_ms = now.saturating_sub(run.progress_from_ms) as f64;
+            progress.remaining_ms = (progress.remaining_ms - useful_ms * run.speed).max(0.0);
+            self.records[job as usize].busy_gpu_ms +=
+                now.saturating_sub(run.started_ms) * u64::from(run.gpus);
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Trace loaders: turn a recorded workload file into [`TraceJob`]s the simulator replays.
+//!
+//! Every loader reports bad input as a [`TraceError`] that names the file, the line, the
+//! field and the problem (`philly.csv:17: duration: "abc" is not a number`), and never
+//! panics. Jobs come back sorted by submit time (ties by file line), with times rebased so
+//! the first job arrives at 0 ms.
+
+pub mod philly;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// One job of a trace, in the simulator's units.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TraceJob {
+    /// Id, unique within the trace (the row's order after sorting).
+    pub id: u32,
+    /// Submission time, ms from the first job of the trace.
+    pub submit_ms: u64,
+    /// Run time on an ideally packed placement, ms (the trace's recorded duration).
+    pub duration_ms: u64,
+    /// GPUs requested (a gang).
+    pub gpus: u16,
+    /// Absolute deadline, ms on the same clock as `submit_ms`, if the job has one.
+    pub deadline_ms: Option<u64>,
+    /// Gradient size in MB, when the trace names the model (0 = unknown).
+    pub gradient_mb: u32,
+    /// The 1-based line of the input file this job came from.
+    pub source_line: usize,
+}
+
+/// Where in which file a trace went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A row is malformed.
+    #[error("{file}:{line}: {field}: {problem}")]
+    Field {
+        /// The file (as given).
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// The column name.
+        field: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The header lacks a required column.
+    #[error("{file}:1: header: missing column `{column}`")]
+    MissingColumn {
+        /// The file.
+        file: String,
+        /// The column.
+        column: String,
+    },
+}
+
+/// A located field reader over one CSV record; keeps the messages uniform across loaders.
+pub(crate) struct Row<'a> {
+    pub file: &'a str,
+    pub line: usize,
+    pub record: &'a csv::StringRecord,
+}
+
+impl Row<'_> {
+    /// A field error at this row.
+    pub fn error(&self, field: &str, problem: impl fmt::Display) -> TraceError {
+        TraceError::Field {
+            file: self.file.to_string(),
+            line: self.line,
+            field: field.to_string(),
+            problem: problem.to_string(),
+        }
+    }
+
+    /// The raw text of column `col` (named `field` in messages).
+    pub fn text(&self, col: usize, field: &str) -> Result<&str, TraceError> {
+        self.record
+            .get(col)
+            .map(str::trim)
+            .ok_or_else(|| self.error(field, "missing column"))
+    }
+
+    /// Column `col` as a finite, non-negative number.
+    pub fn non_negative(&self, col: usize, field: &str) -> Result<f64, TraceError> {
+        let text = self.text(col, field)?;
+        let value: f64 = text
+            .parse()
+            .map_err(|_| self.error(field, format!("{text:?} is not a number")))?;
+        if !value.is_finite() {
+            return Err(self.error(field, format!("{text:?} is not finite")));
+        }
+        if value < 0.0 {
+            return Err(self.error(field, format!("{text:?} is negative")));
+        }
+        Ok(value)
+    }
+
+    /// Column `col` as an unsigned integer.
+    pub fn unsigned(&self, col: usize, field: &str) -> Result<u64, TraceError> {
+        let value = self.non_negative(col, field)?;
+        if value.fract() != 0.0 || value > u64::MAX as f64 {
+            return Err(self.error(field, format!("{value} is not a whole number")));
+        }
+        Ok(value as u64)
+    }
+}
+
+/// The column index of `name` in `headers`, or a typed error.
+pub(crate) fn column(
+    headers: &csv::StringRecord,
+    file: &str,
+    name: &str,
+) -> Result<usize, TraceError> {
+    headers
+        .iter()
+        .position(|h| h.trim() == name)
+        .ok_or_else(|| TraceError::MissingColumn {
+            file: file.to_string(),
+            column: name.to_string(),
+        })
+}
+
+/// The 1-based line a record starts on. Counted from its byte offset, skipping the blank
+/// lines the csv crate passes over, so messages point at the row itself.
+pub(crate) fn line_of(text: &str, record: &csv::StringRecord) -> usize {
+    let Some(pos) = record.position() else {
+        return 0;
+    };
+    let start = (pos.byte() as usize).min(text.len());
+    let before = &text.as_bytes()[..start];
+    let mut line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    // Blank lines between the offset and the record's first byte.
+    for &b in &text.as_bytes()[start..] {
+        match b {
+            b'\n' => line += 1,
+            b'\r' => {}
+            _ => break,
+        }
+    }
+    line
+}
+
+/// Reads a whole file, mapping IO errors to [`TraceError::Io`].
+pub(crate) fn read_file(path: &Path) -> Result<String, TraceError> {
+    std::fs::read_to_string(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A CSV reader over text with headers, flexible row lengths (short rows are reported by
+/// field, not by the csv crate), and trimmed fields.
+pub(crate) fn csv_reader(text: &str) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes())
+}
+
+/// Sorts jobs by `(submit, source line)`, keeps the first `limit`, rebases time to the first
+/// submit and renumbers ids `0..n` in that order.
+pub fn finish_jobs(mut jobs: Vec<TraceJob>, limit: Option<usize>) -> Vec<TraceJob> {
+    jobs.sort_by_key(|j| (j.submit_ms, j.source_line));
+    if let Some(n) = limit {
+        jobs.truncate(n);
+    }
+    let origin = jobs.first().map_or(0, |j| j.submit_ms);
+    for (i, job) in jobs.iter_mut().enumerate() {
+        job.id = i as u32;
+        job.submit_ms -= origin;
+        job.deadline_ms = job.deadline_ms.map(|d| d.saturating_sub(origin));
+    }
+    jobs
+}

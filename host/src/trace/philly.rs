@@ -1,0 +1,127 @@
+//! The Philly trace as the Pollux artifact ships it (`philly-pollux/philly.csv`):
+//! `timestamp,duration,num_gpus,gpu_time,cluster`, where `timestamp` is a wall-clock date
+//! (`2017-10-09 07:01:55`), `duration` seconds, `num_gpus` the gang size. The file is not
+//! sorted; rows are sorted by timestamp here. Blank lines are skipped.
+
+use super::{Row, TraceError, TraceJob, column, csv_reader, finish_jobs, line_of, read_file};
+use std::path::Path;
+
+/// The jobs of a Philly file, sorted by submit time, the first `limit` kept.
+pub fn load(path: &Path, limit: Option<usize>) -> Result<Vec<TraceJob>, TraceError> {
+    let text = read_file(path)?;
+    parse(&text, &path.display().to_string(), limit)
+}
+
+/// Parses Philly CSV text; `file` names it in errors.
+pub fn parse(text: &str, file: &str, limit: Option<usize>) -> Result<Vec<TraceJob>, TraceError> {
+    let mut reader = csv_reader(text);
+    let headers = reader
+        .headers()
+        .map_err(|e| TraceError::Field {
+            file: file.into(),
+            line: 1,
+            field: "header".into(),
+            problem: e.to_string(),
+        })?
+        .clone();
+    let col_time = column(&headers, file, "timestamp")?;
+    let col_duration = column(&headers, file, "duration")?;
+    let col_gpus = column(&headers, file, "num_gpus")?;
+    let mut jobs = Vec::new();
+    for result in reader.records() {
+        let record = result.map_err(|e| TraceError::Field {
+            file: file.into(),
+            line: e.position().map_or(0, |p| p.line() as usize),
+            field: "row".into(),
+            problem: e.to_string(),
+        })?;
+        let line = line_of(text, &record);
+        if record.iter().all(str::is_empty) {
+            continue;
+        }
+        let row = Row {
+            file,
+            line,
+            record: &record,
+        };
+        let stamp = row.text(col_time, "timestamp")?;
+        let submitted = chrono::NaiveDateTime::parse_from_str(stamp, "%Y-%m-%d %H:%M:%S")
+            .map_err(|e| row.error("timestamp", format!("{stamp:?}: {e}")))?;
+        let submit_ms = u64::try_from(submitted.and_utc().timestamp_millis())
+            .map_err(|_| row.error("timestamp", format!("{stamp:?} is before 1970")))?;
+        let duration_s = row.non_negative(col_duration, "duration")?;
+        let gpus = row.unsigned(col_gpus, "num_gpus")?;
+        let gpus = u16::try_from(gpus)
+            .map_err(|_| row.error("num_gpus", format!("{gpus} is too large")))?;
+        jobs.push(TraceJob {
+            id: 0,
+            submit_ms,
+            duration_ms: (duration_s * 1000.0).round() as u64,
+            gpus,
+            deadline_ms: None,
+            gradient_mb: 0,
+            source_line: line,
+        });
+    }
+    Ok(finish_jobs(jobs, limit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+
+    #[test]
+    fn sorts_rebases_and_limits() {
+        let text = format!(
+            "{HEADER}2017-10-09 07:01:55,66.0,1,66.0,a\n2017-10-09 06:13:03,2951.0,4,1,b\n\n2017-10-09 06:13:03,5,2,1,c\n"
+        );
+        let jobs = parse(&text, "t.csv", None).unwrap();
+        assert_eq!(jobs.len(), 3);
+        assert_eq!(
+            (jobs[0].submit_ms, jobs[0].gpus, jobs[0].duration_ms),
+            (0, 4, 2_951_000)
+        );
+        assert_eq!(
+            (jobs[1].submit_ms, jobs[1].gpus, jobs[1].source_line),
+            (0, 2, 5)
+        );
+        assert_eq!(jobs[2].submit_ms, 2_932_000);
+        assert_eq!(jobs.iter().map(|j| j.id).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(parse(&text, "t.csv", Some(1)).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn malformed_rows_name_file_line_and_field() {
+        let cases = [
+            (
+                "2017-10-09 07:01:55,abc,1,1,a\n",
+                "t.csv:2: duration: \"abc\" is not a number",
+            ),
+            (
+                "2017-10-09 07:01:55,-5,1,1,a\n",
+                "t.csv:2: duration: \"-5\" is negative",
+            ),
+            (
+                "2017-10-09 07:01:55,5,1.5,1,a\n",
+                "t.csv:2: num_gpus: 1.5 is not a whole number",
+            ),
+            (
+                "2017-10-09 07:01:55,5\n",
+                "t.csv:2: num_gpus: missing column",
+            ),
+            ("yesterday,5,1,1,a\n", "t.csv:2: timestamp: \"yesterday\""),
+        ];
+        for (row, want) in cases {
+            let err = parse(&format!("{HEADER}{row}"), "t.csv", None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with(want), "{err:?} should start with {want:?}");
+        }
+        let err = parse("timestamp,num_gpus\n", "t.csv", None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "t.csv:1: header: missing column `duration`");
+    }
+}
