@@ -68,6 +68,9 @@ impl JobOrder for AnyOrder {
     fn preemption(&self) -> Preemption {
         each_order!(self, o => o.preemption())
     }
+    fn time_driven(&self) -> bool {
+        each_order!(self, o => o.time_driven())
+    }
     fn refresh(&mut self, job: &mut Job, now: TimeMs) {
         each_order!(self, o => o.refresh(job, now))
     }

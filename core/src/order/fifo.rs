@@ -18,6 +18,10 @@ impl JobOrder for Fifo {
         HeadOfLine::Block
     }
 
+    fn time_driven(&self) -> bool {
+        false
+    }
+
     fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
         PriorityKey {
             class: 0,

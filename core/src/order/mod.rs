@@ -58,6 +58,13 @@ pub trait JobOrder {
         Preemption::Off
     }
 
+    /// Whether keys change with time alone (demotion by attained service, deadline slack), so
+    /// the caller should send periodic [`Event::Tick`](crate::Event::Tick)s while jobs are
+    /// live. Orders whose keys change only on events return false and save those calls.
+    fn time_driven(&self) -> bool {
+        true
+    }
+
     /// Updates order-owned job fields ([`Job::order_queue`], [`Job::order_mark`]) before a
     /// scheduling pass: demotion, promotion. Called for every live job, once per event.
     fn refresh(&mut self, _job: &mut Job, _now: TimeMs) {}

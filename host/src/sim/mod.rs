@@ -33,7 +33,8 @@ pub const DECISION_BUFFER: usize = 64;
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SimConfig {
     /// Period of `Tick` events while jobs are live, ms: how often time-driven orders
-    /// (demotion, urgency) are re-evaluated (Tiresias's scheduling interval).
+    /// (demotion, urgency) are re-evaluated (Tiresias's scheduling interval). Orders whose
+    /// keys do not change with time alone (FIFO) get no ticks.
     pub tick_ms: u64,
     /// Time a job spends restarting after a preemption before it makes progress, ms.
     pub restart_overhead_ms: u64,
@@ -316,7 +317,8 @@ impl<'a> Engine<'a> {
     }
 
     fn arm_tick(&mut self, now: u64) {
-        if !self.tick_armed && self.live > 0 && self.config.tick_ms > 0 {
+        let wanted = gantry_core::JobOrder::time_driven(self.scheduler.order());
+        if wanted && !self.tick_armed && self.live > 0 && self.config.tick_ms > 0 {
             let time_ms = now.saturating_add(self.config.tick_ms);
             self.queue.push(Reverse(Pending {
                 time_ms,

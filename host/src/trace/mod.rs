@@ -128,24 +128,37 @@ pub(crate) fn column(
         })
 }
 
-/// The 1-based line a record starts on. Counted from its byte offset, skipping the blank
-/// lines the csv crate passes over, so messages point at the row itself.
-pub(crate) fn line_of(text: &str, record: &csv::StringRecord) -> usize {
-    let Some(pos) = record.position() else {
-        return 0;
-    };
-    let start = (pos.byte() as usize).min(text.len());
-    let before = &text.as_bytes()[..start];
-    let mut line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    // Blank lines between the offset and the record's first byte.
-    for &b in &text.as_bytes()[start..] {
-        match b {
-            b'\n' => line += 1,
-            b'\r' => {}
-            _ => break,
-        }
+/// Maps records to the 1-based line they start on, counting from their byte offsets and
+/// skipping the blank lines the csv crate passes over, so messages point at the row itself.
+/// Records must be asked for in file order; each byte is scanned once overall.
+pub(crate) struct LineCounter<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    /// A counter over the whole input text.
+    pub fn new(text: &'a str) -> Self {
+        Self { text: text.as_bytes(), offset: 0, line: 1 }
     }
-    line
+
+    /// The line `record` starts on.
+    pub fn line_of(&mut self, record: &csv::StringRecord) -> usize {
+        let Some(pos) = record.position() else { return self.line };
+        let start = (pos.byte() as usize).clamp(self.offset, self.text.len());
+        self.line += self.text[self.offset..start].iter().filter(|&&b| b == b'\n').count();
+        self.offset = start;
+        let mut line = self.line;
+        for &b in &self.text[start..] {
+            match b {
+                b'\n' => line += 1,
+                b'\r' => {}
+                _ => break,
+            }
+        }
+        line
+    }
 }
 
 /// Reads a whole file, mapping IO errors to [`TraceError::Io`].

@@ -3,7 +3,7 @@
 //! (`2017-10-09 07:01:55`), `duration` seconds, `num_gpus` the gang size. The file is not
 //! sorted; rows are sorted by timestamp here. Blank lines are skipped.
 
-use super::{Row, TraceError, TraceJob, column, csv_reader, finish_jobs, line_of, read_file};
+use super::{Row, TraceError, TraceJob, column, csv_reader, finish_jobs, LineCounter, read_file};
 use std::path::Path;
 
 /// The jobs of a Philly file, sorted by submit time, the first `limit` kept.
@@ -27,6 +27,7 @@ pub fn parse(text: &str, file: &str, limit: Option<usize>) -> Result<Vec<TraceJo
     let col_time = column(&headers, file, "timestamp")?;
     let col_duration = column(&headers, file, "duration")?;
     let col_gpus = column(&headers, file, "num_gpus")?;
+    let mut lines = LineCounter::new(text);
     let mut jobs = Vec::new();
     for result in reader.records() {
         let record = result.map_err(|e| TraceError::Field {
@@ -35,7 +36,7 @@ pub fn parse(text: &str, file: &str, limit: Option<usize>) -> Result<Vec<TraceJo
             field: "row".into(),
             problem: e.to_string(),
         })?;
-        let line = line_of(text, &record);
+        let line = lines.line_of(&record);
         if record.iter().all(str::is_empty) {
             continue;
         }
