@@ -140,14 +140,23 @@ pub(crate) struct LineCounter<'a> {
 impl<'a> LineCounter<'a> {
     /// A counter over the whole input text.
     pub fn new(text: &'a str) -> Self {
-        Self { text: text.as_bytes(), offset: 0, line: 1 }
+        Self {
+            text: text.as_bytes(),
+            offset: 0,
+            line: 1,
+        }
     }
 
     /// The line `record` starts on.
     pub fn line_of(&mut self, record: &csv::StringRecord) -> usize {
-        let Some(pos) = record.position() else { return self.line };
+        let Some(pos) = record.position() else {
+            return self.line;
+        };
         let start = (pos.byte() as usize).clamp(self.offset, self.text.len());
-        self.line += self.text[self.offset..start].iter().filter(|&&b| b == b'\n').count();
+        self.line += self.text[self.offset..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
         self.offset = start;
         let mut line = self.line;
         for &b in &self.text[start..] {

@@ -3,7 +3,7 @@
 //! (`2017-10-09 07:01:55`), `duration` seconds, `num_gpus` the gang size. The file is not
 //! sorted; rows are sorted by timestamp here. Blank lines are skipped.
 
-use super::{Row, TraceError, TraceJob, column, csv_reader, finish_jobs, LineCounter, read_file};
+use super::{LineCounter, Row, TraceError, TraceJob, column, csv_reader, finish_jobs, read_file};
 use std::path::Path;
 
 /// The jobs of a Philly file, sorted by submit time, the first `limit` kept.
