@@ -8,7 +8,11 @@
 //! A placer that returns nothing or a GPU outside the mask never corrupts the cluster: the
 //! scheduler takes the lowest usable GPU instead and counts a placer fault.
 
+#[cfg(test)]
+mod anchor_replay;
 mod best_fit;
+#[cfg(test)]
+mod compose_tests;
 mod exact;
 mod first_fit;
 mod greedy;
