@@ -21,7 +21,8 @@
 //!
 //! Worst case, in "work units" ≈ inner-loop iterations:
 //! `W = Σ_r (k+1)·M_r² + (R+1)·(k+1)·Σ_r (min(k, free_r)+1)`. On Proximity-DRL's 2×4×4 tree
-//! with k = 8 that is 9·32 + 3·9·18 = 774; on a 4×8×8 tree with k = 64, about 0.3 M. The
+//! with k = 8 that is 2·9·16 + 3·9·18 = 774; on a 4×8×8 tree with k = 64 about 0.1 M; on
+//! an 8×16×8 (1,024-GPU) tree with k = 64 about 0.44 M. The
 //! estimate is computed before searching; above [`OptimalConfig::work_budget`] the search is
 //! skipped and the plan is proximity-greedy's, flagged `exact: false`. Stack: about `38·G`
 //! bytes during a search.
@@ -751,6 +752,33 @@ mod tests {
                 assert_eq!(placer.stats().off_plan_picks, 0);
             }
         }
+    }
+
+    #[test]
+    fn large_trees_stay_exact_and_never_lose_to_greedy() {
+        fn check<const G: usize>(topo: &Topology<G>, seed: u64, ks: &[usize]) {
+            let mut rng = SeededRng::new(seed);
+            for _ in 0..4 {
+                let mask = random_mask(topo, &mut rng);
+                for &k in ks.iter().filter(|&&k| k <= mask.count()) {
+                    let p = optimal_placement(topo, &mask, k, &OptimalConfig::default()).unwrap();
+                    assert!(p.exact, "k {k}: work {}", p.work);
+                    assert_eq!(p.set.count(), k);
+                    assert!(p.set.iter().all(|g| mask.allows(g)));
+                    let greedy = greedy_set(topo, &mask, k);
+                    assert!(p.cost <= set_cost(topo, &greedy) + 1e-9, "k {k}");
+                    let ids: heapless::Vec<GpuId, G> = p.set.iter().collect();
+                    assert!(close(p.cost, topo.comm_cost(&ids)));
+                }
+            }
+        }
+        let t256 = Topology::<256>::uniform(4, 8, 8, LinkWeights::PROXIMITY_DRL).unwrap();
+        check(&t256, 21, &[1, 2, 5, 9, 16, 33, 64]);
+        let t1024 = Topology::<1024>::uniform(8, 16, 8, LinkWeights::PROXIMITY_DRL).unwrap();
+        check(&t1024, 22, &[3, 8, 64]);
+        let full = fresh_mask(&t1024);
+        let p = optimal_placement(&t1024, &full, 64, &OptimalConfig::default()).unwrap();
+        assert!(p.work < 500_000, "work {}", p.work);
     }
 
     #[test]
