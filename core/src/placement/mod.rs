@@ -7,6 +7,13 @@
 //!
 //! A placer that returns nothing or a GPU outside the mask never corrupts the cluster: the
 //! scheduler takes the lowest usable GPU instead and counts a placer fault.
+//!
+//! Placers (names as in tables and the CLI): [`FirstFit`] "first-fit", [`RandomPlacer`]
+//! "random", [`LoadBalance`] "load-balance" (their worst-fit baseline, replayed exactly),
+//! [`BestFit`] "best-fit", [`ProximityGreedy`] "greedy", [`ExactOptimal`] "optimal" (the
+//! per-job limit; [`optimal_cost`] measures the others against it) and [`ScoredPlacer`], the
+//! adapter a learned policy plugs into through [`GpuScorer`] and the shared
+//! [`observation`] layout.
 
 #[cfg(test)]
 mod anchor_replay;
