@@ -36,7 +36,11 @@ pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState};
 pub use order::{Fifo, HeadOfLine, JobOrder, Preemption, PriorityKey};
-pub use placement::{BestFit, FirstFit, GpuMask, GpuSet, PlacementView, Placer};
+pub use placement::{
+    BestFit, ExactOptimal, FirstFit, GpuMask, GpuScorer, GpuSet, LoadBalance, OptimalConfig,
+    OptimalPlan, OptimalStats, PlacementTally, PlacementView, Placer, ProximityGreedy,
+    RandomPlacer, ScoreError, ScoreFault, ScoredPlacer, optimal_cost, optimal_placement,
+};
 pub use rng::SeededRng;
 pub use scheduler::{HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig};
 pub use time::{DurationMs, TimeMs};

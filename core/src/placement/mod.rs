@@ -7,12 +7,38 @@
 //!
 //! A placer that returns nothing or a GPU outside the mask never corrupts the cluster: the
 //! scheduler takes the lowest usable GPU instead and counts a placer fault.
+//!
+//! Placers (names as in tables and the CLI): [`FirstFit`] "first-fit", [`RandomPlacer`]
+//! "random", [`LoadBalance`] "load-balance" (their worst-fit baseline, replayed exactly),
+//! [`BestFit`] "best-fit", [`ProximityGreedy`] "greedy", [`ExactOptimal`] "optimal" (the
+//! per-job limit; [`optimal_cost`] measures the others against it) and [`ScoredPlacer`], the
+//! adapter a learned policy plugs into through [`GpuScorer`] and the shared
+//! [`observation`] layout.
 
+#[cfg(test)]
+mod anchor_replay;
 mod best_fit;
+#[cfg(test)]
+mod compose_tests;
+mod exact;
 mod first_fit;
+mod greedy;
+mod load_balance;
+pub mod observation;
+mod random;
+mod scored;
+mod tally;
 
 pub use best_fit::BestFit;
+pub use exact::{
+    ExactOptimal, OptimalConfig, OptimalPlan, OptimalStats, optimal_cost, optimal_placement,
+};
 pub use first_fit::FirstFit;
+pub use greedy::{ProximityGreedy, greedy_pick};
+pub use load_balance::LoadBalance;
+pub use random::RandomPlacer;
+pub use scored::{GpuScorer, ScoreError, ScoreFault, ScoredPlacer};
+pub use tally::PlacementTally;
 
 use crate::ids::GpuId;
 use crate::job::Job;
@@ -135,4 +161,59 @@ pub trait Placer<const G: usize> {
     /// One GPU out of `view.usable`. `None` or a GPU outside the mask is a placer fault: the
     /// scheduler falls back to the lowest usable GPU.
     fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId>;
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Helpers shared by the placers' tests.
+    use super::*;
+    use crate::ids::JobId;
+    use crate::job::JobSpec;
+    use crate::time::TimeMs;
+    use crate::topology::LinkWeights;
+
+    /// Proximity-DRL's 2 × 4 × 4 tree.
+    pub fn proximity_tree() -> Topology<32> {
+        Topology::uniform(2, 4, 4, LinkWeights::PROXIMITY_DRL).unwrap()
+    }
+
+    /// Every GPU of the tree usable.
+    pub fn fresh_mask<const G: usize>(topo: &Topology<G>) -> GpuMask<G> {
+        let mut m = GpuMask::none();
+        for g in 0..topo.gpu_count() as u16 {
+            m.set(GpuId(g), true);
+        }
+        m
+    }
+
+    /// A waiting job of `k` GPUs.
+    pub fn view_job(k: u16) -> Job {
+        Job::submitted(JobSpec::new(JobId(1), k), TimeMs(0))
+    }
+
+    /// Runs the sequential protocol as the scheduler does (the mask shrinks by each pick;
+    /// a fault panics, since a test wants to see it). Returns the picks in order.
+    pub fn place_job<P: Placer<G>, const G: usize>(
+        placer: &mut P,
+        topo: &Topology<G>,
+        mask: &GpuMask<G>,
+        k: u16,
+    ) -> heapless::Vec<GpuId, G> {
+        let job = view_job(k);
+        let mut usable = mask.clone();
+        let mut picked = heapless::Vec::<GpuId, G>::new();
+        for _ in 0..k {
+            let view = PlacementView {
+                topology: topo,
+                usable: &usable,
+                picked: &picked,
+                job: &job,
+            };
+            let g = placer.pick(&view).expect("a pick");
+            assert!(usable.allows(g), "{} picked unusable {g:?}", placer.name());
+            usable.set(g, false);
+            picked.push(g).unwrap();
+        }
+        picked
+    }
 }
