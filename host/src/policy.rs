@@ -5,7 +5,10 @@
 //! the variant. Adding an order = one variant here plus one arm per method.
 
 use gantry_core::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
-use gantry_core::placement::{BestFit, FirstFit, PlacementView, Placer};
+use gantry_core::placement::{
+    BestFit, ExactOptimal, FirstFit, LoadBalance, OptimalConfig, PlacementView, Placer,
+    ProximityGreedy, RandomPlacer,
+};
 use gantry_core::{Fifo, GpuId, Job, RejectReason, TimeMs};
 
 /// Largest cluster the host simulates.
@@ -32,6 +35,14 @@ pub enum PlacerKind {
     FirstFit,
     /// Consolidating best fit.
     BestFit,
+    /// Uniformly random usable GPU (seeded).
+    Random,
+    /// Proximity-DRL's LoadBalance: worst-fit descent rack → machine.
+    LoadBalance,
+    /// Smallest added communication cost (Proximity-DRL's proximity heuristic).
+    Greedy,
+    /// The minimum-communication-cost set for the whole job (exact search).
+    Optimal,
 }
 
 /// Any job order the host knows, statically dispatched by `match`.
@@ -92,29 +103,48 @@ pub enum AnyPlacer {
     FirstFit(FirstFit),
     /// See [`BestFit`].
     BestFit(BestFit),
+    /// See [`RandomPlacer`].
+    Random(RandomPlacer),
+    /// See [`LoadBalance`].
+    LoadBalance(LoadBalance),
+    /// See [`ProximityGreedy`].
+    Greedy(ProximityGreedy),
+    /// See [`ExactOptimal`].
+    Optimal(ExactOptimal<HOST_GPUS>),
 }
 
 impl AnyPlacer {
     /// The placer named `kind`; `seed` feeds randomised placers.
-    pub fn new(kind: PlacerKind, _seed: u64) -> Self {
+    pub fn new(kind: PlacerKind, seed: u64) -> Self {
         match kind {
             PlacerKind::FirstFit => AnyPlacer::FirstFit(FirstFit),
             PlacerKind::BestFit => AnyPlacer::BestFit(BestFit),
+            PlacerKind::Random => AnyPlacer::Random(RandomPlacer::new(seed)),
+            PlacerKind::LoadBalance => AnyPlacer::LoadBalance(LoadBalance),
+            PlacerKind::Greedy => AnyPlacer::Greedy(ProximityGreedy),
+            PlacerKind::Optimal => AnyPlacer::Optimal(ExactOptimal::new(OptimalConfig::default())),
         }
     }
 }
 
-impl<const G: usize> Placer<G> for AnyPlacer {
+macro_rules! each_placer {
+    ($self:expr, $p:ident => $body:expr) => {
+        match $self {
+            AnyPlacer::FirstFit($p) => $body,
+            AnyPlacer::BestFit($p) => $body,
+            AnyPlacer::Random($p) => $body,
+            AnyPlacer::LoadBalance($p) => $body,
+            AnyPlacer::Greedy($p) => $body,
+            AnyPlacer::Optimal($p) => $body,
+        }
+    };
+}
+
+impl Placer<HOST_GPUS> for AnyPlacer {
     fn name(&self) -> &'static str {
-        match self {
-            AnyPlacer::FirstFit(p) => Placer::<G>::name(p),
-            AnyPlacer::BestFit(p) => Placer::<G>::name(p),
-        }
+        each_placer!(self, p => Placer::<HOST_GPUS>::name(p))
     }
-    fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
-        match self {
-            AnyPlacer::FirstFit(p) => p.pick(view),
-            AnyPlacer::BestFit(p) => p.pick(view),
-        }
+    fn pick(&mut self, view: &PlacementView<'_, HOST_GPUS>) -> Option<GpuId> {
+        each_placer!(self, p => p.pick(view))
     }
 }
