@@ -6,6 +6,7 @@
 
 pub mod metrics;
 pub mod policy;
+pub mod record;
 pub mod sample;
 pub mod sim;
 pub mod trace;

@@ -4,10 +4,13 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gantry::metrics::Metrics;
 use gantry::policy::{OrderKind, PlacerKind};
+use gantry::record::{self, RecordHeader};
 use gantry::sample;
-use gantry::sim::{ClusterSpec, SimConfig, SpeedModel, simulate};
+use gantry::sim::{ClusterSpec, FaultConfig, SimConfig, SpeedModel, simulate};
 use gantry::trace::{TraceJob, philly};
+use std::io::Write as _;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// gantry: a GPU-cluster scheduling core (TIAS job order, Proximity-DRL placement,
 /// WORL-RTGS DAG planning) and its trace-driven simulator.
@@ -22,6 +25,17 @@ struct Cli {
 enum Command {
     /// Simulate a trace on a cluster with one job order and one placer, print metrics.
     Simulate(SimulateArgs),
+    /// Re-run the core on a recorded event stream; exit 0 only if every decision matches.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug)]
+struct ReplayArgs {
+    /// A file written by `gantry simulate --record`.
+    file: PathBuf,
+    /// Print the recording as text instead of replaying it.
+    #[arg(long)]
+    dump: bool,
 }
 
 /// Trace formats `--format` accepts.
@@ -63,6 +77,13 @@ struct SimulateArgs {
     /// Restart overhead charged after each preemption, seconds.
     #[arg(long, default_value_t = 0)]
     restart_overhead_s: u64,
+    /// Inject seeded GPU failures: mean failures per GPU per day (1 h mean repair, one in ten
+    /// drains a whole machine).
+    #[arg(long)]
+    faults: Option<f64>,
+    /// Record every event and decision to this file (replay with `gantry replay`).
+    #[arg(long)]
+    record: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -89,9 +110,15 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
         restart_overhead_ms: args.restart_overhead_s.saturating_mul(1000),
         seed: args.seed,
         speed_model: args.speed_model,
+        faults: args.faults.map(FaultConfig::with_rate),
     };
     let out = simulate(&jobs, args.cluster, args.order, args.placement, &config)
         .with_context(|| format!("simulating {name}"))?;
+    if let Some(path) = &args.record {
+        let header = RecordHeader::new(&name, args.cluster, args.order, args.placement, &config);
+        std::fs::write(path, record::encode(&header, &out))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     let metrics = Metrics::from_output(&out);
     if args.json {
         println!("{}", serde_json::to_string(&metrics)?);
@@ -108,9 +135,41 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn main() -> anyhow::Result<()> {
+fn run_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+    let recording = record::read(&args.file)?;
+    if args.dump {
+        // A closed pipe (`| head`) is not an error for a dump.
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(record::dump(&recording).as_bytes());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = record::replay(&recording)?;
+    match &report.mismatch {
+        None => {
+            println!(
+                "{}: all {} entries replayed, every decision matches",
+                args.file.display(),
+                report.total
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(m) => {
+            println!(
+                "{}: {} of {} entries matched; {m}",
+                args.file.display(),
+                report.matched,
+                report.total
+            );
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match &cli.command {
-        Command::Simulate(args) => run_simulate(args),
+        Command::Simulate(args) => run_simulate(args).map(|()| ExitCode::SUCCESS),
+        Command::Replay(args) => run_replay(args),
     }
 }

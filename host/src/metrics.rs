@@ -44,6 +44,12 @@ pub struct Metrics {
     pub avg_jct_nondeadline_s: f64,
     /// Mean JCT of finished deadline jobs.
     pub avg_jct_deadline_s: f64,
+    /// GPU failures injected (`--faults`).
+    pub gpu_failures: u64,
+    /// Jobs preempted and requeued because a GPU under them failed.
+    pub requeues: u64,
+    /// Accepted jobs that neither finished nor were rejected: must be 0.
+    pub jobs_lost: usize,
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -128,6 +134,9 @@ impl Metrics {
                 finished.iter().filter(|j| j.deadline_ms.is_none()).map(jct),
             ),
             avg_jct_deadline_s: mean(finished.iter().filter(|j| j.deadline_ms.is_some()).map(jct)),
+            gpu_failures: out.gpu_failures,
+            requeues: out.jobs.iter().map(|j| u64::from(j.requeues)).sum(),
+            jobs_lost: out.jobs.len() - finished.len() - refused - rejected,
         }
     }
 
@@ -136,7 +145,7 @@ impl Metrics {
         let mut t = comfy_table::Table::new();
         t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
         t.set_header(["metric", "value"]);
-        let rows: [(&str, String); 15] = [
+        let rows: [(&str, String); 16] = [
             (
                 "order / placement",
                 format!("{} / {}", self.order, self.placement),
@@ -158,6 +167,13 @@ impl Metrics {
             ("GPU utilisation", format!("{:.3}", self.utilization)),
             ("avg comm cost", format!("{:.4}", self.avg_comm_cost)),
             ("preemptions", self.preemptions.to_string()),
+            (
+                "GPU failures / requeues / jobs lost",
+                format!(
+                    "{} / {} / {}",
+                    self.gpu_failures, self.requeues, self.jobs_lost
+                ),
+            ),
             ("deadline jobs", self.deadline_jobs.to_string()),
             (
                 "deadline miss rate",

@@ -20,7 +20,9 @@ pub const HOST_JOBS: usize = 8192;
 pub const HOST_GANG: usize = 128;
 
 /// A job order by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum OrderKind {
     /// First in, first out (blocks at the head).
@@ -28,7 +30,9 @@ pub enum OrderKind {
 }
 
 /// A placer by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlacerKind {
     /// Lowest free GPU id.
@@ -110,7 +114,7 @@ pub enum AnyPlacer {
     /// See [`ProximityGreedy`].
     Greedy(ProximityGreedy),
     /// See [`ExactOptimal`].
-    Optimal(ExactOptimal<HOST_GPUS>),
+    Optimal(Box<ExactOptimal<HOST_GPUS>>),
 }
 
 impl AnyPlacer {
@@ -122,29 +126,32 @@ impl AnyPlacer {
             PlacerKind::Random => AnyPlacer::Random(RandomPlacer::new(seed)),
             PlacerKind::LoadBalance => AnyPlacer::LoadBalance(LoadBalance),
             PlacerKind::Greedy => AnyPlacer::Greedy(ProximityGreedy),
-            PlacerKind::Optimal => AnyPlacer::Optimal(ExactOptimal::new(OptimalConfig::default())),
+            PlacerKind::Optimal => {
+                AnyPlacer::Optimal(Box::new(ExactOptimal::new(OptimalConfig::default())))
+            }
         }
     }
-}
-
-macro_rules! each_placer {
-    ($self:expr, $p:ident => $body:expr) => {
-        match $self {
-            AnyPlacer::FirstFit($p) => $body,
-            AnyPlacer::BestFit($p) => $body,
-            AnyPlacer::Random($p) => $body,
-            AnyPlacer::LoadBalance($p) => $body,
-            AnyPlacer::Greedy($p) => $body,
-            AnyPlacer::Optimal($p) => $body,
-        }
-    };
 }
 
 impl Placer<HOST_GPUS> for AnyPlacer {
     fn name(&self) -> &'static str {
-        each_placer!(self, p => Placer::<HOST_GPUS>::name(p))
+        match self {
+            AnyPlacer::FirstFit(p) => Placer::<HOST_GPUS>::name(p),
+            AnyPlacer::BestFit(p) => Placer::<HOST_GPUS>::name(p),
+            AnyPlacer::Random(p) => Placer::<HOST_GPUS>::name(p),
+            AnyPlacer::LoadBalance(p) => Placer::<HOST_GPUS>::name(p),
+            AnyPlacer::Greedy(p) => Placer::<HOST_GPUS>::name(p),
+            AnyPlacer::Optimal(p) => Placer::<HOST_GPUS>::name(&**p),
+        }
     }
     fn pick(&mut self, view: &PlacementView<'_, HOST_GPUS>) -> Option<GpuId> {
-        each_placer!(self, p => p.pick(view))
+        match self {
+            AnyPlacer::FirstFit(p) => p.pick(view),
+            AnyPlacer::BestFit(p) => p.pick(view),
+            AnyPlacer::Random(p) => p.pick(view),
+            AnyPlacer::LoadBalance(p) => p.pick(view),
+            AnyPlacer::Greedy(p) => p.pick(view),
+            AnyPlacer::Optimal(p) => p.pick(view),
+        }
     }
 }

@@ -4,7 +4,7 @@ use gantry_core::{LinkWeights, Topology, TopologyError};
 use std::str::FromStr;
 
 /// A regular tree of racks × machines × GPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ClusterSpec {
     /// Racks under the root.
     pub racks: u16,

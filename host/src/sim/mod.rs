@@ -30,7 +30,7 @@ pub type HostDecision = Decision<HOST_GANG>;
 pub const DECISION_BUFFER: usize = 64;
 
 /// Simulation settings other than the trace, cluster and policies.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SimConfig {
     /// Period of `Tick` events while jobs are live, ms: how often time-driven orders
     /// (demotion, urgency) are re-evaluated (Tiresias's scheduling interval). Orders whose
@@ -42,6 +42,8 @@ pub struct SimConfig {
     pub seed: u64,
     /// How placement affects speed.
     pub speed_model: SpeedModel,
+    /// Injected GPU failures, if any.
+    pub faults: Option<FaultConfig>,
 }
 
 impl Default for SimConfig {
@@ -51,6 +53,32 @@ impl Default for SimConfig {
             restart_overhead_ms: 0,
             seed: 0,
             speed_model: SpeedModel::CommCost,
+            faults: None,
+        }
+    }
+}
+
+/// Seeded fault injection: GPU failures arrive as a Poisson process over the whole cluster;
+/// each takes down one GPU or, with probability `machine_drain_share`, every GPU of its
+/// machine (a drain), and each failed GPU comes back after an exponentially distributed
+/// repair time. Faults stop once no job is live and none is still to arrive.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FaultConfig {
+    /// Mean failures per GPU per day.
+    pub rate_per_gpu_day: f64,
+    /// Mean time to repair, ms.
+    pub mean_repair_ms: u64,
+    /// Share of failures that drain a whole machine.
+    pub machine_drain_share: f64,
+}
+
+impl FaultConfig {
+    /// `rate` failures per GPU per day, 1 h mean repair, one failure in ten a machine drain.
+    pub fn with_rate(rate_per_gpu_day: f64) -> Self {
+        Self {
+            rate_per_gpu_day,
+            mean_repair_ms: 3_600_000,
+            machine_drain_share: 0.1,
         }
     }
 }
@@ -72,6 +100,8 @@ pub struct JobRecord {
     pub deadline_ms: Option<u64>,
     /// Times preempted (priority or failure).
     pub preemptions: u32,
+    /// Of those, times requeued because one of its GPUs failed.
+    pub requeues: u32,
     /// Communication cost of each placement it ran on, in start order.
     pub placement_costs: Vec<f64>,
     /// GPU·ms it held GPUs for (progress or not).
@@ -102,6 +132,8 @@ pub struct SimOutput {
     /// Events a correct core never refuses (a finish of a running job, a tick) that it did
     /// refuse; always empty unless there is a bug.
     pub anomalies: Vec<String>,
+    /// GPUs that failed during the run (a machine drain counts each of its GPUs).
+    pub gpu_failures: u64,
 }
 
 /// One `handle` call as recorded: the input, and what the core answered.
@@ -178,9 +210,13 @@ pub fn simulate(
     })
 }
 
-/// Kinds of simulator events; the discriminant order is the tie-break at equal times.
+/// Kinds of simulator events; the discriminant order is the tie-break at equal times. For
+/// `GpuDown`/`GpuUp` the pending event's `job` field holds the GPU id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
+    GpuDown,
+    GpuUp,
+    Fault,
     Finish,
     Arrival,
     Tick,
@@ -224,6 +260,11 @@ struct Engine<'a> {
     tick_armed: bool,
     live: usize,
     anomalies: Vec<String>,
+    arrivals_left: usize,
+    held_for_gpus: Vec<u32>,
+    fault_rng: gantry_core::SeededRng,
+    gpu_down: Vec<bool>,
+    gpu_failures: u64,
 }
 
 impl<'a> Engine<'a> {
@@ -272,14 +313,35 @@ impl<'a> Engine<'a> {
             tick_armed: false,
             live: 0,
             anomalies: Vec::new(),
+            arrivals_left: trace.len(),
+            held_for_gpus: Vec::new(),
+            fault_rng: gantry_core::SeededRng::new(config.seed ^ 0xFA17_FA17),
+            gpu_down: Vec::new(),
+            gpu_failures: 0,
         }
     }
 
     fn run(mut self) -> SimOutput {
+        self.gpu_down = vec![false; self.scheduler.topology().gpu_count()];
+        self.schedule_next_fault(0);
         while let Some(Reverse(p)) = self.queue.pop() {
             let now = p.time_ms;
             match p.kind {
-                Kind::Arrival => self.submit(now, p.job),
+                Kind::Arrival => {
+                    self.arrivals_left -= 1;
+                    self.submit(now, p.job);
+                }
+                Kind::Fault => self.inject_fault(now),
+                Kind::GpuDown => {
+                    let result = self.handle(now, Event::GpuDown(GpuId(p.job as u16)));
+                    self.note_anomaly(now, result);
+                }
+                Kind::GpuUp => {
+                    self.gpu_down[p.job as usize] = false;
+                    let result = self.handle(now, Event::GpuUp(GpuId(p.job as u16)));
+                    self.note_anomaly(now, result);
+                    self.resubmit_held_for_gpus(now);
+                }
                 Kind::Finish => {
                     if self.progress[p.job as usize].generation == p.generation {
                         let result = self.handle(now, Event::Finish(JobId(p.job)));
@@ -306,6 +368,79 @@ impl<'a> Engine<'a> {
             held_back: self.held_back_count,
             placer_faults: self.scheduler.placer_faults(),
             anomalies: self.anomalies,
+            gpu_failures: self.gpu_failures,
+        }
+    }
+
+    /// Draws the next fault time (exponential inter-arrival over the whole cluster).
+    fn schedule_next_fault(&mut self, now: u64) {
+        let Some(faults) = self.config.faults else {
+            return;
+        };
+        let per_ms = faults.rate_per_gpu_day * self.gpu_down.len() as f64 / 86_400_000.0;
+        if per_ms <= 0.0 || !per_ms.is_finite() {
+            return;
+        }
+        let gap = -libm::log(1.0 - self.fault_rng.unit_f64()) / per_ms;
+        let time_ms = now.saturating_add(gap.ceil() as u64);
+        self.queue.push(Reverse(Pending {
+            time_ms,
+            kind: Kind::Fault,
+            job: 0,
+            generation: 0,
+        }));
+    }
+
+    /// Fails one GPU (or drains its machine) and schedules the repairs and the next fault.
+    fn inject_fault(&mut self, now: u64) {
+        let Some(faults) = self.config.faults else {
+            return;
+        };
+        if self.live == 0
+            && self.arrivals_left == 0
+            && self.held_back.is_empty()
+            && self.held_for_gpus.is_empty()
+        {
+            return;
+        }
+        let topology = self.scheduler.topology();
+        let gpu = GpuId(self.fault_rng.below(self.gpu_down.len() as u32) as u16);
+        let drain = self.fault_rng.unit_f64() < faults.machine_drain_share;
+        let gpus: Vec<u16> = if drain {
+            topology.gpus_of_machine(topology.machine_of(gpu)).collect()
+        } else {
+            vec![gpu.0]
+        };
+        for g in gpus {
+            if self.gpu_down[usize::from(g)] {
+                continue;
+            }
+            self.gpu_down[usize::from(g)] = true;
+            self.gpu_failures += 1;
+            let repair_ms =
+                -libm::log(1.0 - self.fault_rng.unit_f64()) * faults.mean_repair_ms as f64;
+            let job = u32::from(g);
+            self.queue.push(Reverse(Pending {
+                time_ms: now,
+                kind: Kind::GpuDown,
+                job,
+                generation: 0,
+            }));
+            let up_ms = now.saturating_add(repair_ms.ceil() as u64).max(now + 1);
+            self.queue.push(Reverse(Pending {
+                time_ms: up_ms,
+                kind: Kind::GpuUp,
+                job,
+                generation: 0,
+            }));
+        }
+        self.schedule_next_fault(now);
+    }
+
+    /// Retries arrivals that asked for more GPUs than were healthy when they came.
+    fn resubmit_held_for_gpus(&mut self, now: u64) {
+        for job in std::mem::take(&mut self.held_for_gpus) {
+            self.submit_now(now, job);
         }
     }
 
@@ -350,22 +485,32 @@ impl<'a> Engine<'a> {
             self.held_back_count += 1;
             return;
         }
+        if !self.submit_now(now, job) {
+            self.held_back.push_back(job);
+            self.held_back_count += 1;
+        }
+    }
+
+    /// Submits `job` now. Returns false when the job table is full (the caller holds the job
+    /// back). A job larger than the healthy GPUs but not than the cluster waits for repairs.
+    fn submit_now(&mut self, now: u64, job: u32) -> bool {
         match self.handle(now, Event::Submit(self.spec(job))) {
-            Err(SchedError::JobTableFull(_)) => {
-                self.held_back.push_back(job);
-                self.held_back_count += 1;
+            Err(SchedError::JobTableFull(_)) => return false,
+            Err(SchedError::RequestExceedsCluster { requested, .. })
+                if usize::from(requested) <= self.gpu_down.len() =>
+            {
+                self.held_for_gpus.push(job);
             }
             Err(err) => self.records[job as usize].refused = Some(err.to_string()),
             Ok(()) => self.live += 1,
         }
+        true
     }
 
     fn resubmit_held_back(&mut self, now: u64) {
         while let Some(&job) = self.held_back.front() {
-            match self.handle(now, Event::Submit(self.spec(job))) {
-                Err(SchedError::JobTableFull(_)) => return,
-                Err(err) => self.records[job as usize].refused = Some(err.to_string()),
-                Ok(()) => self.live += 1,
+            if !self.submit_now(now, job) {
+                return;
             }
             self.held_back.pop_front();
         }
@@ -407,9 +552,12 @@ impl<'a> Engine<'a> {
     fn apply(&mut self, now: u64, decision: &HostDecision) {
         match decision {
             Decision::Start { job, gpus } => self.start(now, job.0, gpus.as_slice()),
-            Decision::Preempt { job, .. } => {
+            Decision::Preempt { job, reason } => {
                 self.stop_run(now, job.0);
                 self.records[job.0 as usize].preemptions += 1;
+                if matches!(reason, gantry_core::PreemptReason::GpuFailed(_)) {
+                    self.records[job.0 as usize].requeues += 1;
+                }
                 self.progress[job.0 as usize].generation += 1;
             }
             Decision::Reject { job, .. } => {

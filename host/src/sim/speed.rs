@@ -12,7 +12,9 @@ use gantry_core::topology::REFERENCE_SPEED_PERMILLE;
 use gantry_core::{GpuId, Topology};
 
 /// Which speed model the simulator applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SpeedModel {
     /// Every placement runs at the trace's speed (placement does not matter).

@@ -1,0 +1,340 @@
+//! Recorded event streams: write a simulation's every `handle` call to a file, read it back,
+//! replay it through a fresh core and report the first decision that differs, and dump it
+//! as text.
+//!
+//! File layout: the 8-byte magic `GANTRYRL`, a postcard [`RecordHeader`] (format version,
+//! gantry version, trace name, cluster, order, placer, simulation config with its seed,
+//! core capacities), then postcard [`LogEntry`]s back to back until the end of the file.
+
+use crate::policy::{AnyOrder, AnyPlacer, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind};
+use crate::sim::{
+    ClusterSpec, DECISION_BUFFER, HostDecision, HostScheduler, LogEntry, SimConfig, SimOutput,
+};
+use gantry_core::{Decision, Event, Topology};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The first bytes of every recording.
+pub const MAGIC: [u8; 8] = *b"GANTRYRL";
+/// Bumped whenever the layout of the header or the entries changes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Everything needed to rebuild the core that produced a recording.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RecordHeader {
+    /// [`FORMAT_VERSION`] at recording time.
+    pub format_version: u32,
+    /// The gantry version that recorded it.
+    pub gantry_version: String,
+    /// Name of the trace.
+    pub trace: String,
+    /// The cluster.
+    pub cluster: ClusterSpec,
+    /// Job order.
+    pub order: OrderKind,
+    /// Placer.
+    pub placer: PlacerKind,
+    /// Simulation settings, including the seed.
+    pub config: SimConfig,
+    /// Core capacities `[GPUs, live jobs, gang]`.
+    pub capacities: [u32; 3],
+}
+
+impl RecordHeader {
+    /// A header for a run of this gantry build.
+    pub fn new(
+        trace: &str,
+        cluster: ClusterSpec,
+        order: OrderKind,
+        placer: PlacerKind,
+        config: &SimConfig,
+    ) -> Self {
+        Self {
+            format_version: FORMAT_VERSION,
+            gantry_version: env!("CARGO_PKG_VERSION").to_string(),
+            trace: trace.to_string(),
+            cluster,
+            order,
+            placer,
+            config: config.clone(),
+            capacities: [HOST_GPUS as u32, HOST_JOBS as u32, HOST_GANG as u32],
+        }
+    }
+}
+
+/// A recording in memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recording {
+    /// How to rebuild the core.
+    pub header: RecordHeader,
+    /// Every `handle` call, in order.
+    pub entries: Vec<LogEntry>,
+}
+
+/// Why a recording could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// IO failure.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Not a gantry recording.
+    #[error("{0}: not a gantry recording (bad magic)")]
+    BadMagic(String),
+    /// Recorded by an incompatible format.
+    #[error("{path}: recording format {found}, this build reads {FORMAT_VERSION}")]
+    Version {
+        /// The file.
+        path: String,
+        /// The version found.
+        found: u32,
+    },
+    /// Recorded with other core capacities.
+    #[error("{path}: recorded with capacities {found:?}, this build has {expected:?}")]
+    Capacities {
+        /// The file.
+        path: String,
+        /// In the file.
+        found: [u32; 3],
+        /// In this build.
+        expected: [u32; 3],
+    },
+    /// Truncated or corrupt bytes.
+    #[error("{path}: byte {offset}: corrupt {what}: {source}")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// Where decoding failed.
+        offset: usize,
+        /// Header or entry number.
+        what: String,
+        /// The decoder's error.
+        source: postcard::Error,
+    },
+    /// The recorded cluster cannot be rebuilt.
+    #[error("recorded cluster {0} cannot be built")]
+    Cluster(ClusterSpec),
+}
+
+/// Encodes a header and a simulation's log.
+pub fn encode(header: &RecordHeader, out: &SimOutput) -> Vec<u8> {
+    let mut bytes = MAGIC.to_vec();
+    // Encoding these plain types into a Vec cannot fail.
+    bytes = postcard::to_extend(header, bytes).unwrap_or_default();
+    bytes.extend_from_slice(&out.log.bytes);
+    bytes
+}
+
+/// Decodes a recording; `name` labels errors.
+pub fn decode(bytes: &[u8], name: &str) -> Result<Recording, RecordError> {
+    let rest = bytes
+        .strip_prefix(&MAGIC)
+        .ok_or_else(|| RecordError::BadMagic(name.to_string()))?;
+    let corrupt = |offset: usize, what: String, source| RecordError::Corrupt {
+        path: name.to_string(),
+        offset,
+        what,
+        source,
+    };
+    let (header, mut rest) = postcard::take_from_bytes::<RecordHeader>(rest)
+        .map_err(|e| corrupt(MAGIC.len(), "header".into(), e))?;
+    if header.format_version != FORMAT_VERSION {
+        return Err(RecordError::Version {
+            path: name.to_string(),
+            found: header.format_version,
+        });
+    }
+    let expected = [HOST_GPUS as u32, HOST_JOBS as u32, HOST_GANG as u32];
+    if header.capacities != expected {
+        return Err(RecordError::Capacities {
+            path: name.to_string(),
+            found: header.capacities,
+            expected,
+        });
+    }
+    let mut entries = Vec::new();
+    while !rest.is_empty() {
+        let offset = bytes.len() - rest.len();
+        let (entry, tail) = postcard::take_from_bytes::<LogEntry>(rest)
+            .map_err(|e| corrupt(offset, format!("entry {}", entries.len()), e))?;
+        entries.push(entry);
+        rest = tail;
+    }
+    Ok(Recording { header, entries })
+}
+
+/// Reads a recording file.
+pub fn read(path: &Path) -> Result<Recording, RecordError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| RecordError::Io {
+        path: name.clone(),
+        source,
+    })?;
+    decode(&bytes, &name)
+}
+
+/// The first entry where the replayed core disagrees with the recording.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Entry index (0-based).
+    pub index: usize,
+    /// The recorded entry.
+    pub expected: LogEntry,
+    /// What the core answered now.
+    pub actual: LogEntry,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "first difference at entry {} (t = {} ms, {}):",
+            self.index,
+            self.expected.now.0,
+            describe_event(&self.expected.event)
+        )?;
+        writeln!(f, "  recorded: {}", describe_outcome(&self.expected))?;
+        write!(f, "  replayed: {}", describe_outcome(&self.actual))
+    }
+}
+
+/// The result of a replay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayReport {
+    /// Entries replayed before the first mismatch (all of them when none).
+    pub matched: usize,
+    /// Entries in the recording.
+    pub total: usize,
+    /// The first mismatch, if any.
+    pub mismatch: Option<Mismatch>,
+}
+
+/// Replays every recorded event through a fresh core built from the header and compares
+/// each answer with the recorded one, stopping at the first difference.
+pub fn replay(recording: &Recording) -> Result<ReplayReport, RecordError> {
+    let header = &recording.header;
+    let topology: Topology<HOST_GPUS> = header
+        .cluster
+        .topology()
+        .map_err(|_| RecordError::Cluster(header.cluster))?;
+    let order = AnyOrder::new(header.order);
+    let placer = AnyPlacer::new(header.placer, header.config.seed);
+    let run = || {
+        let mut core = Box::new(HostScheduler::new(topology, order, placer));
+        for (index, expected) in recording.entries.iter().enumerate() {
+            let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
+            let result = core.handle(expected.now, expected.event, &mut out);
+            let actual = LogEntry {
+                now: expected.now,
+                event: expected.event,
+                error: result.err(),
+                decisions: out.to_vec(),
+            };
+            if actual != *expected {
+                let mismatch = Mismatch {
+                    index,
+                    expected: expected.clone(),
+                    actual,
+                };
+                return ReplayReport {
+                    matched: index,
+                    total: recording.entries.len(),
+                    mismatch: Some(mismatch),
+                };
+            }
+        }
+        ReplayReport {
+            matched: recording.entries.len(),
+            total: recording.entries.len(),
+            mismatch: None,
+        }
+    };
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn_scoped(s, run)
+            .map_err(|source| RecordError::Io {
+                path: "replay thread".into(),
+                source,
+            })?
+            .join()
+            .map_err(|_| RecordError::Io {
+                path: "replay thread".into(),
+                source: std::io::Error::other("panicked"),
+            })
+    })
+}
+
+/// A readable one-line description of an event.
+pub fn describe_event(event: &Event) -> String {
+    match event {
+        Event::Submit(spec) => {
+            let mut s = format!("submit job {} ({} GPUs", spec.id.0, spec.gpus);
+            if let Some(d) = spec.deadline {
+                let _ = write!(s, ", deadline {} ms", d.0);
+            }
+            s + ")"
+        }
+        Event::Finish(id) => format!("finish job {}", id.0),
+        Event::Cancel(id) => format!("cancel job {}", id.0),
+        Event::GpuDown(g) => format!("gpu {} down", g.0),
+        Event::GpuUp(g) => format!("gpu {} up", g.0),
+        Event::Tick => "tick".to_string(),
+    }
+}
+
+fn describe_decision(decision: &HostDecision) -> String {
+    match decision {
+        Decision::Start { job, gpus } => {
+            let ids: Vec<String> = gpus.as_slice().iter().map(|g| g.0.to_string()).collect();
+            format!("start job {} on [{}]", job.0, ids.join(","))
+        }
+        Decision::Preempt { job, reason } => format!("preempt job {} ({reason:?})", job.0),
+        Decision::Reject { job, reason } => format!("reject job {} ({reason:?})", job.0),
+    }
+}
+
+fn describe_outcome(entry: &LogEntry) -> String {
+    if let Some(err) = &entry.error {
+        return format!("error: {err}");
+    }
+    if entry.decisions.is_empty() {
+        return "no decision".to_string();
+    }
+    entry
+        .decisions
+        .iter()
+        .map(describe_decision)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The whole recording as text: the header, then one line per entry.
+pub fn dump(recording: &Recording) -> String {
+    let h = &recording.header;
+    let mut s = format!(
+        "# gantry recording v{} (gantry {}): trace {}, cluster {}, order {:?}, placer {:?}, seed {}, {} entries\n",
+        h.format_version,
+        h.gantry_version,
+        h.trace,
+        h.cluster,
+        h.order,
+        h.placer,
+        h.config.seed,
+        recording.entries.len()
+    );
+    for (i, e) in recording.entries.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{i:>7} t={:>12}ms  {:<40} -> {}",
+            e.now.0,
+            describe_event(&e.event),
+            describe_outcome(e)
+        );
+    }
+    s
+}
