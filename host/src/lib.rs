@@ -1,1 +1,3 @@
 //! gantry host library.
+
+pub mod dag;
