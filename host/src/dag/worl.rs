@@ -290,7 +290,8 @@ mod tests {
 
     #[test]
     fn task_names() {
-        let cases: &[(&str, Option<(u32, Vec<u32>)>)] = &[
+        type Parsed = Option<(u32, Vec<u32>)>;
+        let cases: &[(&str, Parsed)] = &[
             ("M5_3_4", Some((5, vec![3, 4]))),
             ("R2_1", Some((2, vec![1]))),
             ("M1", Some((1, vec![]))),
