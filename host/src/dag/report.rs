@@ -193,3 +193,115 @@ fn run_on<M: Platform>(
     }
     Ok(reports)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dag::{Format, LoadOptions, load};
+    use std::path::PathBuf;
+
+    /// A quick side-by-side table on the real inputs (not a benchmark: wall times are rough).
+    /// `cargo test -p gantry --release dag::report -- --ignored --nocapture`
+    #[test]
+    #[ignore = "slow in debug builds; prints a table"]
+    fn table_on_real_inputs() {
+        let traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces");
+        if !traces.is_dir() {
+            eprintln!("note: {} missing, skipping", traces.display());
+            return;
+        }
+        let worl = traces.join("worl-rtgs-alibaba");
+        let mut inputs: Vec<(PathBuf, LoadOptions)> = Vec::new();
+        for (n, gpus, degree) in [
+            (100, 50, 3),
+            (1000, 50, 1),
+            (1000, 50, 3),
+            (1000, 50, 100),
+            (1000, 500, 3),
+        ] {
+            let mut o = LoadOptions::new(Format::Worl);
+            (o.gpus, o.degree) = (gpus, degree);
+            inputs.push((worl.join(format!("instance{n}.csv")), o));
+        }
+        let mut o = LoadOptions::new(Format::Tpch);
+        o.speeds = crate::dag::GpuSpeeds::WorlCsv(worl.join("GPU.csv"));
+        o.gpus = 10;
+        inputs.push((traces.join("decima-tpch/tpch_10g.json"), o.clone()));
+        inputs.push((
+            traces.join("stg-heft-dags/stg/rand0000.stg"),
+            LoadOptions {
+                gpus: 4,
+                format: Format::Stg,
+                ..o
+            },
+        ));
+        inputs.push((
+            traces.join("stg-heft-dags/topcuoglu2002_canonical"),
+            LoadOptions::new(Format::Matrix),
+        ));
+        let kinds = [
+            PlannerKind::Heft,
+            PlannerKind::Woa,
+            PlannerKind::WoaHeft,
+            PlannerKind::Random,
+        ];
+        println!("input gpus degree planner makespan lower_bound ratio plan_ms");
+        for (path, options) in &inputs {
+            let problem = load(path, options).unwrap();
+            for r in run_planners(&problem, &kinds, &PlannerOptions::new(1)).unwrap() {
+                println!(
+                    "{} {} {} {} {:.1} {:.1} {:.3} {:.1}",
+                    r.input,
+                    r.gpus,
+                    options.degree,
+                    r.planner,
+                    r.makespan,
+                    r.lower_bound,
+                    r.ratio,
+                    r.plan_ms
+                );
+            }
+        }
+    }
+
+    /// Rough evaluator cost per plan on the 9,790-task slice (criterion benches come later).
+    /// `cargo test -p gantry --release dag::report -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing; run in release"]
+    fn evaluator_time_per_plan_rough() {
+        let f = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/traces/worl-rtgs-alibaba/instance10000.csv");
+        if !f.is_file() {
+            eprintln!("note: {} missing, skipping", f.display());
+            return;
+        }
+        for degree in [3, 100] {
+            let mut o = LoadOptions::new(Format::Worl);
+            o.degree = degree;
+            let problem = load(&f, &o).unwrap();
+            let HostPlatform::Pool(pool) = &problem.platform else {
+                return;
+            };
+            on_big_stack(|| {
+                let dag = problem.dag.as_ref();
+                let mut plan = Box::new(Plan::<MAX_TASKS>::new());
+                RandomPlanner::new(1)
+                    .plan(dag, pool.as_ref(), &mut plan)
+                    .unwrap();
+                let mut eval = Box::new(Evaluator::<MAX_TASKS, MAX_GPUS>::new());
+                let runs = 200;
+                let clock = Instant::now();
+                let mut sum = 0.0;
+                for _ in 0..runs {
+                    sum += eval.evaluate(dag, pool.as_ref(), &plan).unwrap();
+                }
+                let us = clock.elapsed().as_secs_f64() * 1e6 / f64::from(runs);
+                println!(
+                    "evaluate: {} tasks, {} edges: {us:.0} µs per plan (checksum {sum:.0})",
+                    dag.task_count(),
+                    dag.edge_count()
+                );
+            });
+        }
+    }
+}
