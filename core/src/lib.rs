@@ -20,6 +20,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod dag;
 pub mod error;
 pub mod event;
 pub mod ids;

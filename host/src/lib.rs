@@ -4,6 +4,7 @@
 //! `gantry-core` scheduler through its event API, metrics, and the `gantry` CLI.
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
+pub mod dag;
 pub mod metrics;
 pub mod policy;
 pub mod record;

@@ -1,0 +1,123 @@
+//! Arguments of `gantry dag` (clap derive), and their translation into loader and planner
+//! options. The lead wires the subcommand; this keeps the flags next to the code they drive.
+
+use super::{Format, GpuSpeeds, LoadOptions, PlannerKind, PlannerOptions};
+use std::path::PathBuf;
+
+/// `gantry dag --input PATH --format worl|tpch|stg|matrix --gpus N [--degree D]
+/// --planners heft,woa,random [--seed N] [--json]`: plan one DAG with several planners.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DagArgs {
+    /// Input file (or folder for `--format matrix`).
+    #[arg(long)]
+    pub input: PathBuf,
+    /// Input format.
+    #[arg(long, value_enum)]
+    pub format: Format,
+    /// GPUs (ignored by `matrix`: its GPUs are its columns).
+    #[arg(long, default_value_t = 50)]
+    pub gpus: usize,
+    /// Synthetic fan-in for inputs without edges (WORL slices; the paper uses 1, 3, 100).
+    #[arg(long, default_value_t = 3)]
+    pub degree: u32,
+    /// Planners to run, comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PlannerKind::Heft, PlannerKind::Woa, PlannerKind::Random])]
+    pub planners: Vec<PlannerKind>,
+    /// Seed of synthetic edges, WOA and random.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// WORL: tasks to take (default N of instanceN.csv).
+    #[arg(long)]
+    pub tasks: Option<usize>,
+    /// TPC-H: one query (1..=22) instead of the batch of all 22.
+    #[arg(long)]
+    pub query: Option<u32>,
+    /// Link bandwidth in data units per ms (default infinite; `matrix` uses its file).
+    #[arg(long)]
+    pub bandwidth: Option<f64>,
+    /// WORL GPU.csv for GPU speeds (default: GPU.csv next to the input, else uniform).
+    #[arg(long)]
+    pub gpu_csv: Option<PathBuf>,
+    /// Uniform GPU speeds (1.0) even if a GPU.csv is found.
+    #[arg(long)]
+    pub uniform_speeds: bool,
+    /// WOA whales (≤ 64).
+    #[arg(long, default_value_t = 30)]
+    pub woa_population: usize,
+    /// WOA iterations.
+    #[arg(long, default_value_t = 100)]
+    pub woa_iterations: u32,
+    /// Print a JSON array of reports instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl DagArgs {
+    /// Loader options from the flags.
+    pub fn load_options(&self) -> LoadOptions {
+        let speeds = match (&self.gpu_csv, self.uniform_speeds) {
+            (_, true) => GpuSpeeds::Uniform,
+            (Some(p), false) => GpuSpeeds::WorlCsv(p.clone()),
+            (None, false) => GpuSpeeds::Auto,
+        };
+        LoadOptions {
+            format: self.format,
+            gpus: self.gpus,
+            degree: self.degree,
+            seed: self.seed,
+            tasks: self.tasks,
+            query: self.query,
+            bandwidth: self.bandwidth,
+            speeds,
+        }
+    }
+
+    /// Planner options from the flags.
+    pub fn planner_options(&self) -> PlannerOptions {
+        PlannerOptions {
+            seed: self.seed,
+            woa_population: self.woa_population,
+            woa_iterations: self.woa_iterations,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        dag: DagArgs,
+    }
+
+    #[test]
+    fn parses_the_documented_command_line() {
+        let cli = Cli::parse_from([
+            "gantry",
+            "--input",
+            "x.csv",
+            "--format",
+            "worl",
+            "--gpus",
+            "500",
+            "--degree",
+            "100",
+            "--planners",
+            "heft,woa-heft,random",
+            "--seed",
+            "7",
+            "--json",
+        ]);
+        let a = cli.dag;
+        assert_eq!(
+            a.planners,
+            vec![PlannerKind::Heft, PlannerKind::WoaHeft, PlannerKind::Random]
+        );
+        assert_eq!(a.load_options().gpus, 500);
+        assert_eq!(a.planner_options().seed, 7);
+        assert!(a.json);
+    }
+}

@@ -1,0 +1,307 @@
+//! Plan one DAG with several planners and report each plan's makespan (always computed by the
+//! core's list-scheduling [`Evaluator`], so planners are compared on one model), the makespan
+//! lower bound, and the wall time of planning.
+
+use super::{HostPlatform, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
+use gantry_core::dag::{
+    DagPlanner, Evaluator, Heft, HeftAdvisor, NoAdvisor, Plan, PlanError, Platform, RandomPlanner,
+    Woa, WoaConfig,
+};
+use std::time::Instant;
+
+/// Population capacity of the host's WOA (the population actually used is
+/// [`PlannerOptions::woa_population`]).
+pub const WOA_POP: usize = 64;
+
+/// The planners `gantry dag --planners` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlannerKind {
+    /// HEFT (Topcuoglu et al. 2002).
+    Heft,
+    /// Whale Optimization with a random initial population.
+    Woa,
+    /// Whale Optimization whose population is seeded with the HEFT plan.
+    WoaHeft,
+    /// Seeded random assignment, topological order.
+    Random,
+}
+
+impl PlannerKind {
+    /// The name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlannerKind::Heft => "heft",
+            PlannerKind::Woa => "woa",
+            PlannerKind::WoaHeft => "woa-heft",
+            PlannerKind::Random => "random",
+        }
+    }
+}
+
+/// Settings shared by the planners of one run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlannerOptions {
+    /// Seed of WOA and random.
+    pub seed: u64,
+    /// WOA whales (clamped to 1..=[`WOA_POP`]).
+    pub woa_population: usize,
+    /// WOA iterations.
+    pub woa_iterations: u32,
+}
+
+impl PlannerOptions {
+    /// WOA with Mirjalili's defaults: 30 whales, 100 iterations.
+    pub fn new(seed: u64) -> Self {
+        Self {
+            seed,
+            woa_population: 30,
+            woa_iterations: 100,
+        }
+    }
+}
+
+/// One task of a plan as the evaluator scheduled it (for Gantt charts).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct ScheduledTask {
+    /// Task id.
+    pub task: u32,
+    /// GPU index.
+    pub gpu: u16,
+    /// Start, ms.
+    pub start_ms: f64,
+    /// Finish, ms.
+    pub finish_ms: f64,
+}
+
+/// One planner's result on one DAG (`gantry dag --json` prints an array of these).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct PlannerReport {
+    /// Planner name.
+    pub planner: String,
+    /// Input name.
+    pub input: String,
+    /// Tasks in the DAG.
+    pub tasks: usize,
+    /// Edges in the DAG.
+    pub edges: usize,
+    /// GPUs.
+    pub gpus: usize,
+    /// Makespan of the plan by the core evaluator, ms.
+    pub makespan: f64,
+    /// Makespan lower bound, ms: max(critical path at fastest run times, area bound).
+    pub lower_bound: f64,
+    /// `makespan / lower_bound` (≥ 1).
+    pub ratio: f64,
+    /// Wall time of planning, ms (host clock; evaluation of the result not included).
+    pub plan_ms: f64,
+    /// Seed used.
+    pub seed: u64,
+    /// For HEFT: its own insertion-based makespan (the paper's figure), ≥ `makespan`.
+    pub heft_own_makespan: Option<f64>,
+    /// The plan, scheduled (not serialised: large).
+    #[serde(skip)]
+    pub schedule: Vec<ScheduledTask>,
+}
+
+/// Run each planner of `kinds` on `problem` (on the big stack) and report. Deterministic
+/// except `plan_ms`.
+pub fn run_planners(
+    problem: &Problem,
+    kinds: &[PlannerKind],
+    options: &PlannerOptions,
+) -> Result<Vec<PlannerReport>, PlanError> {
+    on_big_stack(|| match &problem.platform {
+        HostPlatform::Pool(p) => run_on(problem, p.as_ref(), kinds, options),
+        HostPlatform::Table(t) => run_on(problem, t.as_ref(), kinds, options),
+    })
+}
+
+fn run_on<M: Platform>(
+    problem: &Problem,
+    platform: &M,
+    kinds: &[PlannerKind],
+    options: &PlannerOptions,
+) -> Result<Vec<PlannerReport>, PlanError> {
+    let dag = problem.dag.as_ref();
+    let mut eval = Box::new(Evaluator::<MAX_TASKS, MAX_GPUS>::new());
+    let lower_bound = eval.lower_bound(dag, platform)?.ms();
+    let mut plan = Box::new(Plan::<MAX_TASKS>::new());
+    let mut reports = Vec::with_capacity(kinds.len());
+    let woa_config = WoaConfig {
+        population: options.woa_population,
+        iterations: options.woa_iterations,
+        spiral_b: 1.0,
+        seed: options.seed,
+    };
+    for &kind in kinds {
+        let clock = Instant::now();
+        let mut heft_own = None;
+        match kind {
+            PlannerKind::Heft => {
+                let mut heft = Box::new(Heft::<MAX_TASKS, MAX_GPUS>::new());
+                heft.plan(dag, platform, &mut plan)?;
+                heft_own = Some(heft.makespan_ms());
+            }
+            PlannerKind::Woa => {
+                let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
+                    woa_config, NoAdvisor,
+                ));
+                woa.plan(dag, platform, &mut plan)?;
+            }
+            PlannerKind::WoaHeft => {
+                let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
+                    woa_config,
+                    HeftAdvisor::<MAX_TASKS, MAX_GPUS>::new(),
+                ));
+                woa.plan(dag, platform, &mut plan)?;
+            }
+            PlannerKind::Random => {
+                RandomPlanner::new(options.seed).plan(dag, platform, &mut plan)?;
+            }
+        }
+        let plan_ms = clock.elapsed().as_secs_f64() * 1000.0;
+        let makespan = eval.evaluate(dag, platform, &plan)?;
+        let schedule = plan
+            .order()
+            .iter()
+            .map(|&t| ScheduledTask {
+                task: t,
+                gpu: plan.gpus()[t as usize],
+                start_ms: eval.start_ms()[t as usize],
+                finish_ms: eval.finish_ms()[t as usize],
+            })
+            .collect();
+        reports.push(PlannerReport {
+            planner: kind.name().to_string(),
+            input: problem.name.clone(),
+            tasks: dag.task_count(),
+            edges: dag.edge_count(),
+            gpus: platform.gpu_count(),
+            makespan,
+            lower_bound,
+            ratio: if lower_bound > 0.0 {
+                makespan / lower_bound
+            } else {
+                1.0
+            },
+            plan_ms,
+            seed: options.seed,
+            heft_own_makespan: heft_own,
+            schedule,
+        });
+    }
+    Ok(reports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dag::{Format, LoadOptions, load};
+    use std::path::PathBuf;
+
+    /// A quick side-by-side table on the real inputs (not a benchmark: wall times are rough).
+    /// `cargo test -p gantry --release dag::report -- --ignored --nocapture`
+    #[test]
+    #[ignore = "slow in debug builds; prints a table"]
+    fn table_on_real_inputs() {
+        let traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces");
+        if !traces.is_dir() {
+            eprintln!("note: {} missing, skipping", traces.display());
+            return;
+        }
+        let worl = traces.join("worl-rtgs-alibaba");
+        let mut inputs: Vec<(PathBuf, LoadOptions)> = Vec::new();
+        for (n, gpus, degree) in [
+            (100, 50, 3),
+            (1000, 50, 1),
+            (1000, 50, 3),
+            (1000, 50, 100),
+            (1000, 500, 3),
+        ] {
+            let mut o = LoadOptions::new(Format::Worl);
+            (o.gpus, o.degree) = (gpus, degree);
+            inputs.push((worl.join(format!("instance{n}.csv")), o));
+        }
+        let mut o = LoadOptions::new(Format::Tpch);
+        o.speeds = crate::dag::GpuSpeeds::WorlCsv(worl.join("GPU.csv"));
+        o.gpus = 10;
+        inputs.push((traces.join("decima-tpch/tpch_10g.json"), o.clone()));
+        inputs.push((
+            traces.join("stg-heft-dags/stg/rand0000.stg"),
+            LoadOptions {
+                gpus: 4,
+                format: Format::Stg,
+                ..o
+            },
+        ));
+        inputs.push((
+            traces.join("stg-heft-dags/topcuoglu2002_canonical"),
+            LoadOptions::new(Format::Matrix),
+        ));
+        let kinds = [
+            PlannerKind::Heft,
+            PlannerKind::Woa,
+            PlannerKind::WoaHeft,
+            PlannerKind::Random,
+        ];
+        println!("input gpus degree planner makespan lower_bound ratio plan_ms");
+        for (path, options) in &inputs {
+            let problem = load(path, options).unwrap();
+            for r in run_planners(&problem, &kinds, &PlannerOptions::new(1)).unwrap() {
+                println!(
+                    "{} {} {} {} {:.1} {:.1} {:.3} {:.1}",
+                    r.input,
+                    r.gpus,
+                    options.degree,
+                    r.planner,
+                    r.makespan,
+                    r.lower_bound,
+                    r.ratio,
+                    r.plan_ms
+                );
+            }
+        }
+    }
+
+    /// Rough evaluator cost per plan on the 9,790-task slice (criterion benches come later).
+    /// `cargo test -p gantry --release dag::report -- --ignored --nocapture`
+    #[test]
+    #[ignore = "timing; run in release"]
+    fn evaluator_time_per_plan_rough() {
+        let f = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/traces/worl-rtgs-alibaba/instance10000.csv");
+        if !f.is_file() {
+            eprintln!("note: {} missing, skipping", f.display());
+            return;
+        }
+        for degree in [3, 100] {
+            let mut o = LoadOptions::new(Format::Worl);
+            o.degree = degree;
+            let problem = load(&f, &o).unwrap();
+            let HostPlatform::Pool(pool) = &problem.platform else {
+                return;
+            };
+            on_big_stack(|| {
+                let dag = problem.dag.as_ref();
+                let mut plan = Box::new(Plan::<MAX_TASKS>::new());
+                RandomPlanner::new(1)
+                    .plan(dag, pool.as_ref(), &mut plan)
+                    .unwrap();
+                let mut eval = Box::new(Evaluator::<MAX_TASKS, MAX_GPUS>::new());
+                let runs = 200;
+                let clock = Instant::now();
+                let mut sum = 0.0;
+                for _ in 0..runs {
+                    sum += eval.evaluate(dag, pool.as_ref(), &plan).unwrap();
+                }
+                let us = clock.elapsed().as_secs_f64() * 1e6 / f64::from(runs);
+                println!(
+                    "evaluate: {} tasks, {} edges: {us:.0} µs per plan (checksum {sum:.0})",
+                    dag.task_count(),
+                    dag.edge_count()
+                );
+            });
+        }
+    }
+}
