@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use gantry::dag::{self, cli::DagArgs};
 use gantry::metrics::Metrics;
 use gantry::policy::{OrderKind, PlacerKind};
 use gantry::record::{self, RecordHeader};
@@ -27,6 +28,8 @@ enum Command {
     Simulate(SimulateArgs),
     /// Re-run the core on a recorded event stream; exit 0 only if every decision matches.
     Replay(ReplayArgs),
+    /// Plan a DAG workload on heterogeneous GPUs with several planners (HEFT, WOA, random).
+    Dag(DagArgs),
 }
 
 #[derive(Args, Debug)]
@@ -166,10 +169,47 @@ fn run_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+fn run_dag(args: &DagArgs) -> anyhow::Result<()> {
+    let problem = dag::load(&args.input, &args.load_options())?;
+    let reports = dag::run_planners(&problem, &args.planners, &args.planner_options())?;
+    if args.json {
+        println!("{}", serde_json::to_string(&reports)?);
+        return Ok(());
+    }
+    let mut table = comfy_table::Table::new();
+    table.load_preset(comfy_table::presets::ASCII_MARKDOWN);
+    table.set_header([
+        "planner",
+        "tasks",
+        "edges",
+        "gpus",
+        "makespan (ms)",
+        "lower bound (ms)",
+        "ratio",
+        "plan (ms)",
+    ]);
+    for r in &reports {
+        table.add_row([
+            r.planner.clone(),
+            r.tasks.to_string(),
+            r.edges.to_string(),
+            r.gpus.to_string(),
+            format!("{:.1}", r.makespan),
+            format!("{:.1}", r.lower_bound),
+            format!("{:.3}", r.ratio),
+            format!("{:.1}", r.plan_ms),
+        ]);
+    }
+    println!("input: {} (seed {})", args.input.display(), args.seed);
+    println!("{table}");
+    Ok(())
+}
+
 fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match &cli.command {
         Command::Simulate(args) => run_simulate(args).map(|()| ExitCode::SUCCESS),
         Command::Replay(args) => run_replay(args),
+        Command::Dag(args) => run_dag(args).map(|()| ExitCode::SUCCESS),
     }
 }
