@@ -5,7 +5,15 @@
 //! panics. Jobs come back sorted by submit time (ties by file line), with times rebased so
 //! the first job arrives at 0 ms.
 
+pub mod chronus;
+pub mod deadlines;
+pub mod elasticflow;
+pub mod hydra;
+pub mod loaded;
 pub mod philly;
+pub mod tiresias;
+
+pub use loaded::{Loaded, Skipped};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
