@@ -4,6 +4,7 @@
 //! `gantry-core` scheduler through its event API, metrics, and the `gantry` CLI.
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
+pub mod compare;
 pub mod dag;
 pub mod metrics;
 pub mod policy;
@@ -11,3 +12,4 @@ pub mod record;
 pub mod sample;
 pub mod sim;
 pub mod trace;
+pub mod workload;

@@ -1,14 +1,15 @@
-//! `gantry`: the command-line front end.
+//! `gantry`: the command-line front end. Argument plumbing only; the logic lives in the
+//! library modules.
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use gantry::compare;
 use gantry::dag::{self, cli::DagArgs};
 use gantry::metrics::Metrics;
 use gantry::policy::{OrderKind, PlacerKind};
 use gantry::record::{self, RecordHeader};
-use gantry::sample;
-use gantry::sim::{ClusterSpec, FaultConfig, SimConfig, SpeedModel, simulate};
-use gantry::trace::{TraceJob, philly};
+use gantry::sim::simulate;
+use gantry::workload::WorkloadArgs;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,10 +27,45 @@ struct Cli {
 enum Command {
     /// Simulate a trace on a cluster with one job order and one placer, print metrics.
     Simulate(SimulateArgs),
+    /// Simulate several job orders and placers on the same trace, cluster and seed.
+    Compare(CompareArgs),
     /// Re-run the core on a recorded event stream; exit 0 only if every decision matches.
     Replay(ReplayArgs),
     /// Plan a DAG workload on heterogeneous GPUs with several planners (HEFT, WOA, random).
     Dag(DagArgs),
+}
+
+#[derive(Args, Debug)]
+struct SimulateArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Job order.
+    #[arg(long, value_enum, default_value_t = OrderKind::Fifo)]
+    order: OrderKind,
+    /// GPU placer.
+    #[arg(long, value_enum, default_value_t = PlacerKind::FirstFit)]
+    placement: PlacerKind,
+    /// Record every event and decision to this file (replay with `gantry replay`).
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Job orders, comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [OrderKind::Fifo])]
+    orders: Vec<OrderKind>,
+    /// Placers, comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PlacerKind::FirstFit])]
+    placements: Vec<PlacerKind>,
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -41,84 +77,24 @@ struct ReplayArgs {
     dump: bool,
 }
 
-/// Trace formats `--format` accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum TraceFormat {
-    /// `timestamp,duration,num_gpus,gpu_time,cluster` (Pollux's philly.csv).
-    Philly,
-}
-
-#[derive(Args, Debug)]
-struct SimulateArgs {
-    /// Trace file; default: the bundled 1,500-job Philly sample.
-    #[arg(long)]
-    trace: Option<PathBuf>,
-    /// Trace format.
-    #[arg(long, value_enum, default_value_t = TraceFormat::Philly)]
-    format: TraceFormat,
-    /// Cluster shape RACKSxMACHINESxGPUS.
-    #[arg(long, default_value_t = ClusterSpec::DEFAULT)]
-    cluster: ClusterSpec,
-    /// Job order.
-    #[arg(long, value_enum, default_value_t = OrderKind::Fifo)]
-    order: OrderKind,
-    /// GPU placer.
-    #[arg(long, value_enum, default_value_t = PlacerKind::FirstFit)]
-    placement: PlacerKind,
-    /// Keep the first N jobs by submit time.
-    #[arg(long)]
-    limit: Option<usize>,
-    /// Seed for every random choice.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// How placement affects job speed.
-    #[arg(long, value_enum, default_value_t = SpeedModel::CommCost)]
-    speed_model: SpeedModel,
-    /// Re-evaluation period while jobs are live, seconds.
-    #[arg(long, default_value_t = 60)]
-    tick_s: u64,
-    /// Restart overhead charged after each preemption, seconds.
-    #[arg(long, default_value_t = 0)]
-    restart_overhead_s: u64,
-    /// Inject seeded GPU failures: mean failures per GPU per day (1 h mean repair, one in ten
-    /// drains a whole machine).
-    #[arg(long)]
-    faults: Option<f64>,
-    /// Record every event and decision to this file (replay with `gantry replay`).
-    #[arg(long)]
-    record: Option<PathBuf>,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    json: bool,
-}
-
-fn load_trace(
-    path: Option<&PathBuf>,
-    format: TraceFormat,
-    limit: Option<usize>,
-) -> anyhow::Result<(String, Vec<TraceJob>)> {
-    match (path, format) {
-        (None, _) => Ok((
-            sample::PHILLY_SAMPLE_NAME.to_string(),
-            sample::philly_sample(limit)?,
-        )),
-        (Some(p), TraceFormat::Philly) => Ok((p.display().to_string(), philly::load(p, limit)?)),
-    }
-}
-
 fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
-    let (name, jobs) = load_trace(args.trace.as_ref(), args.format, args.limit)?;
-    let config = SimConfig {
-        tick_ms: args.tick_s.saturating_mul(1000),
-        restart_overhead_ms: args.restart_overhead_s.saturating_mul(1000),
-        seed: args.seed,
-        speed_model: args.speed_model,
-        faults: args.faults.map(FaultConfig::with_rate),
-    };
-    let out = simulate(&jobs, args.cluster, args.order, args.placement, &config)
-        .with_context(|| format!("simulating {name}"))?;
+    let workload = args.workload.load()?;
+    let out = simulate(
+        &workload.jobs,
+        workload.cluster,
+        args.order,
+        args.placement,
+        &workload.config,
+    )
+    .with_context(|| format!("simulating {}", workload.name))?;
     if let Some(path) = &args.record {
-        let header = RecordHeader::new(&name, args.cluster, args.order, args.placement, &config);
+        let header = RecordHeader::new(
+            &workload.name,
+            workload.cluster,
+            args.order,
+            args.placement,
+            &workload.config,
+        );
         std::fs::write(path, record::encode(&header, &out))
             .with_context(|| format!("writing {}", path.display()))?;
     }
@@ -126,14 +102,20 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string(&metrics)?);
     } else {
-        println!(
-            "trace: {name} ({} jobs), cluster {} ({} GPUs), seed {}",
-            jobs.len(),
-            args.cluster,
-            args.cluster.gpus(),
-            args.seed
-        );
+        println!("{}", workload.describe());
         println!("{}", metrics.table());
+    }
+    Ok(())
+}
+
+fn run_compare(args: &CompareArgs) -> anyhow::Result<()> {
+    let workload = args.workload.load()?;
+    let rows = compare::compare(&workload, &args.orders, &args.placements)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&rows)?);
+    } else {
+        println!("{}", workload.describe());
+        println!("{}", compare::table(&rows));
     }
     Ok(())
 }
@@ -209,6 +191,7 @@ fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match &cli.command {
         Command::Simulate(args) => run_simulate(args).map(|()| ExitCode::SUCCESS),
+        Command::Compare(args) => run_compare(args).map(|()| ExitCode::SUCCESS),
         Command::Replay(args) => run_replay(args),
         Command::Dag(args) => run_dag(args).map(|()| ExitCode::SUCCESS),
     }

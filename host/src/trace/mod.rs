@@ -18,6 +18,46 @@ pub use loaded::{Loaded, Skipped};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// The trace formats gantry reads (`--format`).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceFormat {
+    /// Pollux's `philly.csv`: `timestamp,duration,num_gpus,gpu_time,cluster`.
+    Philly,
+    /// Microsoft ITP / ElasticFlow (seconds, absolute deadlines).
+    Elasticflow,
+    /// Chronus MIX1/MIX2/SLO (minutes; 0-GPU rows reported and left out).
+    Chronus,
+    /// Hydra PAI deadline sets (A100 durations, 1 GPU per job).
+    Hydra,
+    /// The Tiresias simulator's input (`job_id,num_gpu,submit_time,…`).
+    Tiresias,
+}
+
+/// Loads a trace of any format; the first `limit` jobs by submit time are kept.
+pub fn load(path: &Path, format: TraceFormat, limit: Option<usize>) -> Result<Loaded, TraceError> {
+    match format {
+        TraceFormat::Philly => {
+            let jobs = philly::load(path, limit)?;
+            let source_ids = jobs
+                .iter()
+                .map(|j| format!("line {}", j.source_line))
+                .collect();
+            Ok(Loaded {
+                jobs,
+                source_ids,
+                skipped: Vec::new(),
+            })
+        }
+        TraceFormat::Elasticflow => elasticflow::load(path, limit),
+        TraceFormat::Chronus => chronus::load(path, limit),
+        TraceFormat::Hydra => hydra::load(path, limit),
+        TraceFormat::Tiresias => tiresias::load(path, limit),
+    }
+}
+
 /// One job of a trace, in the simulator's units.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TraceJob {
