@@ -1,0 +1,169 @@
+//! Property tests of the core's event API: arbitrary event sequences, garbage included
+//! (unknown ids, zero-GPU and oversized jobs, GPU ids out of range, time going backwards),
+//! through every placer. After every event:
+//! - the core's own invariants hold (`check_invariants`: no GPU held twice or by a
+//!   non-running job, no failed GPU held, every running job holds exactly its gang);
+//! - every accepted job is in exactly one place: live in the table, or finished, cancelled
+//!   or rejected — never two, never none;
+//! - GPU accounting balances: busy GPUs = Σ GPUs of running jobs;
+//! - an event that returned an error changed nothing.
+
+use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy, RandomPlacer};
+use gantry_core::{
+    BestFit, Decision, Event, Fifo, FirstFit, GpuId, Job, JobId, JobOrder, JobSpec, JobState, LinkWeights, Placer,
+    Scheduler, TimeMs, Topology,
+};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+
+const G: usize = 16;
+const J: usize = 8;
+const GANG: usize = 8;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Submit { id: u32, gpus: u16, deadline_in: Option<u64>, length: Option<u64> },
+    Finish(u32),
+    FinishRunning(usize),
+    Cancel(u32),
+    Down(u16),
+    Up(u16),
+    Tick,
+    Advance(u64),
+    Backwards(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u32..24, 0u16..12, proptest::option::of(0u64..5_000), proptest::option::of(1u64..10_000))
+            .prop_map(|(id, gpus, deadline_in, length)| Op::Submit { id, gpus, deadline_in, length }),
+        1 => (0u32..24).prop_map(Op::Finish),
+        3 => (0usize..8).prop_map(Op::FinishRunning),
+        1 => (0u32..24).prop_map(Op::Cancel),
+        1 => (0u16..20).prop_map(Op::Down),
+        1 => (0u16..20).prop_map(Op::Up),
+        1 => Just(Op::Tick),
+        3 => (1u64..2_000).prop_map(Op::Advance),
+        1 => (1u64..100).prop_map(Op::Backwards),
+    ]
+}
+
+type Snapshot = (Vec<Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
+
+fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snapshot {
+    let gpus = (0..G as u16).map(GpuId);
+    (s.jobs().to_vec(), gpus.clone().map(|g| s.gpu_owner(g)).collect(), gpus.map(|g| s.is_healthy(g)).collect(), s.now())
+}
+
+/// Runs `ops` and checks the properties after each; returns an error message on violation.
+fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(), String> {
+    let topology = Topology::<G>::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).map_err(|e| e.to_string())?;
+    let mut s: Scheduler<O, P, G, J, GANG> = Scheduler::new(topology, order, placer);
+    let mut now = 0u64;
+    let mut live: BTreeSet<u32> = BTreeSet::new();
+    let mut gone: BTreeSet<u32> = BTreeSet::new();
+    for (step, op) in ops.iter().enumerate() {
+        let mut at = now;
+        let event = match *op {
+            Op::Submit { id, gpus, deadline_in, length } => {
+                let mut spec = JobSpec::new(JobId(id), gpus);
+                spec.deadline = deadline_in.map(|d| TimeMs(now + d));
+                spec.declared_length = length.map(gantry_core::DurationMs);
+                Event::Submit(spec)
+            }
+            Op::Finish(id) => Event::Finish(JobId(id)),
+            Op::FinishRunning(k) => {
+                let running: Vec<JobId> =
+                    s.jobs().iter().filter(|j| j.state == JobState::Running).map(Job::id).collect();
+                running.get(k % running.len().max(1)).map_or(Event::Tick, |&id| Event::Finish(id))
+            }
+            Op::Cancel(id) => Event::Cancel(JobId(id)),
+            Op::Down(g) => Event::GpuDown(GpuId(g)),
+            Op::Up(g) => Event::GpuUp(GpuId(g)),
+            Op::Tick => Event::Tick,
+            Op::Advance(dt) => {
+                now += dt;
+                at = now;
+                Event::Tick
+            }
+            Op::Backwards(dt) => {
+                at = now.saturating_sub(dt);
+                Event::Tick
+            }
+        };
+        let before = snapshot(&s);
+        let mut out: heapless::Vec<Decision<GANG>, 32> = heapless::Vec::new();
+        match s.handle(TimeMs(at), event, &mut out) {
+            Err(err) => {
+                if snapshot(&s) != before {
+                    return Err(format!("step {step}: {event:?} failed with {err:?} but changed the state"));
+                }
+                if !out.is_empty() {
+                    return Err(format!("step {step}: error {err:?} with decisions {out:?}"));
+                }
+            }
+            Ok(outcome) => {
+                if outcome.more_pending {
+                    return Err(format!("step {step}: a 32-slot buffer overflowed"));
+                }
+                match event {
+                    Event::Submit(spec) => {
+                        live.insert(spec.id.0);
+                    }
+                    Event::Finish(id) | Event::Cancel(id) => {
+                        live.remove(&id.0);
+                        gone.insert(id.0);
+                    }
+                    _ => {}
+                }
+                for d in &out {
+                    if let Decision::Reject { job, .. } = d {
+                        live.remove(&job.0);
+                        gone.insert(job.0);
+                    }
+                }
+            }
+        }
+        s.check_invariants().map_err(|v| format!("step {step}: {event:?}: {v:?}"))?;
+        let table: BTreeSet<u32> = s.jobs().iter().map(|j| j.id().0).collect();
+        if table != live {
+            return Err(format!("step {step}: table {table:?} but accepted-and-live {live:?}"));
+        }
+        let running_gpus: usize =
+            s.jobs().iter().filter(|j| j.state == JobState::Running).map(|j| usize::from(j.spec.gpus)).sum();
+        if running_gpus != s.busy_gpu_count() {
+            return Err(format!("step {step}: {} GPUs busy, running jobs hold {running_gpus}", s.busy_gpu_count()));
+        }
+        if s.busy_gpu_count() > s.healthy_gpu_count() {
+            return Err(format!("step {step}: more GPUs busy than healthy"));
+        }
+    }
+    Ok(())
+}
+
+/// Every order × every placer on the same ops.
+fn check_all(ops: &[Op], seed: u64) -> Result<(), String> {
+    macro_rules! each_placer {
+        ($order:expr) => {
+            check($order, FirstFit, ops)?;
+            check($order, BestFit, ops)?;
+            check($order, RandomPlacer::new(seed), ops)?;
+            check($order, LoadBalance, ops)?;
+            check($order, ProximityGreedy, ops)?;
+            check($order, ExactOptimal::<G>::new(OptimalConfig::default()), ops)?;
+        };
+    }
+    each_placer!(Fifo);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_under_arbitrary_event_sequences(ops in proptest::collection::vec(op(), 1..120), seed in 0u64..1000) {
+        if let Err(msg) = check_all(&ops, seed) {
+            prop_assert!(false, "{}", msg);
+        }
+    }
+}
