@@ -35,7 +35,11 @@ pub use error::SchedError;
 pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState};
-pub use order::{Fifo, HeadOfLine, JobOrder, Preemption, PriorityKey};
+pub use order::{
+    Assessment, Edf, Fifo, HeadOfLine, HopelessPolicy, JobOrder, Las, LasConfig, LasConfigError,
+    LengthMetric, Preemption, PriorityKey, RelaxedDeadlinePlacement, ServiceSketch, Sjf, Srtf,
+    Standing, Tias, TiasConfig,
+};
 pub use placement::{BestFit, FirstFit, GpuMask, GpuSet, PlacementView, Placer};
 pub use rng::SeededRng;
 pub use scheduler::{HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig};
