@@ -366,3 +366,298 @@ impl JobOrder for Tias {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Decision, Event, PreemptReason};
+    use crate::ids::JobId;
+    use crate::job::JobSpec;
+    use crate::placement::FirstFit;
+    use crate::scheduler::Scheduler;
+    use crate::topology::{LinkWeights, Topology};
+
+    type Sched = Scheduler<Tias, FirstFit, 16, 64, 8>;
+    type Out = heapless::Vec<Decision<8>, 32>;
+
+    const S: u64 = 1000;
+
+    fn spec(id: u32, gpus: u16, deadline_ms: Option<u64>) -> JobSpec {
+        let mut s = JobSpec::new(JobId(id), gpus);
+        s.deadline = deadline_ms.map(TimeMs);
+        s
+    }
+
+    /// A queued job at t=0 that has executed `e_ms` (attained = gpus × e).
+    fn job(id: u32, gpus: u16, deadline_ms: Option<u64>, e_ms: u64) -> Job {
+        let mut j = Job::submitted(spec(id, gpus, deadline_ms), TimeMs(0));
+        j.executed = DurationMs(e_ms);
+        j.attained_gpu_ms = e_ms * u64::from(gpus);
+        j
+    }
+
+    fn sched(gpus: u16, config: TiasConfig) -> Sched {
+        Scheduler::new(
+            Topology::uniform(1, 1, gpus, LinkWeights::PROXIMITY_DRL).unwrap(),
+            Tias::new(config),
+            FirstFit,
+        )
+    }
+
+    fn running(s: &Sched, id: u32) -> bool {
+        s.job(JobId(id))
+            .is_some_and(|j| j.state == JobState::Running)
+    }
+
+    /// Ids sorted the way the scheduler ranks them: `(key, id)`.
+    fn ranked<const N: usize>(tias: &Tias, jobs: &[Job; N], now: TimeMs) -> [u32; N] {
+        let mut ids: [u32; N] = core::array::from_fn(|i| jobs[i].id().0);
+        ids.sort_by_key(|&id| {
+            let j = jobs.iter().find(|j| j.id().0 == id).unwrap();
+            (tias.key(j, now), id)
+        });
+        ids
+    }
+
+    /// Each urgency observation, by hand with the cold-start prior (floor m = 60 s, q = ½ →
+    /// r̂ = m, p_fit = T/(m+T)). In each pair the *higher* id must go first, so the id
+    /// tie-break is not what orders them; both jobs are critical (slack ≤ r̂).
+    #[test]
+    fn each_urgency_observation_orders_critical_jobs() {
+        let tias = Tias::default();
+        // (observation, first job, second job, U of first, U of second)
+        let cases: [(&str, Job, Job, i64, i64); 3] = [
+            // 1. Slack: T = 100 s vs 110 s, r̂ = 60 s → slack 40 s vs 50 s;
+            //    p = 625‰ vs 647‰ → U = 40,001·1000/625 = 64,001 vs 50,001·1000/647 = 77,281.
+            (
+                "slack",
+                job(1, 1, Some(100 * S), 0),
+                job(0, 1, Some(110 * S), 0),
+                64_001,
+                77_281,
+            ),
+            // 2. p_fit: equal slack 60 s. e = 0, T = 120 s → r̂ = 60 s, p = 120/180 = 666‰;
+            //    e = 120 s, T = 180 s → m = r̂ = 120 s, p = 180/300 = 600‰ (more likely to need
+            //    much more service) → U = 90,091 vs 100,001.
+            (
+                "p_fit",
+                job(1, 1, Some(120 * S), 0),
+                job(0, 1, Some(180 * S), 120 * S),
+                90_091,
+                100_001,
+            ),
+            // 3. Width: same slack 40 s and p = 625‰; 1 GPU vs 8 GPUs (w = 1 + ½·3 = 2.5)
+            //    → U = 64,001 vs 160,004.
+            (
+                "width",
+                job(1, 1, Some(100 * S), 0),
+                job(0, 8, Some(100 * S), 0),
+                64_001,
+                160_004,
+            ),
+        ];
+        for (what, first, second, u_first, u_second) in cases {
+            for j in [&first, &second] {
+                assert!(
+                    matches!(tias.standing(j, TimeMs(0)), Standing::Critical(_)),
+                    "{what}"
+                );
+            }
+            assert_eq!(tias.key(&first, TimeMs(0)).primary, u_first, "{what}");
+            assert_eq!(tias.key(&second, TimeMs(0)).primary, u_second, "{what}");
+            assert_eq!(ranked(&tias, &[second, first], TimeMs(0)), [1, 0], "{what}");
+        }
+    }
+
+    #[test]
+    fn slack_decides_who_runs_through_the_scheduler() {
+        // 1 GPU. Job 0 (T = 110 s) starts alone; job 1 (T = 100 s, less slack) preempts it.
+        let mut out = Out::new();
+        let mut s = sched(1, TiasConfig::default());
+        s.handle(
+            TimeMs(0),
+            Event::Submit(spec(0, 1, Some(110 * S))),
+            &mut out,
+        )
+        .unwrap();
+        assert!(running(&s, 0));
+        s.handle(
+            TimeMs(0),
+            Event::Submit(spec(1, 1, Some(100 * S))),
+            &mut out,
+        )
+        .unwrap();
+        assert!(running(&s, 1) && !running(&s, 0));
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn estimates_are_learned_from_finished_jobs_never_the_declared_length() {
+        let mut tias = Tias::default();
+        let mut j = job(0, 1, Some(100 * S), 0);
+        // Prior: r̂ = 60 s, slack 40 s ≤ 60 s → critical.
+        assert!(matches!(
+            tias.standing(&j, TimeMs(0)),
+            Standing::Critical(_)
+        ));
+        // The job's own declared length changes nothing.
+        let before = tias.key(&j, TimeMs(0));
+        j.spec.declared_length = Some(DurationMs(1));
+        assert_eq!(tias.key(&j, TimeMs(0)), before);
+        // 32 finished jobs of 8,192 ms, spread (by interpolation) over their bucket
+        // [8192, 10240): median r̂ = 9,216 ms, slack 90.784 s > r̂ → relaxed; p_fit = 100 %.
+        for id in 0..32 {
+            let done = job(100 + id, 1, None, 8_192);
+            tias.on_finished(&done, TimeMs(0));
+        }
+        let a = tias.assess(&j, TimeMs(0)).unwrap();
+        assert_eq!(
+            (a.remaining_ms, a.fit_permille, a.slack_ms),
+            (9_216, 1000, 90_784)
+        );
+        assert!(matches!(tias.standing(&j, TimeMs(0)), Standing::Relaxed(_)));
+    }
+
+    #[test]
+    fn hopeless_deadline_jobs_become_best_effort_or_are_rejected() {
+        let tias = Tias::default();
+        // (case, deadline ms, now ms, e ms): hopeless by passed deadline or by p_fit < 5 %
+        // (T = 3 s: 3/63 = 47‰).
+        let cases = [("passed", 50 * S, 50 * S, 0), ("p_fit 47‰", 3 * S, 0, 0)];
+        for (what, deadline, now, e) in cases {
+            let mut j = job(0, 1, Some(deadline), e);
+            let plain = job(0, 1, None, e);
+            assert_eq!(
+                tias.standing(&j, TimeMs(now)),
+                Standing::BestEffort,
+                "{what}"
+            );
+            // Best-effort = ordered exactly like the same job without a deadline.
+            assert_eq!(
+                tias.key(&j, TimeMs(now)),
+                tias.key(&plain, TimeMs(now)),
+                "{what}"
+            );
+            assert_eq!(tias.reject(&j, TimeMs(now)), None, "{what}");
+            let mut t = tias.clone();
+            t.refresh(&mut j, TimeMs(now));
+            assert_ne!(j.order_queue & HOPELESS_FLAG, 0, "{what}: sticky mark");
+            let reject = Tias::new(TiasConfig {
+                hopeless: HopelessPolicy::Reject,
+                ..TiasConfig::default()
+            });
+            assert_eq!(
+                reject.reject(&j, TimeMs(now)),
+                Some(RejectReason::DeadlineUnreachable),
+                "{what}"
+            );
+        }
+        // 3.2 s: 3.2/63.2 = 50‰ → not hopeless (≥ threshold), critical.
+        let j = job(0, 1, Some(3_200), 0);
+        assert!(matches!(
+            tias.standing(&j, TimeMs(0)),
+            Standing::Critical(_)
+        ));
+    }
+
+    #[test]
+    fn hopeless_job_does_not_take_gpus_and_is_rejected_under_reject_policy() {
+        // 1 GPU; job 0 (no deadline) runs from t=0; at t=1 s job 1 arrives with 3 s left.
+        for (policy, job1_queued) in [
+            (HopelessPolicy::BestEffort, true),
+            (HopelessPolicy::Reject, false),
+        ] {
+            let mut out = Out::new();
+            let mut s = sched(
+                1,
+                TiasConfig {
+                    hopeless: policy,
+                    ..TiasConfig::default()
+                },
+            );
+            s.handle(TimeMs(0), Event::Submit(spec(0, 1, None)), &mut out)
+                .unwrap();
+            out.clear();
+            s.handle(TimeMs(S), Event::Submit(spec(1, 1, Some(4 * S))), &mut out)
+                .unwrap();
+            assert!(running(&s, 0), "{policy:?}");
+            assert_eq!(s.job(JobId(1)).is_some(), job1_queued, "{policy:?}");
+            let rejected = out.contains(&Decision::Reject {
+                job: JobId(1),
+                reason: RejectReason::DeadlineUnreachable,
+            });
+            assert_eq!(rejected, !job1_queued, "{policy:?}");
+            s.check_invariants().unwrap();
+        }
+    }
+
+    #[test]
+    fn critical_job_preempts_keeps_service_and_loses_priority_at_its_deadline() {
+        // 1 GPU. Job 0 (no deadline) runs from 0; at 10 s job 1 (deadline 110 s, critical)
+        // preempts it. Job 0 keeps its 10 GPU·s. Job 1 is still running at its deadline:
+        // it becomes best-effort (queue 0, entered at 10 s), behind job 0 (entered at 0).
+        let mut out = Out::new();
+        let mut s = sched(1, TiasConfig::default());
+        s.handle(TimeMs(0), Event::Submit(spec(0, 1, None)), &mut out)
+            .unwrap();
+        out.clear();
+        s.handle(
+            TimeMs(10 * S),
+            Event::Submit(spec(1, 1, Some(110 * S))),
+            &mut out,
+        )
+        .unwrap();
+        assert!(out.contains(&Decision::Preempt {
+            job: JobId(0),
+            reason: PreemptReason::Priority
+        }));
+        let j0 = *s.job(JobId(0)).unwrap();
+        assert_eq!(
+            (j0.attained_gpu_ms, j0.executed, j0.preemptions),
+            (10 * S, DurationMs(10 * S), 1)
+        );
+        assert!(running(&s, 1));
+        // Tick hint: job 1's deadline (critical, running).
+        assert_eq!(s.next_review(), Some(TimeMs(110 * S)));
+        s.handle(TimeMs(110 * S), Event::Tick, &mut out).unwrap();
+        assert!(running(&s, 0) && !running(&s, 1));
+        assert_eq!(s.job(JobId(0)).unwrap().attained_gpu_ms, 10 * S);
+        s.handle(TimeMs(120 * S), Event::Tick, &mut out).unwrap();
+        assert_eq!(s.job(JobId(0)).unwrap().attained_gpu_ms, 20 * S);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn relaxed_deadline_placement_like_las_or_head_of_queue() {
+        // Job 0: no deadline, entered queue 0 at t=0. Job 1: deadline 1,000 s (relaxed:
+        // slack 940 s > r̂ 60 s), entered at t=0 too.
+        let jobs = [job(0, 1, None, 0), job(1, 1, Some(1_000 * S), 0)];
+        for (placement, want) in [
+            (RelaxedDeadlinePlacement::LikeLas, [0, 1]),
+            (RelaxedDeadlinePlacement::HeadOfQueue, [1, 0]),
+        ] {
+            let tias = Tias::new(TiasConfig {
+                relaxed: placement,
+                ..TiasConfig::default()
+            });
+            assert!(matches!(
+                tias.standing(&jobs[1], TimeMs(0)),
+                Standing::Relaxed(_)
+            ));
+            assert_eq!(ranked(&tias, &jobs, TimeMs(0)), want, "{placement:?}");
+        }
+        // A queued relaxed job turns critical at D − 2·r̂ = 1,000 s − 120 s.
+        let tias = Tias::default();
+        assert_eq!(tias.next_review(&jobs[1], TimeMs(0)), Some(TimeMs(880 * S)));
+        let mut late = jobs[1];
+        late.queued_since = TimeMs(0);
+        assert!(matches!(
+            tias.standing(&late, TimeMs(880 * S)),
+            Standing::Critical(_)
+        ));
+        assert!(matches!(
+            tias.standing(&late, TimeMs(880 * S - 1)),
+            Standing::Relaxed(_)
+        ));
+    }
+}
