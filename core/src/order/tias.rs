@@ -19,6 +19,10 @@
 //!   they are lifted to the head of the top queue (class 0, above every LAS queue) for as long
 //!   as they stay critical. A deadline job is critical when its slack is at most `κ` times its
 //!   estimated remaining time: `T − r̂ ≤ κ·r̂`, with `T = D − now` (time left) and `r̂` below.
+//!   Critical is sticky (a flag in [`Job::order_queue`]) until the job finishes or turns
+//!   hopeless: running lowers `r̂` as the job proves itself, which would lift it back out of
+//!   critical, get it preempted and make it critical again a moment later (the boundary
+//!   thrashing least-laxity schedulers are known for; we measured it on the ITP trace).
 //!   A relaxed (non-critical) deadline job is ordered like LAS
 //!   ([`RelaxedDeadlinePlacement::LikeLas`], default) or at the head of its own LAS queue by
 //!   urgency ([`RelaxedDeadlinePlacement::HeadOfQueue`]). So deadline jobs get priority only
@@ -74,6 +78,9 @@ use crate::time::{DurationMs, TimeMs};
 
 /// Flag in [`Job::order_queue`]: this deadline job was found hopeless (sticky).
 const HOPELESS_FLAG: u8 = 0x80;
+/// Flag in [`Job::order_queue`]: this deadline job turned critical (sticky until it finishes
+/// or turns hopeless).
+const CRITICAL_FLAG: u8 = 0x40;
 
 /// What TIAS does with a deadline job that can no longer make its deadline.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -162,7 +169,7 @@ pub enum Standing {
     Hopeless,
     /// A deadline job with slack to spare.
     Relaxed(Assessment),
-    /// A deadline job whose slack is at most κ·r̂: head of the top queue.
+    /// A deadline job whose slack is (or once was) at most κ·r̂: head of the top queue.
     Critical(Assessment),
 }
 
@@ -258,7 +265,7 @@ impl Tias {
         }
         let margin =
             i128::from(a.remaining_ms) * i128::from(self.config.critical_slack_permille) / 1000;
-        if i128::from(a.slack_ms) <= margin {
+        if job.order_queue & CRITICAL_FLAG != 0 || i128::from(a.slack_ms) <= margin {
             Standing::Critical(a)
         } else {
             Standing::Relaxed(a)
@@ -306,14 +313,15 @@ impl JobOrder for Tias {
     /// 2D-LAS demotion/promotion, then the sticky hopeless mark. O(log B + K).
     fn refresh(&mut self, job: &mut Job, now: TimeMs) {
         self.las.refresh_job(job, now);
-        if job.spec.deadline.is_some()
-            && job.order_queue & HOPELESS_FLAG == 0
-            && matches!(
-                self.standing(job, now),
-                Standing::BestEffort | Standing::Hopeless
-            )
-        {
-            job.order_queue |= HOPELESS_FLAG;
+        if job.spec.deadline.is_none() || job.order_queue & HOPELESS_FLAG != 0 {
+            return;
+        }
+        match self.standing(job, now) {
+            Standing::BestEffort | Standing::Hopeless => {
+                job.order_queue = (job.order_queue & !CRITICAL_FLAG) | HOPELESS_FLAG;
+            }
+            Standing::Critical(_) => job.order_queue |= CRITICAL_FLAG,
+            Standing::Relaxed(_) => {}
         }
     }
 
