@@ -527,6 +527,35 @@ mod tests {
     }
 
     #[test]
+    fn critical_is_sticky_until_finish_or_hopeless() {
+        // Critical under the prior (slack 40 s ≤ r̂ 60 s); then 32 short jobs finish and the
+        // same job would be relaxed — but once marked it stays critical (no boundary thrash).
+        let mut tias = Tias::default();
+        let mut j = job(0, 1, Some(100 * S), 0);
+        tias.refresh(&mut j, TimeMs(0));
+        assert_ne!(j.order_queue & CRITICAL_FLAG, 0);
+        let fresh = job(1, 1, Some(100 * S), 0);
+        for id in 0..32 {
+            tias.on_finished(&job(100 + id, 1, None, 8_192), TimeMs(0));
+        }
+        assert!(matches!(
+            tias.standing(&fresh, TimeMs(0)),
+            Standing::Relaxed(_)
+        ));
+        assert!(matches!(
+            tias.standing(&j, TimeMs(0)),
+            Standing::Critical(_)
+        ));
+        assert_eq!(tias.key(&j, TimeMs(0)).class, 0);
+        // At its deadline it turns hopeless and loses the mark.
+        tias.refresh(&mut j, TimeMs(100 * S));
+        assert_eq!(
+            j.order_queue & (CRITICAL_FLAG | HOPELESS_FLAG),
+            HOPELESS_FLAG
+        );
+    }
+
+    #[test]
     fn hopeless_deadline_jobs_become_best_effort_or_are_rejected() {
         let tias = Tias::default();
         // (case, deadline ms, now ms, e ms): hopeless by passed deadline or by p_fit < 5 %
