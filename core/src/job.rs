@@ -93,6 +93,10 @@ pub struct Job {
     pub order_queue: u8,
     /// A second value that belongs to the job order (e.g. when the job entered its queue).
     pub order_mark: TimeMs,
+    /// A service baseline that belongs to the job order, in GPU·ms: 2D-LAS counts queue
+    /// service from here, and raises it to `attained_gpu_ms` when the starvation guard sends a
+    /// job back to the top queue (Tiresias resets the job's executed time there). 0 at submit.
+    pub order_base_gpu_ms: u64,
 }
 
 impl Job {
@@ -109,6 +113,7 @@ impl Job {
             preemptions: 0,
             order_queue: 0,
             order_mark: now,
+            order_base_gpu_ms: 0,
         }
     }
 

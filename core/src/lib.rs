@@ -36,7 +36,11 @@ pub use error::SchedError;
 pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState};
-pub use order::{Fifo, HeadOfLine, JobOrder, Preemption, PriorityKey};
+pub use order::{
+    Assessment, Edf, Fifo, HeadOfLine, HopelessPolicy, JobOrder, Las, LasConfig, LasConfigError,
+    LengthMetric, Preemption, PriorityKey, RelaxedDeadlinePlacement, ServiceSketch, Sjf, Srtf,
+    Standing, Tias, TiasConfig,
+};
 pub use placement::{
     BestFit, ExactOptimal, FirstFit, GpuMask, GpuScorer, GpuSet, LoadBalance, OptimalConfig,
     OptimalPlan, OptimalStats, PlacementTally, PlacementView, Placer, ProximityGreedy,

@@ -509,6 +509,18 @@ where
         &self.topology
     }
 
+    /// The earliest time after the last event at which the order expects a key to change
+    /// with no event in between (see [`JobOrder::next_review`]): send
+    /// [`Event::Tick`] then. `None` when no job needs one. O(J).
+    pub fn next_review(&self) -> Option<TimeMs> {
+        let now = self.last_now;
+        self.jobs
+            .iter()
+            .filter_map(|job| self.order.next_review(job, now))
+            .filter(|&t| t > now)
+            .min()
+    }
+
     /// The job order.
     pub fn order(&self) -> &O {
         &self.order

@@ -4,12 +4,13 @@
 //! run time from a name, so it wraps the core's types in enums whose trait impls `match` on
 //! the variant. Adding an order = one variant here plus one arm per method.
 
+use gantry_core::order::{Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig};
 use gantry_core::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
 use gantry_core::placement::{
     BestFit, ExactOptimal, FirstFit, LoadBalance, OptimalConfig, PlacementView, Placer,
     ProximityGreedy, RandomPlacer,
 };
-use gantry_core::{Fifo, GpuId, Job, RejectReason, TimeMs};
+use gantry_core::{GpuId, Job, RejectReason, TimeMs};
 
 /// Largest cluster the host simulates.
 pub const HOST_GPUS: usize = 1024;
@@ -27,6 +28,20 @@ pub const HOST_GANG: usize = 128;
 pub enum OrderKind {
     /// First in, first out (blocks at the head).
     Fifo,
+    /// ORACLE shortest job first (reads the true duration), non-preemptive.
+    Sjf,
+    /// ORACLE shortest remaining time first (reads the true duration), preemptive.
+    Srtf,
+    /// ORACLE shortest remaining GPU·time first (Tiresias's `shortest-gpu`).
+    SrtfGpu,
+    /// Earliest deadline first, preemptive; jobs without deadline after, by arrival.
+    Edf,
+    /// Tiresias discretized 2D-LAS (attained GPU·time), preemptive.
+    Las,
+    /// Discretized 1D LAS (attained time only; Tiresias's `dlas`).
+    LasTime,
+    /// TIAS: 2D-LAS plus deadline urgency learned online (information-agnostic).
+    Tias,
 }
 
 /// A placer by name.
@@ -54,13 +69,34 @@ pub enum PlacerKind {
 pub enum AnyOrder {
     /// See [`Fifo`].
     Fifo(Fifo),
+    /// See [`Sjf`].
+    Sjf(Sjf),
+    /// See [`Srtf`].
+    Srtf(Srtf),
+    /// See [`Edf`].
+    Edf(Edf),
+    /// See [`Las`].
+    Las(Las),
+    /// See [`Tias`] (boxed: its service sketch is about 2 KB).
+    Tias(Box<Tias>),
 }
 
 impl AnyOrder {
     /// The order named `kind`, with its default configuration.
     pub fn new(kind: OrderKind) -> Self {
+        let mut las_time = LasConfig::default();
+        las_time.service = LengthMetric::Time;
         match kind {
             OrderKind::Fifo => AnyOrder::Fifo(Fifo),
+            OrderKind::Sjf => AnyOrder::Sjf(Sjf::default()),
+            OrderKind::Srtf => AnyOrder::Srtf(Srtf::default()),
+            OrderKind::SrtfGpu => AnyOrder::Srtf(Srtf {
+                metric: LengthMetric::GpuTime,
+            }),
+            OrderKind::Edf => AnyOrder::Edf(Edf),
+            OrderKind::Las => AnyOrder::Las(Las::new(LasConfig::default())),
+            OrderKind::LasTime => AnyOrder::Las(Las::new(las_time)),
+            OrderKind::Tias => AnyOrder::Tias(Box::new(Tias::new(TiasConfig::default()))),
         }
     }
 }
@@ -69,6 +105,11 @@ macro_rules! each_order {
     ($self:expr, $o:ident => $body:expr) => {
         match $self {
             AnyOrder::Fifo($o) => $body,
+            AnyOrder::Sjf($o) => $body,
+            AnyOrder::Srtf($o) => $body,
+            AnyOrder::Edf($o) => $body,
+            AnyOrder::Las($o) => $body,
+            AnyOrder::Tias($o) => $body,
         }
     };
 }
@@ -94,6 +135,9 @@ impl JobOrder for AnyOrder {
     }
     fn reject(&self, job: &Job, now: TimeMs) -> Option<RejectReason> {
         each_order!(self, o => o.reject(job, now))
+    }
+    fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        each_order!(self, o => o.next_review(job, now))
     }
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         each_order!(self, o => o.on_finished(job, now))

@@ -8,10 +8,12 @@
 //! - GPU accounting balances: busy GPUs = Σ GPUs of running jobs;
 //! - an event that returned an error changed nothing.
 
-use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy, RandomPlacer};
+use gantry_core::placement::{
+    ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy, RandomPlacer,
+};
 use gantry_core::{
-    BestFit, Decision, Event, Fifo, FirstFit, GpuId, Job, JobId, JobOrder, JobSpec, JobState, LinkWeights, Placer,
-    Scheduler, TimeMs, Topology,
+    BestFit, Decision, Event, Fifo, FirstFit, GpuId, Job, JobId, JobOrder, JobSpec, JobState,
+    LinkWeights, Placer, Scheduler, TimeMs, Topology,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -22,7 +24,12 @@ const GANG: usize = 8;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Submit { id: u32, gpus: u16, deadline_in: Option<u64>, length: Option<u64> },
+    Submit {
+        id: u32,
+        gpus: u16,
+        deadline_in: Option<u64>,
+        length: Option<u64>,
+    },
     Finish(u32),
     FinishRunning(usize),
     Cancel(u32),
@@ -52,12 +59,18 @@ type Snapshot = (Vec<Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
 
 fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snapshot {
     let gpus = (0..G as u16).map(GpuId);
-    (s.jobs().to_vec(), gpus.clone().map(|g| s.gpu_owner(g)).collect(), gpus.map(|g| s.is_healthy(g)).collect(), s.now())
+    (
+        s.jobs().to_vec(),
+        gpus.clone().map(|g| s.gpu_owner(g)).collect(),
+        gpus.map(|g| s.is_healthy(g)).collect(),
+        s.now(),
+    )
 }
 
 /// Runs `ops` and checks the properties after each; returns an error message on violation.
 fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(), String> {
-    let topology = Topology::<G>::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).map_err(|e| e.to_string())?;
+    let topology =
+        Topology::<G>::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).map_err(|e| e.to_string())?;
     let mut s: Scheduler<O, P, G, J, GANG> = Scheduler::new(topology, order, placer);
     let mut now = 0u64;
     let mut live: BTreeSet<u32> = BTreeSet::new();
@@ -65,7 +78,12 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
     for (step, op) in ops.iter().enumerate() {
         let mut at = now;
         let event = match *op {
-            Op::Submit { id, gpus, deadline_in, length } => {
+            Op::Submit {
+                id,
+                gpus,
+                deadline_in,
+                length,
+            } => {
                 let mut spec = JobSpec::new(JobId(id), gpus);
                 spec.deadline = deadline_in.map(|d| TimeMs(now + d));
                 spec.declared_length = length.map(gantry_core::DurationMs);
@@ -73,9 +91,15 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
             }
             Op::Finish(id) => Event::Finish(JobId(id)),
             Op::FinishRunning(k) => {
-                let running: Vec<JobId> =
-                    s.jobs().iter().filter(|j| j.state == JobState::Running).map(Job::id).collect();
-                running.get(k % running.len().max(1)).map_or(Event::Tick, |&id| Event::Finish(id))
+                let running: Vec<JobId> = s
+                    .jobs()
+                    .iter()
+                    .filter(|j| j.state == JobState::Running)
+                    .map(Job::id)
+                    .collect();
+                running
+                    .get(k % running.len().max(1))
+                    .map_or(Event::Tick, |&id| Event::Finish(id))
             }
             Op::Cancel(id) => Event::Cancel(JobId(id)),
             Op::Down(g) => Event::GpuDown(GpuId(g)),
@@ -96,7 +120,9 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
         match s.handle(TimeMs(at), event, &mut out) {
             Err(err) => {
                 if snapshot(&s) != before {
-                    return Err(format!("step {step}: {event:?} failed with {err:?} but changed the state"));
+                    return Err(format!(
+                        "step {step}: {event:?} failed with {err:?} but changed the state"
+                    ));
                 }
                 if !out.is_empty() {
                     return Err(format!("step {step}: error {err:?} with decisions {out:?}"));
@@ -124,15 +150,25 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
                 }
             }
         }
-        s.check_invariants().map_err(|v| format!("step {step}: {event:?}: {v:?}"))?;
+        s.check_invariants()
+            .map_err(|v| format!("step {step}: {event:?}: {v:?}"))?;
         let table: BTreeSet<u32> = s.jobs().iter().map(|j| j.id().0).collect();
         if table != live {
-            return Err(format!("step {step}: table {table:?} but accepted-and-live {live:?}"));
+            return Err(format!(
+                "step {step}: table {table:?} but accepted-and-live {live:?}"
+            ));
         }
-        let running_gpus: usize =
-            s.jobs().iter().filter(|j| j.state == JobState::Running).map(|j| usize::from(j.spec.gpus)).sum();
+        let running_gpus: usize = s
+            .jobs()
+            .iter()
+            .filter(|j| j.state == JobState::Running)
+            .map(|j| usize::from(j.spec.gpus))
+            .sum();
         if running_gpus != s.busy_gpu_count() {
-            return Err(format!("step {step}: {} GPUs busy, running jobs hold {running_gpus}", s.busy_gpu_count()));
+            return Err(format!(
+                "step {step}: {} GPUs busy, running jobs hold {running_gpus}",
+                s.busy_gpu_count()
+            ));
         }
         if s.busy_gpu_count() > s.healthy_gpu_count() {
             return Err(format!("step {step}: more GPUs busy than healthy"));
@@ -150,7 +186,11 @@ fn check_all(ops: &[Op], seed: u64) -> Result<(), String> {
             check($order, RandomPlacer::new(seed), ops)?;
             check($order, LoadBalance, ops)?;
             check($order, ProximityGreedy, ops)?;
-            check($order, ExactOptimal::<G>::new(OptimalConfig::default()), ops)?;
+            check(
+                $order,
+                ExactOptimal::<G>::new(OptimalConfig::default()),
+                ops,
+            )?;
         };
     }
     each_placer!(Fifo);

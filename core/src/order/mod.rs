@@ -4,9 +4,19 @@
 //! `(key, id)` order, so every order is total and deterministic. Orders are statically
 //! dispatched: `Scheduler<O: JobOrder, ..>`.
 
+mod edf;
 mod fifo;
+mod las;
+mod sjf;
+mod sketch;
+mod tias;
 
+pub use edf::Edf;
 pub use fifo::Fifo;
+pub use las::{Las, LasConfig, LasConfigError, MAX_LAS_THRESHOLDS};
+pub use sjf::{LengthMetric, Sjf, Srtf};
+pub use sketch::{SKETCH_BUCKETS, ServiceSketch};
+pub use tias::{Assessment, HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig};
 
 use crate::event::RejectReason;
 use crate::job::Job;
@@ -65,7 +75,8 @@ pub trait JobOrder {
         true
     }
 
-    /// Updates order-owned job fields ([`Job::order_queue`], [`Job::order_mark`]) before a
+    /// Updates order-owned job fields ([`Job::order_queue`], [`Job::order_mark`],
+    /// [`Job::order_base_gpu_ms`]) before a
     /// scheduling pass: demotion, promotion. Called for every live job, once per event.
     fn refresh(&mut self, _job: &mut Job, _now: TimeMs) {}
 
@@ -80,4 +91,19 @@ pub trait JobOrder {
 
     /// A job finished: orders that learn online (TIAS) update their statistics here.
     fn on_finished(&mut self, _job: &Job, _now: TimeMs) {}
+
+    /// The earliest time after `now` at which this job's key or queue may change with no
+    /// event in between (a 2D-LAS demotion threshold crossed while running, a starvation
+    /// promotion, a deadline job turning urgent or hopeless), so a simulator can send
+    /// [`Event::Tick`](crate::Event::Tick) then. `None`: no time-driven change (default).
+    /// A hint only: ticking earlier or later never breaks anything, it only delays the
+    /// change. O(1) or O(log) per job.
+    fn next_review(&self, _job: &Job, _now: TimeMs) -> Option<TimeMs> {
+        None
+    }
+}
+
+/// A millisecond count as a key component, saturating at `i64::MAX` (keys are `i64`).
+pub(crate) fn key_ms(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
 }

@@ -210,6 +210,10 @@ pub fn simulate(
     })
 }
 
+/// `Pending::generation` of a tick armed by [`HostScheduler::next_review`] (periodic ticks
+/// have 0).
+const REVIEW_TICK: u32 = 1;
+
 /// Kinds of simulator events; the discriminant order is the tie-break at equal times. For
 /// `GpuDown`/`GpuUp` the pending event's `job` field holds the GPU id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -258,6 +262,7 @@ struct Engine<'a> {
     records: Vec<JobRecord>,
     log: DecisionLog,
     tick_armed: bool,
+    review_armed: Option<u64>,
     live: usize,
     anomalies: Vec<String>,
     arrivals_left: usize,
@@ -311,6 +316,7 @@ impl<'a> Engine<'a> {
             records,
             log: DecisionLog::default(),
             tick_armed: false,
+            review_armed: None,
             live: 0,
             anomalies: Vec::new(),
             arrivals_left: trace.len(),
@@ -350,7 +356,13 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Kind::Tick => {
-                    self.tick_armed = false;
+                    if p.generation == REVIEW_TICK {
+                        if self.review_armed == Some(now) {
+                            self.review_armed = None;
+                        }
+                    } else {
+                        self.tick_armed = false;
+                    }
                     if self.live > 0 {
                         let result = self.handle(now, Event::Tick);
                         self.note_anomaly(now, result);
@@ -444,6 +456,23 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Arms a tick at the earliest time the order said a key changes by itself
+    /// ([`HostScheduler::next_review`]): demotion thresholds, deadline urgency.
+    fn arm_review(&mut self) {
+        let Some(TimeMs(at)) = self.scheduler.next_review() else {
+            return;
+        };
+        if self.review_armed.is_none_or(|armed| at < armed) {
+            self.queue.push(Reverse(Pending {
+                time_ms: at,
+                kind: Kind::Tick,
+                job: 0,
+                generation: REVIEW_TICK,
+            }));
+            self.review_armed = Some(at);
+        }
+    }
+
     /// Finish and Tick are never refused by a correct core; keep any refusal for the report.
     fn note_anomaly(&mut self, now: u64, result: Result<(), SchedError>) {
         if let Err(err) = result {
@@ -452,6 +481,7 @@ impl<'a> Engine<'a> {
     }
 
     fn arm_tick(&mut self, now: u64) {
+        self.arm_review();
         let wanted = gantry_core::JobOrder::time_driven(self.scheduler.order());
         if wanted && !self.tick_armed && self.live > 0 && self.config.tick_ms > 0 {
             let time_ms = now.saturating_add(self.config.tick_ms);

@@ -1,0 +1,433 @@
+//! Tiresias's discretized two-dimensional least-attained-service order (2D-LAS).
+//!
+//! Gu et al., "Tiresias: A GPU Cluster Manager for Distributed Deep Learning", NSDI 2019, §3.
+//! Attained service = GPUs × executed time ([`Job::attained_gpu_ms`]). K queues split by
+//! K−1 thresholds; new jobs enter the top queue (0); a job drops to the queue its service
+//! has reached once its service is **≥** a threshold (exactly at the threshold it is
+//! demoted); FIFO inside a queue by queue-entry time ([`Job::order_mark`]), then id.
+//! Starvation guard: a queued job in a lower queue returns to the tail of queue 0 when its
+//! wait `now − queued_since` ≥ PromoteKnob × its executed time since its last promotion;
+//! its queue service restarts from 0 there (Tiresias resets `executed_time` on promotion;
+//! we keep `attained_gpu_ms` and move [`Job::order_base_gpu_ms`] instead).
+//!
+//! Differences from the Tiresias simulator (see `../shared/anchors/tiresias/FORMAT.md`):
+//! a job may drop several queues in one event (Tiresias: at most one per event), and its
+//! queue-entry time is the exact moment it crossed the threshold (computed from its service
+//! rate), not the event time, so the result does not depend on how often the caller ticks.
+
+use super::{JobOrder, LengthMetric, Preemption, PriorityKey, key_ms};
+use crate::job::{Job, JobState};
+use crate::time::{DurationMs, TimeMs};
+
+/// Most thresholds a [`LasConfig`] holds (so at most 9 queues).
+pub const MAX_LAS_THRESHOLDS: usize = 8;
+
+/// Bits of [`Job::order_queue`] that hold the queue index; orders built on LAS (TIAS) may use
+/// the bits above for their own flags.
+pub(crate) const QUEUE_MASK: u8 = 0x0F;
+
+/// Why a [`LasConfig`] was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LasConfigError {
+    /// More than [`MAX_LAS_THRESHOLDS`] thresholds.
+    TooManyThresholds,
+    /// Thresholds must be strictly increasing and above zero.
+    NotIncreasing,
+}
+
+/// 2D-LAS queues and starvation guard. Fixed capacity, `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LasConfig {
+    thresholds_gpu_ms: [u64; MAX_LAS_THRESHOLDS],
+    threshold_count: u8,
+    /// PromoteKnob in permille (Tiresias's `dlas-gpu-K`: 500 = 0.5, 1000 = 1, …); 0 = off.
+    pub promote_knob_permille: u32,
+    /// Service measured as GPU·time (2D-LAS, default) or run time only (1D LAS,
+    /// Tiresias's `dlas`).
+    pub service: LengthMetric,
+}
+
+impl LasConfig {
+    /// Queues split at `thresholds_gpu_s` GPU·seconds (strictly increasing, at most
+    /// [`MAX_LAS_THRESHOLDS`]); no starvation guard; 2D service.
+    pub fn from_gpu_secs(thresholds_gpu_s: &[u64]) -> Result<Self, LasConfigError> {
+        if thresholds_gpu_s.len() > MAX_LAS_THRESHOLDS {
+            return Err(LasConfigError::TooManyThresholds);
+        }
+        let mut thresholds_gpu_ms = [0u64; MAX_LAS_THRESHOLDS];
+        let mut previous = 0u64;
+        for (slot, &s) in thresholds_gpu_ms.iter_mut().zip(thresholds_gpu_s) {
+            let ms = s.saturating_mul(1000);
+            if ms <= previous {
+                return Err(LasConfigError::NotIncreasing);
+            }
+            *slot = ms;
+            previous = ms;
+        }
+        Ok(Self {
+            thresholds_gpu_ms,
+            threshold_count: thresholds_gpu_s.len() as u8,
+            promote_knob_permille: 0,
+            service: LengthMetric::GpuTime,
+        })
+    }
+
+    /// What the Tiresias simulator actually runs: thresholds [3,250, 7,200] GPU·s, 3 queues
+    /// (its third limit, 18,000, is never read; see the anchor's FORMAT.md).
+    pub fn tiresias() -> Self {
+        Self {
+            thresholds_gpu_ms: [3_250_000, 7_200_000, 0, 0, 0, 0, 0, 0],
+            threshold_count: 2,
+            promote_knob_permille: 0,
+            service: LengthMetric::GpuTime,
+        }
+    }
+
+    /// The thresholds, in GPU·ms (or ms for 1D service).
+    pub fn thresholds_gpu_ms(&self) -> &[u64] {
+        let n = usize::from(self.threshold_count).min(MAX_LAS_THRESHOLDS);
+        &self.thresholds_gpu_ms[..n]
+    }
+
+    /// Number of queues (thresholds + 1).
+    pub fn queue_count(&self) -> u8 {
+        self.threshold_count + 1
+    }
+
+    /// The queue a job with `service` belongs in: how many thresholds are ≤ `service`
+    /// (exactly at a threshold → the lower queue). O(K).
+    pub fn queue_for(&self, service: u64) -> u8 {
+        self.thresholds_gpu_ms()
+            .iter()
+            .take_while(|&&t| t <= service)
+            .count() as u8
+    }
+
+    /// The threshold that ends `queue`, if any.
+    fn limit_of(&self, queue: u8) -> Option<u64> {
+        self.thresholds_gpu_ms().get(usize::from(queue)).copied()
+    }
+}
+
+impl Default for LasConfig {
+    /// The default: thresholds 3,250, 7,200 and 18,000 GPU·s (4 queues; the values
+    /// listed in the Tiresias code, where the last one is configured but unused — use
+    /// [`LasConfig::tiresias`] for the 3 queues it really runs). No starvation guard.
+    fn default() -> Self {
+        Self {
+            thresholds_gpu_ms: [3_250_000, 7_200_000, 18_000_000, 0, 0, 0, 0, 0],
+            threshold_count: 3,
+            promote_knob_permille: 0,
+            service: LengthMetric::GpuTime,
+        }
+    }
+}
+
+/// Tiresias discretized 2D-LAS: preemptive, skips queue heads that do not fit (as the
+/// Tiresias `dlas*` policies). Key O(1); refresh O(K).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Las {
+    /// Queues and guard.
+    pub config: LasConfig,
+}
+
+impl Las {
+    /// 2D-LAS with `config`.
+    pub const fn new(config: LasConfig) -> Self {
+        Self { config }
+    }
+
+    /// The job's service counted in its current queue cycle (since its last promotion), in
+    /// the configured metric.
+    pub fn queue_service(&self, job: &Job) -> u64 {
+        let gpu_ms = job.attained_gpu_ms.saturating_sub(job.order_base_gpu_ms);
+        match self.config.service {
+            LengthMetric::GpuTime => gpu_ms,
+            LengthMetric::Time => gpu_ms / u64::from(job.spec.gpus.max(1)),
+        }
+    }
+
+    /// Service units the job gains per ms while running (GPUs, or 1 for 1D service).
+    fn rate(&self, job: &Job) -> u64 {
+        match self.config.service {
+            LengthMetric::GpuTime => u64::from(job.spec.gpus.max(1)),
+            LengthMetric::Time => 1,
+        }
+    }
+
+    /// Executed ms since the last promotion (Tiresias's reset `executed_time`).
+    fn executed_since_base(job: &Job) -> u64 {
+        job.attained_gpu_ms.saturating_sub(job.order_base_gpu_ms) / u64::from(job.spec.gpus.max(1))
+    }
+
+    /// When a queued job becomes eligible for promotion; `None` when the guard is off, the
+    /// job is in queue 0, is running, or has not run since its last promotion.
+    fn promotion_at(&self, job: &Job) -> Option<TimeMs> {
+        let knob = u64::from(self.config.promote_knob_permille);
+        let executed = Self::executed_since_base(job);
+        let queue = job.order_queue & QUEUE_MASK;
+        if knob == 0 || queue == 0 || executed == 0 || !job.state.is_queued() {
+            return None;
+        }
+        let wait_ms = executed.saturating_mul(knob).div_ceil(1000);
+        Some(job.queued_since.saturating_add(DurationMs(wait_ms)))
+    }
+
+    /// Demotes or promotes `job`, keeping the bits of `order_queue` above [`QUEUE_MASK`].
+    /// O(K).
+    pub fn refresh_job(&self, job: &mut Job, now: TimeMs) {
+        let flags = job.order_queue & !QUEUE_MASK;
+        let queue = job.order_queue & QUEUE_MASK;
+        if self.promotion_at(job).is_some_and(|at| at <= now) {
+            job.order_queue = flags;
+            job.order_mark = now;
+            job.order_base_gpu_ms = job.attained_gpu_ms;
+            return;
+        }
+        let service = self.queue_service(job);
+        let target = self.config.queue_for(service);
+        if target > queue {
+            // Entered the new queue when it crossed that queue's threshold; while running it
+            // gained `rate` units per ms, so that was `(service − limit) / rate` ms ago.
+            let limit = self.config.limit_of(target - 1).unwrap_or(service);
+            let since = if job.state == JobState::Running {
+                (service - limit.min(service)) / self.rate(job)
+            } else {
+                0
+            };
+            job.order_queue = flags | target;
+            job.order_mark = TimeMs(now.0.saturating_sub(since));
+        }
+    }
+
+    /// The LAS key: queue, then queue-entry time.
+    pub fn las_key(job: &Job) -> PriorityKey {
+        PriorityKey {
+            class: u32::from(job.order_queue & QUEUE_MASK),
+            primary: key_ms(job.order_mark.0),
+            secondary: 0,
+        }
+    }
+
+    /// Next demotion of a running job or promotion of a queued one. O(1).
+    pub fn review_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        if job.state == JobState::Running {
+            let limit = self.config.limit_of(job.order_queue & QUEUE_MASK)?;
+            let left = limit.saturating_sub(self.queue_service(job));
+            return Some(now.saturating_add(DurationMs(left.div_ceil(self.rate(job)))));
+        }
+        self.promotion_at(job)
+    }
+}
+
+impl JobOrder for Las {
+    /// `"las"` (2D, GPU·time) or `"las-time"` (1D).
+    fn name(&self) -> &'static str {
+        match self.config.service {
+            LengthMetric::GpuTime => "las",
+            LengthMetric::Time => "las-time",
+        }
+    }
+
+    fn preemption(&self) -> Preemption {
+        Preemption::On
+    }
+
+    fn refresh(&mut self, job: &mut Job, now: TimeMs) {
+        self.refresh_job(job, now);
+    }
+
+    fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
+        Self::las_key(job)
+    }
+
+    fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        self.review_at(job, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Decision, Event, PreemptReason};
+    use crate::ids::JobId;
+    use crate::job::JobSpec;
+    use crate::placement::FirstFit;
+    use crate::scheduler::Scheduler;
+    use crate::topology::{LinkWeights, Topology};
+
+    type Sched = Scheduler<Las, FirstFit, 16, 64, 8>;
+    type Out = heapless::Vec<Decision<8>, 32>;
+
+    /// One machine with `gpus` GPUs, 2D-LAS with thresholds in GPU·s and a knob.
+    fn sched(gpus: u16, thresholds_s: &[u64], knob_permille: u32) -> Sched {
+        let mut config = LasConfig::from_gpu_secs(thresholds_s).unwrap();
+        config.promote_knob_permille = knob_permille;
+        Scheduler::new(
+            Topology::uniform(1, 1, gpus, LinkWeights::PROXIMITY_DRL).unwrap(),
+            Las::new(config),
+            FirstFit,
+        )
+    }
+
+    fn submit(s: &mut Sched, t_ms: u64, id: u32, gpus: u16, out: &mut Out) {
+        s.handle(
+            TimeMs(t_ms),
+            Event::Submit(JobSpec::new(JobId(id), gpus)),
+            out,
+        )
+        .unwrap();
+    }
+
+    fn queue(s: &Sched, id: u32) -> u8 {
+        s.job(JobId(id)).unwrap().order_queue
+    }
+
+    fn running(s: &Sched, id: u32) -> bool {
+        s.job(JobId(id)).unwrap().state == JobState::Running
+    }
+
+    #[test]
+    fn config_validation_and_defaults() {
+        assert_eq!(
+            LasConfig::default().thresholds_gpu_ms(),
+            &[3_250_000, 7_200_000, 18_000_000]
+        );
+        assert_eq!(LasConfig::tiresias().queue_count(), 3);
+        assert_eq!(
+            LasConfig::from_gpu_secs(&[5, 5]),
+            Err(LasConfigError::NotIncreasing)
+        );
+        assert_eq!(
+            LasConfig::from_gpu_secs(&[0]),
+            Err(LasConfigError::NotIncreasing)
+        );
+        assert_eq!(
+            LasConfig::from_gpu_secs(&[1, 2, 3, 4, 5, 6, 7, 8, 9]),
+            Err(LasConfigError::TooManyThresholds)
+        );
+        // Exactly at a threshold → the lower queue (≥ rule).
+        let c = LasConfig::default();
+        let cases = [
+            (0, 0),
+            (3_249_999, 0),
+            (3_250_000, 1),
+            (7_200_000, 2),
+            (18_000_000, 3),
+            (u64::MAX, 3),
+        ];
+        for (service, want) in cases {
+            assert_eq!(c.queue_for(service), want, "service {service}");
+        }
+    }
+
+    #[test]
+    fn demotion_exactly_at_threshold_lets_the_waiting_job_run() {
+        // 1 GPU, threshold 10 GPU·s. Job 0 (2 GPUs would not fit; use 1) runs from t=0; job 1
+        // arrives at t=1 s and waits (same queue, later entry).
+        let mut out = Out::new();
+        let mut s = sched(1, &[10], 0);
+        submit(&mut s, 0, 0, 1, &mut out);
+        submit(&mut s, 1_000, 1, 1, &mut out);
+        assert!(running(&s, 0) && !running(&s, 1));
+        // 1 ms before the threshold: still queue 0, keeps the GPU.
+        assert_eq!(
+            s.order()
+                .next_review(s.job(JobId(0)).unwrap(), TimeMs(1_000)),
+            Some(TimeMs(10_000))
+        );
+        s.handle(TimeMs(9_999), Event::Tick, &mut out).unwrap();
+        assert_eq!(queue(&s, 0), 0);
+        assert!(running(&s, 0));
+        // Exactly 10,000 GPU·ms: demoted to queue 1, preempted, job 1 starts.
+        out.clear();
+        s.handle(TimeMs(10_000), Event::Tick, &mut out).unwrap();
+        assert_eq!(queue(&s, 0), 1);
+        assert_eq!(s.job(JobId(0)).unwrap().order_mark, TimeMs(10_000));
+        assert!(out.contains(&Decision::Preempt {
+            job: JobId(0),
+            reason: PreemptReason::Priority
+        }));
+        assert!(running(&s, 1));
+        // Preemption keeps attained service (and executed time).
+        let j0 = s.job(JobId(0)).unwrap();
+        assert_eq!(
+            (j0.attained_gpu_ms, j0.executed, j0.preemptions),
+            (10_000, DurationMs(10_000), 1)
+        );
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn demotion_time_is_the_crossing_not_the_event() {
+        // A 4-GPU job crosses 10 GPU·s at t = 2.5 s; the first event after is at t = 4 s.
+        let mut out = Out::new();
+        let mut s = sched(4, &[10], 0);
+        submit(&mut s, 0, 0, 4, &mut out);
+        s.handle(TimeMs(4_000), Event::Tick, &mut out).unwrap();
+        let j = s.job(JobId(0)).unwrap();
+        assert_eq!((j.order_queue, j.order_mark), (1, TimeMs(2_500)));
+    }
+
+    #[test]
+    fn starvation_guard_promotes_after_knob_times_executed() {
+        // 1 GPU, threshold 1 GPU·s, knob 2.0. Job 0 runs 1 s → demoted at t=1 s, preempted by
+        // job 1 (arrived t=0.5 s, queue 0). Job 0 has executed 1,000 ms, so it is promoted
+        // when it has waited 2,000 ms: at t = 3 s.
+        let mut out = Out::new();
+        let mut s = sched(1, &[1], 2000);
+        submit(&mut s, 0, 0, 1, &mut out);
+        submit(&mut s, 500, 1, 1, &mut out);
+        s.handle(TimeMs(1_000), Event::Tick, &mut out).unwrap();
+        assert!(running(&s, 1) && queue(&s, 0) == 1);
+        // Job 1 is demoted too at t=2 s (1 s of service) → back of queue 1, after job 0
+        // (entered queue 1 at 1 s): job 0 runs again.
+        s.handle(TimeMs(2_000), Event::Tick, &mut out).unwrap();
+        assert!(running(&s, 0) && queue(&s, 1) == 1);
+        // Now job 1 waits from t=2 s; it executed 1,000 ms → promotion due at t=4 s.
+        assert_eq!(
+            s.order()
+                .next_review(s.job(JobId(1)).unwrap(), TimeMs(2_000)),
+            Some(TimeMs(4_000))
+        );
+        s.handle(TimeMs(3_999), Event::Tick, &mut out).unwrap();
+        assert_eq!(queue(&s, 1), 1);
+        s.handle(TimeMs(4_000), Event::Tick, &mut out).unwrap();
+        let j1 = s.job(JobId(1)).unwrap();
+        assert_eq!(
+            (j1.order_queue, j1.order_mark, j1.order_base_gpu_ms),
+            (0, TimeMs(4_000), 1_000)
+        );
+        assert!(running(&s, 1), "promoted job outranks queue 1");
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn knob_zero_never_promotes() {
+        let mut out = Out::new();
+        let mut s = sched(1, &[1], 0);
+        submit(&mut s, 0, 0, 1, &mut out);
+        submit(&mut s, 0, 1, 1, &mut out);
+        s.handle(TimeMs(1_000), Event::Tick, &mut out).unwrap();
+        s.handle(TimeMs(1_000_000), Event::Tick, &mut out).unwrap();
+        assert_eq!(queue(&s, 0), 1);
+    }
+
+    #[test]
+    fn one_dimensional_service_ignores_width() {
+        let mut config = LasConfig::from_gpu_secs(&[10]).unwrap();
+        config.service = LengthMetric::Time;
+        let las = Las::new(config);
+        let mut job = Job::submitted(JobSpec::new(JobId(0), 8), TimeMs(0));
+        job.state = JobState::Running;
+        job.attained_gpu_ms = 8 * 9_999;
+        let mut j = job;
+        las.refresh_job(&mut j, TimeMs(9_999));
+        assert_eq!(j.order_queue, 0);
+        j.attained_gpu_ms = 8 * 10_000;
+        las.refresh_job(&mut j, TimeMs(10_000));
+        assert_eq!(j.order_queue, 1);
+        assert_eq!(las.name(), "las-time");
+    }
+}
