@@ -13,10 +13,10 @@ use gantry_core::placement::{
 use gantry_core::{GpuId, Job, RejectReason, TimeMs};
 
 /// Largest cluster the host simulates.
-pub const HOST_GPUS: usize = 1024;
+pub const HOST_GPUS: usize = 2048;
 /// Largest number of live (queued or running) jobs in the host's core; the simulator holds
 /// later arrivals back and resubmits them when the table has room.
-pub const HOST_JOBS: usize = 8192;
+pub const HOST_JOBS: usize = 32_768;
 /// Largest gang (Philly's largest jobs ask for 128 GPUs).
 pub const HOST_GANG: usize = 128;
 

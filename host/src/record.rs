@@ -255,7 +255,7 @@ pub fn replay(recording: &Recording) -> Result<ReplayReport, RecordError> {
     };
     std::thread::scope(|s| {
         std::thread::Builder::new()
-            .stack_size(64 << 20)
+            .stack_size(256 << 20)
             .spawn_scoped(s, run)
             .map_err(|source| RecordError::Io {
                 path: "replay thread".into(),

@@ -3,7 +3,7 @@
 
 use crate::sample;
 use crate::sim::{ClusterSpec, FaultConfig, SimConfig, SpeedModel};
-use crate::trace::deadlines::{DeadlineSpec, attach_synthetic_deadlines};
+use crate::trace::deadlines::{DeadlineSpec, attach_synthetic_deadlines, keep_deadlines};
 use crate::trace::{self, Skipped, TraceFormat, TraceJob};
 use std::path::PathBuf;
 
@@ -29,6 +29,10 @@ pub struct WorkloadArgs {
     /// deadline = submit + U(LO, HI) × duration.
     #[arg(long, value_name = "FRACTION:LO:HI")]
     pub deadlines: Option<DeadlineSpec>,
+    /// Keep the trace's own deadlines on a seeded FRACTION of its jobs and make the rest
+    /// best-effort (e.g. 0.5 on ElasticFlow, where every job has one).
+    #[arg(long, value_name = "FRACTION")]
+    pub keep_deadlines: Option<f64>,
     /// How placement affects job speed.
     #[arg(long, value_enum, default_value_t = SpeedModel::CommCost)]
     pub speed_model: SpeedModel,
@@ -79,6 +83,9 @@ impl WorkloadArgs {
             ),
         };
         let mut jobs = loaded.jobs;
+        if let Some(fraction) = self.keep_deadlines {
+            keep_deadlines(&mut jobs, fraction, self.seed);
+        }
         if let Some(spec) = self.deadlines {
             attach_synthetic_deadlines(&mut jobs, spec, self.seed);
         }

@@ -12,8 +12,9 @@ use gantry_core::placement::{
     ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy, RandomPlacer,
 };
 use gantry_core::{
-    BestFit, Decision, Event, Fifo, FirstFit, GpuId, Job, JobId, JobOrder, JobSpec, JobState,
-    LinkWeights, Placer, Scheduler, TimeMs, Topology,
+    BestFit, Decision, Edf, Event, Fifo, FirstFit, GpuId, HopelessPolicy, Job, JobId, JobOrder,
+    JobSpec, JobState, Las, LasConfig, LinkWeights, Placer, Scheduler, Sjf, Srtf, Tias, TiasConfig,
+    TimeMs, Topology,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -194,11 +195,23 @@ fn check_all(ops: &[Op], seed: u64) -> Result<(), String> {
         };
     }
     each_placer!(Fifo);
+    each_placer!(Sjf::default());
+    each_placer!(Srtf::default());
+    each_placer!(Edf);
+    each_placer!(Las::new(LasConfig::default()));
+    let mut guarded = LasConfig::default();
+    guarded.promote_knob_permille = 1_000;
+    each_placer!(Las::new(guarded));
+    each_placer!(Tias::default());
+    each_placer!(Tias::new(TiasConfig {
+        hopeless: HopelessPolicy::Reject,
+        ..TiasConfig::default()
+    }));
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn invariants_hold_under_arbitrary_event_sequences(ops in proptest::collection::vec(op(), 1..120), seed in 0u64..1000) {

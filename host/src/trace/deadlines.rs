@@ -78,19 +78,7 @@ impl FromStr for DeadlineSpec {
 /// order after the subset, so one seed fixes the whole result. O(n).
 pub fn attach_synthetic_deadlines(jobs: &mut [TraceJob], spec: DeadlineSpec, seed: u64) {
     let mut rng = SeededRng::new(seed);
-    let n = jobs.len();
-    // fraction ∈ [0, 1] for a parsed spec; clamp anyway so a hand-built one cannot overrun.
-    let chosen_count = ((spec.fraction.clamp(0.0, 1.0) * n as f64).round() as usize).min(n);
-    let mut order: Vec<usize> = (0..n).collect();
-    for i in 0..chosen_count {
-        let remaining = u32::try_from(n - i).unwrap_or(u32::MAX);
-        let pick = i + rng.below(remaining) as usize;
-        order.swap(i, pick);
-    }
-    let mut chosen = vec![false; n];
-    for &index in &order[..chosen_count] {
-        chosen[index] = true;
-    }
+    let chosen = seeded_subset(jobs.len(), spec.fraction, &mut rng);
     let span = (spec.hi - spec.lo).max(0.0);
     for (job, &has_deadline) in jobs.iter_mut().zip(&chosen) {
         job.deadline_ms = has_deadline.then(|| {
@@ -102,9 +90,61 @@ pub fn attach_synthetic_deadlines(jobs: &mut [TraceJob], spec: DeadlineSpec, see
     }
 }
 
+/// Keeps the trace's own deadlines on `round(fraction × n)` seeded-random jobs and makes
+/// every other job best-effort (no deadline): turns an all-deadline trace (ElasticFlow) into
+/// the deadline / non-deadline mix TIAS is judged on, without inventing deadlines. O(n).
+pub fn keep_deadlines(jobs: &mut [TraceJob], fraction: f64, seed: u64) {
+    let mut rng = SeededRng::new(seed);
+    let chosen = seeded_subset(jobs.len(), fraction, &mut rng);
+    for (job, &keep) in jobs.iter_mut().zip(&chosen) {
+        if !keep {
+            job.deadline_ms = None;
+        }
+    }
+}
+
+/// A uniformly random subset of `round(fraction × n)` of `0..n` (partial Fisher–Yates),
+/// as flags. `fraction` is clamped to [0, 1]. O(n).
+fn seeded_subset(n: usize, fraction: f64, rng: &mut SeededRng) -> Vec<bool> {
+    let fraction = if fraction.is_finite() {
+        fraction.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let chosen_count = ((fraction * n as f64).round() as usize).min(n);
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in 0..chosen_count {
+        let remaining = u32::try_from(n - i).unwrap_or(u32::MAX);
+        let pick = i + rng.below(remaining) as usize;
+        order.swap(i, pick);
+    }
+    let mut chosen = vec![false; n];
+    for &index in &order[..chosen_count] {
+        chosen[index] = true;
+    }
+    chosen
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keep_deadlines_keeps_an_exact_seeded_share_of_the_originals() {
+        let mut a = jobs(100);
+        for j in &mut a {
+            j.deadline_ms = Some(j.submit_ms + 7);
+        }
+        let original = a.clone();
+        keep_deadlines(&mut a, 0.3, 5);
+        assert_eq!(a.iter().filter(|j| j.deadline_ms.is_some()).count(), 30);
+        for (kept, orig) in a.iter().zip(&original) {
+            assert!(kept.deadline_ms.is_none() || kept.deadline_ms == orig.deadline_ms);
+        }
+        let mut b = original.clone();
+        keep_deadlines(&mut b, 0.3, 5);
+        assert_eq!(a, b);
+    }
 
     fn jobs(n: usize) -> Vec<TraceJob> {
         (0..n)
