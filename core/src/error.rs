@@ -51,6 +51,16 @@ pub enum SchedError {
         /// The submission time.
         now: TimeMs,
     },
+    /// The job's declared length cannot finish before its deadline even if it started now
+    /// (only under [`DeadlineAdmission::RefuseUnreachable`](crate::scheduler::DeadlineAdmission)).
+    DeadlineUnreachable {
+        /// The job.
+        job: JobId,
+        /// Its deadline.
+        deadline: TimeMs,
+        /// `now + declared_length`.
+        earliest_finish: TimeMs,
+    },
     /// The job table is full; here is the job back, nothing was dropped.
     JobTableFull(JobSpec),
     /// `Finish` named a job that is not running.
@@ -94,6 +104,11 @@ impl core::fmt::Display for SchedError {
                 f,
                 "{job} has deadline {} ms, not after its submission at {} ms",
                 deadline.0, now.0
+            ),
+            SchedError::DeadlineUnreachable { job, deadline, earliest_finish } => write!(
+                f,
+                "{job} has deadline {} ms but cannot finish before {} ms",
+                deadline.0, earliest_finish.0
             ),
             SchedError::JobTableFull(spec) => {
                 write!(f, "job table full: {} handed back", spec.id)

@@ -47,6 +47,8 @@ pub use placement::{
     RandomPlacer, ScoreError, ScoreFault, ScoredPlacer, optimal_cost, optimal_placement,
 };
 pub use rng::SeededRng;
-pub use scheduler::{HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig};
+pub use scheduler::{
+    DeadlineAdmission, HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig,
+};
 pub use time::{DurationMs, TimeMs};
 pub use topology::{LinkWeights, Topology, TopologyError};

@@ -25,14 +25,28 @@ pub struct SchedulerConfig {
     pub head_of_line: HeadOfLine,
     /// Whether running jobs may be preempted for higher-priority ones.
     pub preemption: Preemption,
+    /// Whether a deadline that the job's declared length cannot meet is refused at submit.
+    pub deadline_admission: DeadlineAdmission,
+}
+
+/// What `handle` does with a submitted deadline that cannot be met even if the job started
+/// now and ran at full speed (`now + declared_length > deadline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeadlineAdmission {
+    /// Accept it: the scheduler is information-agnostic and does not trust declared lengths
+    /// (TIAS decides online whether a deadline is hopeless). The default.
+    Accept,
+    /// Refuse it with [`SchedError::DeadlineUnreachable`], so the submitter learns at once.
+    RefuseUnreachable,
 }
 
 impl SchedulerConfig {
-    /// The behaviour the order is defined with.
+    /// The behaviour the order is defined with; deadlines are admitted as given.
     pub fn for_order(order: &impl JobOrder) -> Self {
         Self {
             head_of_line: order.head_of_line(),
             preemption: order.preemption(),
+            deadline_admission: DeadlineAdmission::Accept,
         }
     }
 }
@@ -213,6 +227,14 @@ where
                 deadline,
                 now,
             });
+        }
+        if let (Some(deadline), Some(length), DeadlineAdmission::RefuseUnreachable) =
+            (spec.deadline, spec.declared_length, self.config.deadline_admission)
+        {
+            let earliest_finish = now.saturating_add(length);
+            if earliest_finish > deadline {
+                return Err(SchedError::DeadlineUnreachable { job: id, deadline, earliest_finish });
+            }
         }
         if self.jobs.is_full() {
             return Err(SchedError::JobTableFull(spec));
