@@ -6,7 +6,9 @@
 use gantry::gpu::{KERNEL_SOURCES, compile_kernel, nvrtc_present};
 use std::path::Path;
 
-const ARCHES: &[&str] = &["sm_87", "sm_90"];
+/// The CI targets, and the `compute_XX` form the runtime path passes (from the device's
+/// compute capability).
+const ARCHES: &[&str] = &["sm_87", "sm_90", "compute_87", "compute_90"];
 
 #[test]
 fn every_kernel_compiles_for_orin_and_hopper() {
@@ -38,7 +40,7 @@ fn every_kernel_compiles_for_orin_and_hopper() {
             let ptx = compile_kernel(name, src, arch)
                 .unwrap_or_else(|e| panic!("{name} for {arch}: {e}"))
                 .to_src();
-            let target = format!(".target {arch}");
+            let target = format!(".target sm_{}", &arch[arch.len() - 2..]);
             assert!(ptx.contains(&target), "{name}: PTX lacks `{target}`");
             for entry in [
                 "eval_per_thread",

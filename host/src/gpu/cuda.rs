@@ -12,8 +12,9 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 use gantry_core::dag::PlanError;
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Whether libcuda can be opened. Never panics.
 pub fn driver_present() -> bool {
@@ -63,6 +64,7 @@ fn no_panic<R>(f: impl FnOnce() -> Result<R, GpuError>) -> Result<R, GpuError> {
 
 /// Compile one kernel source to PTX for `arch` (`sm_90`, `compute_87`, …) with
 /// `--fmad=false` (no contraction of a multiply and an add; see `kernels/README.md`).
+/// Results are cached per (name, arch) for the life of the process.
 pub fn compile_kernel(name: &str, source: &str, arch: &str) -> Result<Ptx, GpuError> {
     if !nvrtc_present() {
         return Err(GpuError::NvrtcMissing);
@@ -75,7 +77,13 @@ pub fn compile_kernel(name: &str, source: &str, arch: &str) -> Result<Ptx, GpuEr
         name: Some(name.to_string()),
         ..Default::default()
     };
-    no_panic(|| {
+    static CACHE: OnceLock<Mutex<HashMap<(String, String), String>>> = OnceLock::new();
+    let key = (name.to_string(), arch.to_string());
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(text) = cache.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return Ok(Ptx::from_src(text));
+    }
+    let ptx = no_panic(|| {
         cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| GpuError::Compile {
             kernel: name.to_string(),
             arch: arch.to_string(),
@@ -86,7 +94,11 @@ pub fn compile_kernel(name: &str, source: &str, arch: &str) -> Result<Ptx, GpuEr
                 other => format!("{other:?}"),
             },
         })
-    })
+    })?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(key, ptx.to_src());
+    }
+    Ok(ptx)
 }
 
 /// Compile every embedded kernel for `arch`; returns (file name, PTX text). Used by the CI

@@ -25,6 +25,7 @@
 //! is missing, so every entry point checks presence first and returns
 //! [`GpuError::DriverMissing`] / [`GpuError::NvrtcMissing`].
 
+pub mod check;
 pub mod cuda;
 pub mod flat;
 pub mod woa;
