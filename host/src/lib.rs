@@ -6,6 +6,7 @@
 
 pub mod compare;
 pub mod dag;
+pub mod gpu;
 pub mod metrics;
 pub mod policy;
 pub mod record;

@@ -217,24 +217,41 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         platform: &M,
         w: usize,
     ) -> Result<(), PlanError> {
-        let (n, p) = (self.tasks, self.gpus);
+        let n = self.tasks;
         let ms = self
             .eval
             .evaluate_parts(dag, platform, &self.order[..n], &self.assign[w][..n])?;
-        self.fitness[w] = ms;
+        self.update_load(dag, platform, w);
+        self.record(w, ms);
+        Ok(())
+    }
+
+    /// Recompute whale `w`'s GPU loads from its assignment (task-index order). O(T + P).
+    fn update_load<const E: usize, M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        w: usize,
+    ) {
+        let (n, p) = (self.tasks, self.gpus);
         let works = dag.works_ms();
         let load = &mut self.load[w];
         load[..p].fill(0.0);
         for (t, &g) in self.assign[w][..n].iter().enumerate() {
             load[usize::from(g)] += platform.run_ms(t, works[t], usize::from(g));
         }
+    }
+
+    /// Record whale `w`'s makespan and keep its plan if it beats the elite. O(T).
+    fn record(&mut self, w: usize, ms: f64) {
+        let n = self.tasks;
+        self.fitness[w] = ms;
         if ms < self.best_ms {
             self.best_ms = ms;
             let (gpus, order) = self.best.parts_mut();
             gpus.copy_from_slice(&self.assign[w][..n]);
             order.copy_from_slice(&self.order[..n]);
         }
-        Ok(())
     }
 
     /// Index of the best (ties lowest index) or worst (ties highest index) whale. O(POP).
@@ -250,6 +267,10 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
     }
 
     /// One WOA iteration `t` (1-based; see the module doc). O(POP·(T·P + E)).
+    ///
+    /// Equivalent to [`step_moves`](Self::step_moves), evaluating every moved whale, then
+    /// [`step_scores`](Self::step_scores): moves never read a makespan of the same
+    /// iteration, so batch evaluators (the host's GPU path) reproduce this exactly.
     pub fn step<const E: usize, M: Platform>(
         &mut self,
         dag: &Dag<T, E>,
@@ -259,6 +280,30 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
     where
         A: PlanAdvisor<T, E>,
     {
+        let leader = self.step_moves(dag, platform, t);
+        let n = self.tasks;
+        for w in 0..self.whales {
+            if w == leader {
+                continue;
+            }
+            let ms =
+                self.eval
+                    .evaluate_parts(dag, platform, &self.order[..n], &self.assign[w][..n])?;
+            self.record(w, ms);
+        }
+        self.finish_step(dag, platform, t)
+    }
+
+    /// First half of iteration `t`: move and decode every whale but the leader (whose index
+    /// is returned) and update their loads; evaluates nothing. Afterwards
+    /// [`whale_assignment`](Self::whale_assignment) and [`rank_order`](Self::rank_order) are
+    /// the population to evaluate. O(POP·T·P).
+    pub fn step_moves<const E: usize, M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        t: u32,
+    ) -> usize {
         let iterations = f64::from(self.config.iterations.max(1));
         let a = 2.0 * (1.0 - f64::from(t.saturating_sub(1)) / iterations);
         let leader = self.extreme(false);
@@ -268,8 +313,50 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             }
             self.move_whale(w, leader, a);
             self.decode(dag, platform, w);
-            self.score_whale(dag, platform, w)?;
+            self.update_load(dag, platform, w);
         }
+        leader
+    }
+
+    /// Second half of iteration `t`: `makespans_ms[w]` is the makespan of whale `w`'s
+    /// assignment with the rank order, for every whale but `leader` (whose entry is ignored);
+    /// records them in whale order (elite ties keep the lower index), then lets the advisor
+    /// replace the worst whale. Refuses a slice shorter than the population. O(POP·T + E).
+    pub fn step_scores<const E: usize, M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        t: u32,
+        leader: usize,
+        makespans_ms: &[f64],
+    ) -> Result<(), PlanError>
+    where
+        A: PlanAdvisor<T, E>,
+    {
+        if makespans_ms.len() < self.whales {
+            return Err(PlanError::WrongLength {
+                plan: makespans_ms.len(),
+                dag: self.whales,
+            });
+        }
+        for (w, &ms) in makespans_ms[..self.whales].iter().enumerate() {
+            if w != leader {
+                self.record(w, ms);
+            }
+        }
+        self.finish_step(dag, platform, t)
+    }
+
+    /// The advisor's injection at the end of iteration `t`. O(T + E).
+    fn finish_step<const E: usize, M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        t: u32,
+    ) -> Result<(), PlanError>
+    where
+        A: PlanAdvisor<T, E>,
+    {
         let worst = self.extreme(true);
         let ctx = AdvisorContext {
             iteration: t,
@@ -280,6 +367,29 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             self.score_whale(dag, platform, worst)?;
         }
         Ok(())
+    }
+
+    /// Whales in use (after [`initialize`](Self::initialize)). O(1).
+    pub fn whales(&self) -> usize {
+        self.whales
+    }
+
+    /// Whale `w`'s assignment (GPU per task id); empty if `w` is out of range. O(1).
+    pub fn whale_assignment(&self, w: usize) -> &[u16] {
+        match self.assign.get(w) {
+            Some(a) if w < self.whales => &a[..self.tasks],
+            _ => &[],
+        }
+    }
+
+    /// The order every whale is evaluated with (HEFT upward rank). O(1).
+    pub fn rank_order(&self) -> &[u32] {
+        &self.order[..self.tasks]
+    }
+
+    /// The configuration. O(1).
+    pub fn config(&self) -> &WoaConfig {
+        &self.config
     }
 
     /// Write whale `w`'s new continuous position into `target`. O(T).
@@ -432,6 +542,46 @@ mod tests {
         // Running again on the same object reproduces it too.
         a.plan(&dag, &pool(), &mut pb).unwrap();
         assert_eq!(pa.gpus(), pb.gpus());
+    }
+
+    /// The split iteration (moves, outside evaluation, scores) is the same search as `step`,
+    /// advisor injections included.
+    #[test]
+    fn split_step_matches_step() {
+        for seed in 1u64..=3 {
+            let dag = random_dag(seed, 70, 3);
+            let mut a: Woa<16, 128, 8, HeftAdvisor<128, 8>> =
+                Woa::new(config(seed), HeftAdvisor::new());
+            let mut b: Woa<16, 128, 8, HeftAdvisor<128, 8>> =
+                Woa::new(config(seed), HeftAdvisor::new());
+            a.initialize(&dag, &pool()).unwrap();
+            b.initialize(&dag, &pool()).unwrap();
+            let mut ev: Evaluator<128, 8> = Evaluator::new();
+            let mut ms = [0.0; 16];
+            for t in 1..=a.config().iterations {
+                a.step(&dag, &pool(), t).unwrap();
+                let leader = b.step_moves(&dag, &pool(), t);
+                for (w, slot) in ms.iter_mut().enumerate().take(b.whales()) {
+                    *slot = if w == leader {
+                        f64::NAN
+                    } else {
+                        ev.evaluate_parts(&dag, &pool(), b.rank_order(), b.whale_assignment(w))
+                            .unwrap()
+                    };
+                }
+                b.step_scores(&dag, &pool(), t, leader, &ms).unwrap();
+                assert_eq!(a.fitness_ms().len(), b.fitness_ms().len());
+                for (x, y) in a.fitness_ms().iter().zip(b.fitness_ms()) {
+                    assert_eq!(x.to_bits(), y.to_bits(), "seed {seed} iteration {t}");
+                }
+            }
+            assert_eq!(a.best_ms().to_bits(), b.best_ms().to_bits());
+            assert_eq!(a.best_plan().gpus(), b.best_plan().gpus());
+            assert_eq!(
+                b.step_scores(&dag, &pool(), 1, 0, &ms[..2]).unwrap_err(),
+                PlanError::WrongLength { plan: 2, dag: 12 }
+            );
+        }
     }
 
     #[test]

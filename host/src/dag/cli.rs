@@ -2,10 +2,11 @@
 //! options. The lead wires the subcommand; this keeps the flags next to the code they drive.
 
 use super::{Format, GpuSpeeds, LoadOptions, PlannerKind, PlannerOptions};
+use crate::gpu::Device;
 use std::path::PathBuf;
 
 /// `gantry dag --input PATH --format worl|tpch|stg|matrix --gpus N [--degree D]
-/// --planners heft,woa,random [--seed N] [--json]`: plan one DAG with several planners.
+/// --planners heft,woa,random [--seed N] [--device cuda|cpu|auto] [--json]`: plan one DAG with several planners.
 #[derive(Clone, Debug, clap::Args)]
 pub struct DagArgs {
     /// Input file (or folder for `--format matrix`).
@@ -47,6 +48,10 @@ pub struct DagArgs {
     /// WOA iterations.
     #[arg(long, default_value_t = 100)]
     pub woa_iterations: u32,
+    /// Where WOA evaluates its populations: `cuda` (GPU 0, an error without one), `cpu`, or
+    /// `auto` (the GPU when usable, else a one-line notice and the CPU). Same results on all.
+    #[arg(long, value_enum, default_value_t = Device::Auto)]
+    pub device: Device,
     /// Print a JSON array of reports instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -78,6 +83,7 @@ impl DagArgs {
             seed: self.seed,
             woa_population: self.woa_population,
             woa_iterations: self.woa_iterations,
+            device: self.device,
         }
     }
 }
@@ -110,6 +116,8 @@ mod tests {
             "--seed",
             "7",
             "--json",
+            "--device",
+            "cpu",
         ]);
         let a = cli.dag;
         assert_eq!(
@@ -119,5 +127,6 @@ mod tests {
         assert_eq!(a.load_options().gpus, 500);
         assert_eq!(a.planner_options().seed, 7);
         assert!(a.json);
+        assert_eq!(a.planner_options().device, Device::Cpu);
     }
 }

@@ -27,7 +27,9 @@ pub mod tpch;
 pub mod worl;
 
 pub use error::DagLoadError;
-pub use report::{PlannerKind, PlannerOptions, PlannerReport, ScheduledTask, run_planners};
+pub use report::{
+    DagRunError, PlannerKind, PlannerOptions, PlannerReport, ScheduledTask, run_planners,
+};
 
 use gantry_core::dag::{Bandwidth, CostTable, Dag, GpuPool};
 use std::path::{Path, PathBuf};

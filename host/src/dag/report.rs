@@ -3,11 +3,23 @@
 //! lower bound, and the wall time of planning.
 
 use super::{HostPlatform, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
+use crate::gpu::{CudaBatch, CudaConfig, Device, FlatDag, GpuError, run_woa_batched};
 use gantry_core::dag::{
-    DagPlanner, Evaluator, Heft, HeftAdvisor, NoAdvisor, Plan, PlanError, Platform, RandomPlanner,
-    Woa, WoaConfig,
+    DagPlanner, Evaluator, Heft, HeftAdvisor, NoAdvisor, Plan, PlanAdvisor, PlanError, Platform,
+    RandomPlanner, Woa, WoaConfig,
 };
 use std::time::Instant;
+
+/// Why [`run_planners`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DagRunError {
+    /// A planner or the evaluator refused the problem.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// `--device cuda` and the GPU path could not run (or failed mid-run).
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+}
 
 /// Population capacity of the host's WOA (the population actually used is
 /// [`PlannerOptions::woa_population`]).
@@ -48,6 +60,8 @@ pub struct PlannerOptions {
     pub woa_population: usize,
     /// WOA iterations.
     pub woa_iterations: u32,
+    /// Where WOA evaluates its populations (other planners always use the CPU).
+    pub device: Device,
 }
 
 impl PlannerOptions {
@@ -57,6 +71,7 @@ impl PlannerOptions {
             seed,
             woa_population: 30,
             woa_iterations: 100,
+            device: Device::Cpu,
         }
     }
 }
@@ -97,6 +112,8 @@ pub struct PlannerReport {
     pub plan_ms: f64,
     /// Seed used.
     pub seed: u64,
+    /// Where the planner's populations were evaluated: "cuda" for WOA on the GPU, else "cpu".
+    pub evaluated_on: String,
     /// For HEFT: its own insertion-based makespan (the paper's figure), ≥ `makespan`.
     pub heft_own_makespan: Option<f64>,
     /// The plan, scheduled (not serialised: large).
@@ -105,16 +122,65 @@ pub struct PlannerReport {
 }
 
 /// Run each planner of `kinds` on `problem` (on the big stack) and report. Deterministic
-/// except `plan_ms`.
+/// except `plan_ms`; the device changes where WOA's populations are evaluated, not the
+/// result (the GPU's makespans are bit-identical to the CPU's).
 pub fn run_planners(
     problem: &Problem,
     kinds: &[PlannerKind],
     options: &PlannerOptions,
-) -> Result<Vec<PlannerReport>, PlanError> {
-    on_big_stack(|| match &problem.platform {
-        HostPlatform::Pool(p) => run_on(problem, p.as_ref(), kinds, options),
-        HostPlatform::Table(t) => run_on(problem, t.as_ref(), kinds, options),
+) -> Result<Vec<PlannerReport>, DagRunError> {
+    on_big_stack(|| {
+        let wants_woa = kinds
+            .iter()
+            .any(|k| matches!(k, PlannerKind::Woa | PlannerKind::WoaHeft));
+        let mut gpu = if wants_woa {
+            open_gpu(problem, options.device)?
+        } else {
+            None
+        };
+        match &problem.platform {
+            HostPlatform::Pool(p) => run_on(problem, p.as_ref(), kinds, options, &mut gpu),
+            HostPlatform::Table(t) => run_on(problem, t.as_ref(), kinds, options, &mut gpu),
+        }
     })
+}
+
+/// The GPU batch evaluator for `problem` per `device`: `Cpu` → none; `Cuda` → it or the
+/// error; `Auto` → it, or a one-line notice on stderr and none.
+fn open_gpu(problem: &Problem, device: Device) -> Result<Option<CudaBatch>, DagRunError> {
+    if device == Device::Cpu {
+        return Ok(None);
+    }
+    let flat = match &problem.platform {
+        HostPlatform::Pool(p) => FlatDag::with_pool(problem.dag.as_ref(), p.as_ref()),
+        HostPlatform::Table(t) => FlatDag::with_platform(problem.dag.as_ref(), t.as_ref()),
+    };
+    match flat.and_then(|f| CudaBatch::new(&f, CudaConfig::default())) {
+        Ok(batch) => Ok(Some(batch)),
+        Err(e) if device == Device::Auto => {
+            eprintln!("gantry: no usable CUDA GPU ({e}); WOA evaluates on the CPU");
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// WOA on `dag`, its populations scored by `gpu` when there is one, else the core path.
+fn run_woa<A: PlanAdvisor<MAX_TASKS, E>, const E: usize, M: Platform>(
+    woa: &mut Woa<WOA_POP, MAX_TASKS, MAX_GPUS, A>,
+    dag: &gantry_core::dag::Dag<MAX_TASKS, E>,
+    platform: &M,
+    gpu: &mut Option<CudaBatch>,
+    plan: &mut Plan<MAX_TASKS>,
+) -> Result<(), DagRunError> {
+    match gpu {
+        Some(batch) => {
+            run_woa_batched(woa, dag, platform, batch)?;
+            plan.copy_from(woa.best_plan());
+        }
+        None => woa.plan(dag, platform, plan)?,
+    }
+    Ok(())
 }
 
 fn run_on<M: Platform>(
@@ -122,7 +188,8 @@ fn run_on<M: Platform>(
     platform: &M,
     kinds: &[PlannerKind],
     options: &PlannerOptions,
-) -> Result<Vec<PlannerReport>, PlanError> {
+    gpu: &mut Option<CudaBatch>,
+) -> Result<Vec<PlannerReport>, DagRunError> {
     let dag = problem.dag.as_ref();
     let mut eval = Box::new(Evaluator::<MAX_TASKS, MAX_GPUS>::new());
     let lower_bound = eval.lower_bound(dag, platform)?.ms();
@@ -147,14 +214,14 @@ fn run_on<M: Platform>(
                 let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
                     woa_config, NoAdvisor,
                 ));
-                woa.plan(dag, platform, &mut plan)?;
+                run_woa(&mut woa, dag, platform, gpu, &mut plan)?;
             }
             PlannerKind::WoaHeft => {
                 let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
                     woa_config,
                     HeftAdvisor::<MAX_TASKS, MAX_GPUS>::new(),
                 ));
-                woa.plan(dag, platform, &mut plan)?;
+                run_woa(&mut woa, dag, platform, gpu, &mut plan)?;
             }
             PlannerKind::Random => {
                 RandomPlanner::new(options.seed).plan(dag, platform, &mut plan)?;
@@ -187,6 +254,11 @@ fn run_on<M: Platform>(
             },
             plan_ms,
             seed: options.seed,
+            evaluated_on: match (kind, gpu.is_some()) {
+                (PlannerKind::Woa | PlannerKind::WoaHeft, true) => "cuda",
+                _ => "cpu",
+            }
+            .to_string(),
             heft_own_makespan: heft_own,
             schedule,
         });
