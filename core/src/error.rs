@@ -105,7 +105,11 @@ impl core::fmt::Display for SchedError {
                 "{job} has deadline {} ms, not after its submission at {} ms",
                 deadline.0, now.0
             ),
-            SchedError::DeadlineUnreachable { job, deadline, earliest_finish } => write!(
+            SchedError::DeadlineUnreachable {
+                job,
+                deadline,
+                earliest_finish,
+            } => write!(
                 f,
                 "{job} has deadline {} ms but cannot finish before {} ms",
                 deadline.0, earliest_finish.0

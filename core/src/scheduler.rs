@@ -228,12 +228,18 @@ where
                 now,
             });
         }
-        if let (Some(deadline), Some(length), DeadlineAdmission::RefuseUnreachable) =
-            (spec.deadline, spec.declared_length, self.config.deadline_admission)
-        {
+        if let (Some(deadline), Some(length), DeadlineAdmission::RefuseUnreachable) = (
+            spec.deadline,
+            spec.declared_length,
+            self.config.deadline_admission,
+        ) {
             let earliest_finish = now.saturating_add(length);
             if earliest_finish > deadline {
-                return Err(SchedError::DeadlineUnreachable { job: id, deadline, earliest_finish });
+                return Err(SchedError::DeadlineUnreachable {
+                    job: id,
+                    deadline,
+                    earliest_finish,
+                });
             }
         }
         if self.jobs.is_full() {

@@ -121,3 +121,44 @@ fn jobs_larger_than_the_cluster_are_refused_with_a_reason_not_lost() {
     let m = Metrics::from_output(&out);
     assert_eq!((m.jobs, m.refused, m.unfinished), (49, 1, 0));
 }
+
+#[test]
+fn injected_faults_lose_no_job_on_a_real_slice() {
+    use gantry::sim::FaultConfig;
+    let jobs = philly_sample(Some(600)).unwrap();
+    for (order, placer) in [
+        (OrderKind::Fifo, PlacerKind::BestFit),
+        (OrderKind::Tias, PlacerKind::Greedy),
+    ] {
+        let config = SimConfig {
+            seed: 3,
+            faults: Some(FaultConfig::with_rate(0.5)),
+            ..SimConfig::default()
+        };
+        let out = simulate(&jobs, "2x4x8".parse().unwrap(), order, placer, &config).unwrap();
+        assert!(out.anomalies.is_empty(), "{:?}", out.anomalies);
+        let m = Metrics::from_output(&out);
+        assert_eq!(m.jobs_lost, 0, "{order:?}");
+        assert_eq!(m.jobs, 600, "{order:?}");
+        assert!(
+            m.gpu_failures > 50 && m.requeues > 0,
+            "{} failures, {} requeues",
+            m.gpu_failures,
+            m.requeues
+        );
+        let calm = Metrics::from_output(
+            &simulate(
+                &jobs,
+                "2x4x8".parse().unwrap(),
+                order,
+                placer,
+                &SimConfig::default(),
+            )
+            .unwrap(),
+        );
+        assert!(
+            m.avg_jct_s >= calm.avg_jct_s * 0.9,
+            "faults should not make jobs much faster"
+        );
+    }
+}
