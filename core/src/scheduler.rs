@@ -158,6 +158,40 @@ where
         event: Event,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> Result<HandleOutcome, SchedError> {
+        let before = self.admit(now, event, out)?;
+        let more_pending = self.schedule(now, out);
+        Ok(HandleOutcome {
+            decisions: out.len() - before,
+            more_pending,
+        })
+    }
+
+    /// As [`handle`](Self::handle), but runs **no** scheduling pass: the event is validated,
+    /// service accrued and the event applied (a `GpuDown` still emits its `Preempt`); the
+    /// next `handle` call at the same `now` (e.g. with [`Event::Tick`]) schedules. Lets a
+    /// caller fold simultaneous events into one pass, as the Tiresias simulator does (its
+    /// arrivals, completions and timers at one second share a single pass). O(J).
+    pub fn handle_deferred<const D: usize>(
+        &mut self,
+        now: TimeMs,
+        event: Event,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> Result<HandleOutcome, SchedError> {
+        let before = self.admit(now, event, out)?;
+        Ok(HandleOutcome {
+            decisions: out.len() - before,
+            more_pending: false,
+        })
+    }
+
+    /// Checks time and buffer, validates, accrues service and applies the event. Returns
+    /// the length of `out` before the event's decisions.
+    fn admit<const D: usize>(
+        &mut self,
+        now: TimeMs,
+        event: Event,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> Result<usize, SchedError> {
         if now < self.last_now {
             return Err(SchedError::TimeWentBackwards {
                 now,
@@ -171,11 +205,7 @@ where
         let before = out.len();
         self.accrue(now);
         self.apply(now, event, out);
-        let more_pending = self.schedule(now, out);
-        Ok(HandleOutcome {
-            decisions: out.len() - before,
-            more_pending,
-        })
+        Ok(before)
     }
 
     fn validate(&self, now: TimeMs, event: &Event) -> Result<(), SchedError> {
@@ -346,6 +376,12 @@ where
                         gpus,
                     });
                 }
+            }
+        }
+        for r in 0..self.ranked.len() {
+            let index = usize::from(self.ranked[r].index);
+            if let Some(job) = self.jobs.get_mut(index) {
+                self.order.after_pass(job, now);
             }
         }
         false

@@ -365,3 +365,28 @@ fn events_and_decisions_round_trip_through_postcard() {
         assert_eq!(postcard::from_bytes::<Decision<8>>(bytes).unwrap(), d);
     }
 }
+
+#[test]
+fn deferred_events_wait_for_one_pass_and_errors_change_nothing() {
+    let mut s = small(FirstFit);
+    let mut out = Out::new();
+    // Two submissions at one instant: no pass, no decision, both queued.
+    s.handle_deferred(TimeMs(5), Event::Submit(spec(0, 4)), &mut out)
+        .unwrap();
+    s.handle_deferred(TimeMs(5), Event::Submit(spec(1, 4)), &mut out)
+        .unwrap();
+    assert!(out.is_empty());
+    assert!(s.jobs().iter().all(|j| j.state == JobState::Waiting));
+    // A refused deferred event leaves the state as it was.
+    let before = snapshot(&s);
+    assert_eq!(
+        s.handle_deferred(TimeMs(5), Event::Finish(JobId(0)), &mut out),
+        Err(SchedError::JobNotRunning(JobId(0)))
+    );
+    assert_eq!(snapshot(&s), before);
+    // One Tick schedules both.
+    let outcome = s.handle(TimeMs(5), Event::Tick, &mut out).unwrap();
+    assert_eq!(outcome.decisions, 2);
+    assert!(s.jobs().iter().all(|j| j.state == JobState::Running));
+    s.check_invariants().unwrap();
+}

@@ -12,5 +12,6 @@ pub mod policy;
 pub mod record;
 pub mod sample;
 pub mod sim;
+pub mod tiresias_check;
 pub mod trace;
 pub mod workload;

@@ -33,6 +33,33 @@ enum Command {
     Replay(ReplayArgs),
     /// Plan a DAG workload on heterogeneous GPUs with several planners (HEFT, WOA, random).
     Dag(DagArgs),
+    /// Cross-check against the Tiresias simulator's results (the peer anchor): its quirks
+    /// copied, per-job identity, gantry's own semantics, run times.
+    TiresiasCheck(TiresiasCheckArgs),
+}
+
+/// Which anchor inputs `tiresias-check` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum CheckInput {
+    /// The three hand-made traces.
+    Tiny,
+    /// The 2,000-job Philly slice on n64g8 and n256g8.
+    P2k,
+    /// The 10,000-job Philly slice on n64g8 and n256g8 (slower).
+    P10k,
+}
+
+#[derive(Args, Debug)]
+struct TiresiasCheckArgs {
+    /// The anchor folder (`inputs/`, `perjob/`, `results.md`).
+    #[arg(long, default_value = "../shared/anchors/tiresias")]
+    anchors: PathBuf,
+    /// Inputs, comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [CheckInput::Tiny, CheckInput::P2k, CheckInput::P10k])]
+    inputs: Vec<CheckInput>,
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -187,6 +214,34 @@ fn run_dag(args: &DagArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn run_tiresias_check(args: &TiresiasCheckArgs) -> anyhow::Result<()> {
+    use gantry::tiresias_check::{self as tc, PHILLY_2K, PHILLY_10K, TINY};
+    let mut inputs = Vec::new();
+    for input in &args.inputs {
+        inputs.extend_from_slice(match input {
+            CheckInput::Tiny => &TINY[..],
+            CheckInput::P2k => &PHILLY_2K[..],
+            CheckInput::P10k => &PHILLY_10K[..],
+        });
+    }
+    let rows = tc::check(&args.anchors, &inputs)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&rows)?);
+    } else {
+        println!("{}", tc::table(&rows));
+        for r in rows.iter().filter(|r| !r.first_differences.is_empty()) {
+            println!(
+                "{} {} {}: {}",
+                r.policy,
+                r.input,
+                r.cluster,
+                r.first_differences.join("; ")
+            );
+        }
+    }
+    Ok(())
+}
+
 fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match &cli.command {
@@ -194,5 +249,6 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::Compare(args) => run_compare(args).map(|()| ExitCode::SUCCESS),
         Command::Replay(args) => run_replay(args),
         Command::Dag(args) => run_dag(args).map(|()| ExitCode::SUCCESS),
+        Command::TiresiasCheck(args) => run_tiresias_check(args).map(|()| ExitCode::SUCCESS),
     }
 }

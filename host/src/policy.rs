@@ -4,7 +4,10 @@
 //! run time from a name, so it wraps the core's types in enums whose trait impls `match` on
 //! the variant. Adding an order = one variant here plus one arm per method.
 
-use gantry_core::order::{Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig};
+use gantry_core::order::{
+    CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig,
+    TiresiasCompat,
+};
 use gantry_core::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
 use gantry_core::placement::{
     BestFit, ExactOptimal, FirstFit, LoadBalance, OptimalConfig, PlacementView, Placer,
@@ -42,6 +45,29 @@ pub enum OrderKind {
     LasTime,
     /// TIAS: 2D-LAS plus deadline urgency learned online (information-agnostic).
     Tias,
+    /// Copy of the Tiresias simulator's `dlas`, quirks included (cross-check only).
+    TiresiasDlas,
+    /// Copy of the Tiresias simulator's `dlas-gpu`, quirks included (cross-check only).
+    TiresiasDlasGpu,
+    /// Copy of the Tiresias simulator's `shortest` (ORACLE; cross-check only).
+    TiresiasShortest,
+    /// Copy of the Tiresias simulator's `shortest-gpu` (ORACLE; cross-check only).
+    TiresiasShortestGpu,
+}
+
+impl OrderKind {
+    /// Whether the simulator folds every event of one instant into a single scheduling pass
+    /// for this order, as the Tiresias simulator does. True for the `tiresias-*` copies;
+    /// gantry's own orders schedule after every event.
+    pub fn batches_instants(self) -> bool {
+        matches!(
+            self,
+            OrderKind::TiresiasDlas
+                | OrderKind::TiresiasDlasGpu
+                | OrderKind::TiresiasShortest
+                | OrderKind::TiresiasShortestGpu
+        )
+    }
 }
 
 /// A placer by name.
@@ -79,6 +105,8 @@ pub enum AnyOrder {
     Las(Las),
     /// See [`Tias`] (boxed: its service sketch is about 2 KB).
     Tias(Box<Tias>),
+    /// See [`TiresiasCompat`].
+    Tiresias(TiresiasCompat),
 }
 
 impl AnyOrder {
@@ -97,8 +125,16 @@ impl AnyOrder {
             OrderKind::Las => AnyOrder::Las(Las::new(LasConfig::default())),
             OrderKind::LasTime => AnyOrder::Las(Las::new(las_time)),
             OrderKind::Tias => AnyOrder::Tias(Box::new(Tias::new(TiasConfig::default()))),
+            OrderKind::TiresiasDlas => compat(CompatPolicy::Dlas(LengthMetric::Time)),
+            OrderKind::TiresiasDlasGpu => compat(CompatPolicy::Dlas(LengthMetric::GpuTime)),
+            OrderKind::TiresiasShortest => compat(CompatPolicy::Shortest(LengthMetric::Time)),
+            OrderKind::TiresiasShortestGpu => compat(CompatPolicy::Shortest(LengthMetric::GpuTime)),
         }
     }
+}
+
+fn compat(policy: CompatPolicy) -> AnyOrder {
+    AnyOrder::Tiresias(TiresiasCompat::new(policy))
 }
 
 macro_rules! each_order {
@@ -110,6 +146,7 @@ macro_rules! each_order {
             AnyOrder::Edf($o) => $body,
             AnyOrder::Las($o) => $body,
             AnyOrder::Tias($o) => $body,
+            AnyOrder::Tiresias($o) => $body,
         }
     };
 }
@@ -141,6 +178,9 @@ impl JobOrder for AnyOrder {
     }
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         each_order!(self, o => o.on_finished(job, now))
+    }
+    fn after_pass(&mut self, job: &mut Job, now: TimeMs) {
+        each_order!(self, o => o.after_pass(job, now))
     }
 }
 

@@ -222,12 +222,18 @@ pub fn replay(recording: &Recording) -> Result<ReplayReport, RecordError> {
         .topology()
         .map_err(|_| RecordError::Cluster(header.cluster))?;
     let order = AnyOrder::new(header.order);
+    let batched = header.order.batches_instants();
     let placer = AnyPlacer::new(header.placer, header.config.seed);
     let run = || {
         let mut core = Box::new(HostScheduler::new(topology, order, placer));
         for (index, expected) in recording.entries.iter().enumerate() {
             let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
-            let result = core.handle(expected.now, expected.event, &mut out);
+            // Batched runs (the Tiresias copies) defer every event but the scheduling Tick.
+            let result = if batched && expected.event != Event::Tick {
+                core.handle_deferred(expected.now, expected.event, &mut out)
+            } else {
+                core.handle(expected.now, expected.event, &mut out)
+            };
             let actual = LogEntry {
                 now: expected.now,
                 event: expected.event,

@@ -10,6 +10,7 @@ mod las;
 mod sjf;
 mod sketch;
 mod tias;
+mod tiresias_compat;
 
 pub use edf::Edf;
 pub use fifo::Fifo;
@@ -17,6 +18,7 @@ pub use las::{Las, LasConfig, LasConfigError, MAX_LAS_THRESHOLDS};
 pub use sjf::{LengthMetric, Sjf, Srtf};
 pub use sketch::{SKETCH_BUCKETS, ServiceSketch};
 pub use tias::{Assessment, HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig};
+pub use tiresias_compat::{CompatPolicy, TiresiasCompat};
 
 use crate::event::RejectReason;
 use crate::job::Job;
@@ -88,6 +90,12 @@ pub trait JobOrder {
     fn reject(&self, _job: &Job, _now: TimeMs) -> Option<RejectReason> {
         None
     }
+
+    /// Called once per live job after a *complete* scheduling pass, in the pass's rank
+    /// order (best first), with the job's new state. Orders that keep a list position from
+    /// pass to pass (the Tiresias compatibility order: stable sorts, running jobs moved
+    /// ahead of pending ones) stamp it here. Default: nothing. O(1) per job.
+    fn after_pass(&mut self, _job: &mut Job, _now: TimeMs) {}
 
     /// A job finished: orders that learn online (TIAS) update their statistics here.
     fn on_finished(&mut self, _job: &Job, _now: TimeMs) {}

@@ -194,6 +194,7 @@ pub fn simulate(
     }
     let topology: Topology<HOST_GPUS> =
         cluster.topology().map_err(|_| SimError::Cluster(cluster))?;
+    let batched = order.batches_instants();
     let order = AnyOrder::new(order);
     let placer = AnyPlacer::new(placer, config.seed);
     std::thread::scope(|scope| {
@@ -202,7 +203,9 @@ pub fn simulate(
             .stack_size(256 << 20)
             .spawn_scoped(scope, || {
                 let scheduler = Box::new(HostScheduler::new(topology, order, placer));
-                Engine::new(jobs, scheduler, config).run()
+                let mut engine = Engine::new(jobs, scheduler, config);
+                engine.batched = batched;
+                engine.run()
             })
             .map_err(|_| SimError::Panicked)?
             .join()
@@ -270,6 +273,11 @@ struct Engine<'a> {
     fault_rng: gantry_core::SeededRng,
     gpu_down: Vec<bool>,
     gpu_failures: u64,
+    /// Fold every event of one instant into one scheduling pass (the Tiresias copies): events
+    /// go through [`HostScheduler::handle_deferred`], then one `Tick` schedules.
+    batched: bool,
+    /// A deferred event or a review tick at the current instant still needs its pass.
+    pass_due: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -324,6 +332,8 @@ impl<'a> Engine<'a> {
             fault_rng: gantry_core::SeededRng::new(config.seed ^ 0xFA17_FA17),
             gpu_down: Vec::new(),
             gpu_failures: 0,
+            batched: false,
+            pass_due: false,
         }
     }
 
@@ -356,6 +366,9 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Kind::Tick => {
+                    // Batched runs keep only the latest review time, like Tiresias's single
+                    // `next_job_jump`: a superseded review tick is no event at all.
+                    let superseded = self.batched && self.review_armed != Some(now);
                     if p.generation == REVIEW_TICK {
                         if self.review_armed == Some(now) {
                             self.review_armed = None;
@@ -364,9 +377,23 @@ impl<'a> Engine<'a> {
                         self.tick_armed = false;
                     }
                     if self.live > 0 {
-                        let result = self.handle(now, Event::Tick);
-                        self.note_anomaly(now, result);
+                        if self.batched {
+                            self.pass_due |= !superseded;
+                        } else {
+                            let result = self.handle(now, Event::Tick);
+                            self.note_anomaly(now, result);
+                        }
                     }
+                }
+            }
+            if self.batched {
+                let same_instant = self.queue.peek().is_some_and(|Reverse(n)| n.time_ms == now);
+                if same_instant {
+                    continue;
+                }
+                if std::mem::take(&mut self.pass_due) {
+                    let result = self.handle(now, Event::Tick);
+                    self.note_anomaly(now, result);
                 }
             }
             self.arm_tick(now);
@@ -458,8 +485,13 @@ impl<'a> Engine<'a> {
 
     /// Arms a tick at the earliest time the order said a key changes by itself
     /// ([`HostScheduler::next_review`]): demotion thresholds, deadline urgency.
+    /// Batched runs (the Tiresias copies) replace the armed time instead, even by a later one.
     fn arm_review(&mut self) {
-        let Some(TimeMs(at)) = self.scheduler.next_review() else {
+        let next = self.scheduler.next_review().map(|t| t.0);
+        if self.batched && self.review_armed != next {
+            self.review_armed = None;
+        }
+        let Some(at) = next else {
             return;
         };
         if self.review_armed.is_none_or(|armed| at < armed) {
@@ -561,9 +593,15 @@ impl<'a> Engine<'a> {
     /// logging every call and applying every decision.
     fn handle(&mut self, now: u64, event: Event) -> Result<(), SchedError> {
         let mut event = event;
+        let deferred = self.batched && event != Event::Tick;
+        self.pass_due |= deferred;
         loop {
             let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
-            let result = self.scheduler.handle(TimeMs(now), event, &mut out);
+            let result = if deferred {
+                self.scheduler.handle_deferred(TimeMs(now), event, &mut out)
+            } else {
+                self.scheduler.handle(TimeMs(now), event, &mut out)
+            };
             self.log.push(&LogEntry {
                 now: TimeMs(now),
                 event,
