@@ -5,6 +5,7 @@
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
 pub mod dag;
+pub mod learn;
 pub mod metrics;
 pub mod policy;
 pub mod record;
