@@ -8,6 +8,7 @@ pub mod dag;
 pub mod learn;
 pub mod metrics;
 pub mod policy;
+pub mod proximity;
 pub mod record;
 pub mod sample;
 pub mod sim;

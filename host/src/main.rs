@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use gantry::dag::{self, cli::DagArgs};
 use gantry::metrics::Metrics;
 use gantry::policy::{OrderKind, PlacerKind};
+use gantry::proximity::cli::{ScenarioArgs, TrainPlacementArgs, run_scenario, run_train, table};
 use gantry::record::{self, RecordHeader};
 use gantry::sample;
 use gantry::sim::{ClusterSpec, FaultConfig, SimConfig, SpeedModel, simulate};
@@ -30,6 +31,23 @@ enum Command {
     Replay(ReplayArgs),
     /// Plan a DAG workload on heterogeneous GPUs with several planners (HEFT, WOA, random).
     Dag(DagArgs),
+    /// Compare placers on a scenario (`--scenario proximity-drl`).
+    Compare(CompareArgs),
+    /// Train a learned policy.
+    #[command(subcommand)]
+    Train(TrainCommand),
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum TrainCommand {
+    /// PPO GPU placement policy on Proximity-DRL's environment, exported to ONNX.
+    Placement(TrainPlacementArgs),
 }
 
 #[derive(Args, Debug)]
@@ -211,5 +229,24 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::Simulate(args) => run_simulate(args).map(|()| ExitCode::SUCCESS),
         Command::Replay(args) => run_replay(args),
         Command::Dag(args) => run_dag(args).map(|()| ExitCode::SUCCESS),
+        Command::Compare(args) => run_compare(args).map(|()| ExitCode::SUCCESS),
+        Command::Train(TrainCommand::Placement(args)) => {
+            println!("{}", run_train(args)?);
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+fn run_compare(args: &CompareArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.scenario.scenario.is_some(),
+        "compare needs --scenario (e.g. --scenario proximity-drl)"
+    );
+    let rows = run_scenario(&args.scenario)?;
+    if args.scenario.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        println!("{}", table(&rows));
+    }
+    Ok(())
 }

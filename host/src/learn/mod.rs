@@ -10,4 +10,6 @@
 
 pub mod mlp;
 pub mod onnx;
+pub mod ppo;
+pub mod scorer;
 pub mod tract_model;
