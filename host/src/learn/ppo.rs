@@ -16,9 +16,21 @@
 //! One step per pick. The environment is Proximity-DRL's (`crate::proximity::env`), FCFS
 //! over 30 generated jobs; the reward is theirs, given on a job's last pick:
 //! `1 − (cost − min_k)/(max_k − min_k)` (`crate::proximity::reward`), 0 on other picks.
-//! Nothing is added: the return already sums the normalised costs of all jobs of the
+//! Nothing is added to its value: the return sums the normalised costs of all jobs of the
 //! episode, so a pick that fragments the cluster for later jobs is charged through their
-//! rewards (γ = 0.99 per pick).
+//! rewards (γ = 0.99 per pick). By default ([`RewardShaping::PerPick`]) the same per-job
+//! total is paid pick by pick — `−added_cost/(max_k − min_k)` per pick plus
+//! `1 + min_k/(max_k − min_k)` on the last — which sums exactly to their reward and credits
+//! each pick when it is made; with the reward only on the last pick (theirs,
+//! [`RewardShaping::Terminal`]) 300 updates reached 3.5 % above the optimum.
+//!
+//! # Warm start (added; `bc_updates` = 0 turns it off)
+//! Pure PPO from a random init learns slowly here (300 updates ≈ 5,000 episodes ended 3.5 %
+//! above the optimum, worse than their checkpoint). So the actor is first fitted by
+//! behaviour cloning to the exact per-job optimum (`gantry_core::placement::
+//! optimal_placement`) on the states the optimum visits: at each pick the targets are the
+//! still-unpicked GPUs of the optimal set, loss `−log Σ_{i∈targets} π_i` (GPUs with equal
+//! features are interchangeable, so any member counts). PPO then fine-tunes on their reward.
 //!
 //! # Update
 //! Clipped surrogate (ε = 0.2), value loss ½(V − R)² × 0.5, entropy bonus, advantages
@@ -34,13 +46,15 @@ use crate::proximity::jobs::{DnnModel, generate_episode};
 use crate::proximity::proximity_tree;
 use crate::proximity::reward::RewardTable;
 use gantry_core::placement::observation::{GPU_FEATURES, JOB_FEATURES, LAYOUT_VERSION, encode};
-use gantry_core::placement::{PlacementView, Placer};
+use gantry_core::placement::{OptimalConfig, PlacementView, Placer, optimal_placement};
 use gantry_core::{GpuId, Topology};
 use ndarray::{Array2, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::Write;
 
+/// Adam step size of the imitation warm start.
+pub const BC_LR: f32 = 1e-3;
 /// Width of one actor input row: GPU features then job features.
 pub const ROW: usize = GPU_FEATURES + JOB_FEATURES;
 /// Width of the critic input.
@@ -86,25 +100,46 @@ pub struct PpoConfig {
     pub max_grad_norm: f32,
     /// Environment variant trained on.
     pub variant: Variant,
+    /// When the reward is paid.
+    pub shaping: RewardShaping,
+    /// PPO updates at the start that fit only the critic (the actor is frozen), so a
+    /// warm-started actor is not pushed around by a random critic's advantages.
+    pub critic_warmup: usize,
+    /// Imitation updates before PPO (0 = pure PPO): the actor is first fitted to the exact
+    /// optimum's choices (module docs, "Warm start").
+    pub bc_updates: usize,
+}
+
+/// When their per-job reward is paid (the episode's undiscounted return is the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum RewardShaping {
+    /// All of it on the job's last pick, as theirs.
+    Terminal,
+    /// Spread over the picks by added cost (`RewardTable::pick_reward`), so each pick is
+    /// credited when made.
+    PerPick,
 }
 
 impl Default for PpoConfig {
     fn default() -> Self {
         Self {
             seed: 0,
-            updates: 150,
+            updates: 60,
             episodes_per_update: 16,
             epochs: 4,
             minibatch: 256,
             hidden: 64,
-            lr: 1e-3,
+            lr: 1e-4,
             clip: 0.2,
             gamma: 0.99,
             lambda: 0.95,
             vf_coef: 0.5,
-            ent_coef: 0.01,
+            ent_coef: 0.001,
             max_grad_norm: 0.5,
             variant: Variant::Compat,
+            shaping: RewardShaping::PerPick,
+            bc_updates: 40,
+            critic_warmup: 20,
         }
     }
 }
@@ -229,6 +264,7 @@ fn masked_log_softmax(logits: &[f32], usable: &[bool]) -> Vec<f32> {
 /// every pick for training.
 struct Sampler<'a> {
     policy: &'a PpoPolicy,
+    shaping: RewardShaping,
     rewards: &'a RewardTable,
     rng: &'a mut ChaCha8Rng,
     steps: Vec<Step>,
@@ -275,13 +311,20 @@ impl Placer<G> for Sampler<'_> {
             .policy
             .critic
             .forward(ArrayView2::from_shape((1, CRITIC_IN), &critic_in).ok()?)[[0, 0]];
-        let reward = if view.remaining() == 1 {
-            let mut set = view.picked.to_vec();
-            set.push(GpuId(action as u16));
-            let cost = round3(view.topology.comm_cost(&set));
-            self.rewards.reward(set.len(), cost) as f32
-        } else {
-            0.0
+        let k = usize::from(view.job.spec.gpus);
+        let last = view.remaining() == 1;
+        let reward = match self.shaping {
+            RewardShaping::Terminal if last => {
+                let mut set = view.picked.to_vec();
+                set.push(GpuId(action as u16));
+                let cost = round3(view.topology.comm_cost(&set));
+                self.rewards.reward(k, cost) as f32
+            }
+            RewardShaping::Terminal => 0.0,
+            RewardShaping::PerPick => {
+                let added = view.topology.added_cost(view.picked, GpuId(action as u16));
+                self.rewards.pick_reward(k, added, last) as f32
+            }
         };
         self.steps.push(Step {
             rows,
@@ -295,6 +338,99 @@ impl Placer<G> for Sampler<'_> {
         });
         Some(GpuId(action as u16))
     }
+}
+
+/// Places like the exact optimum and records, at each pick, the rows and the GPUs of the
+/// optimal set not yet picked.
+struct Teacher {
+    plan: Vec<bool>,
+    samples: Vec<(Array2<f32>, Vec<bool>, Vec<bool>)>,
+    gpus: Box<[[f32; GPU_FEATURES]; G]>,
+    job: [f32; JOB_FEATURES],
+}
+
+impl Placer<G> for Teacher {
+    fn name(&self) -> &'static str {
+        "teacher"
+    }
+
+    fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
+        let n = encode(view, &mut self.gpus, &mut self.job);
+        if view.picked.is_empty() {
+            let k = usize::from(view.job.spec.gpus);
+            let plan = optimal_placement(view.topology, view.usable, k, &OptimalConfig::default())?;
+            self.plan = (0..n).map(|i| plan.set.allows(GpuId(i as u16))).collect();
+        }
+        let usable: Vec<bool> = (0..n)
+            .map(|i| view.usable.allows(GpuId(i as u16)))
+            .collect();
+        let targets: Vec<bool> = (0..n)
+            .map(|i| usable[i] && self.plan.get(i) == Some(&true))
+            .collect();
+        let pick = targets.iter().position(|&t| t)?;
+        self.samples
+            .push((actor_rows(&self.gpus[..n], &self.job), usable, targets));
+        Some(GpuId(pick as u16))
+    }
+}
+
+/// Behaviour cloning of the actor on the optimum's picks (module docs); returns the mean
+/// loss of the last update.
+fn imitate(
+    policy: &mut PpoPolicy,
+    opt: &mut AdamW,
+    models: &[DnnModel],
+    cfg: &PpoConfig,
+    rng: &mut ChaCha8Rng,
+) -> anyhow::Result<f64> {
+    let topo: Topology<G> = proximity_tree();
+    let mut last = 0.0;
+    for _ in 0..cfg.bc_updates {
+        let mut teacher = Teacher {
+            plan: Vec::new(),
+            samples: Vec::new(),
+            gpus: Box::new([[0.0; GPU_FEATURES]; G]),
+            job: [0.0; JOB_FEATURES],
+        };
+        for _ in 0..cfg.episodes_per_update {
+            let jobs = generate_episode(models, rng.random());
+            run_episode(&topo, &jobs, &mut teacher, cfg.variant)?;
+        }
+        let samples = teacher.samples;
+        let mut order: Vec<usize> = (0..samples.len()).collect();
+        for _ in 0..cfg.epochs {
+            shuffle(&mut order, rng);
+            let mut loss = 0.0f64;
+            for mb in order.chunks(cfg.minibatch.max(1)) {
+                let views: Vec<ArrayView2<f32>> = mb.iter().map(|&i| samples[i].0.view()).collect();
+                let x = ndarray::concatenate(Axis(0), &views)
+                    .unwrap_or_else(|_| Array2::zeros((0, ROW)));
+                let (logits, cache) = policy.actor.forward_train(x.view());
+                let mut grad = Array2::<f32>::zeros(logits.raw_dim());
+                let b = mb.len().max(1) as f32;
+                let mut off = 0;
+                for &i in mb {
+                    let (rows, usable, targets) = &samples[i];
+                    let n = rows.nrows();
+                    let l: Vec<f32> = (0..n).map(|r| logits[[off + r, 0]]).collect();
+                    let lp = masked_log_softmax(&l, usable);
+                    let p_t: f32 = (0..n).filter(|&r| targets[r]).map(|r| lp[r].exp()).sum();
+                    loss -= f64::from(p_t.max(1e-12).ln());
+                    for r in (0..n).filter(|&r| usable[r]) {
+                        let p = lp[r].exp();
+                        let t = if targets[r] { p / p_t.max(1e-12) } else { 0.0 };
+                        grad[[off + r, 0]] = (p - t) / b;
+                    }
+                    off += n;
+                }
+                let (mut g, _) = policy.actor.backward(&cache, grad.view());
+                g.clip_global_norm(cfg.max_grad_norm);
+                opt.step(&mut policy.actor, &g);
+            }
+            last = loss / samples.len().max(1) as f64;
+        }
+    }
+    Ok(last)
 }
 
 /// One row of the learning curve.
@@ -356,6 +492,14 @@ pub fn train(
     let mut opt_a = AdamW::new(&policy.actor, opt_cfg);
     let mut opt_c = AdamW::new(&policy.critic, opt_cfg);
     let start = std::time::Instant::now();
+    if cfg.bc_updates > 0 {
+        let bc_cfg = AdamWConfig {
+            lr: BC_LR,
+            ..AdamWConfig::default()
+        };
+        let mut opt_bc = AdamW::new(&policy.actor, bc_cfg);
+        imitate(&mut policy, &mut opt_bc, models, cfg, &mut rng)?;
+    }
     let mut curve = Vec::with_capacity(cfg.updates);
     for update in 0..cfg.updates {
         let frac = update as f32 / cfg.updates.max(1) as f32;
@@ -369,6 +513,7 @@ pub fn train(
             let jobs = generate_episode(models, rng.random());
             let mut sampler = Sampler {
                 policy: &policy,
+                shaping: cfg.shaping,
                 rewards: &rewards,
                 rng: &mut rng,
                 steps: Vec::new(),
@@ -396,6 +541,7 @@ pub fn train(
             (&adv, &returns),
             cfg,
             ent_coef,
+            update >= cfg.critic_warmup,
             &mut rng,
         );
         let row = CurveRow {
@@ -455,6 +601,7 @@ fn mean_entropy(policy: &PpoPolicy, steps: &[Step]) -> f64 {
 }
 
 /// PPO epochs over the batch; returns the last epoch's mean value loss.
+#[allow(clippy::too_many_arguments)] // internal: state, optimisers, batch, schedule
 fn optimise(
     policy: &mut PpoPolicy,
     (opt_a, opt_c): (&mut AdamW, &mut AdamW),
@@ -462,6 +609,7 @@ fn optimise(
     (adv, returns): (&[f32], &[f32]),
     cfg: &PpoConfig,
     ent_coef: f32,
+    actor_on: bool,
     rng: &mut ChaCha8Rng,
 ) -> f64 {
     let mut order: Vec<usize> = (0..steps.len()).collect();
@@ -478,6 +626,7 @@ fn optimise(
                 (adv, returns),
                 cfg,
                 ent_coef,
+                actor_on,
             );
         }
         value_loss = vl_sum / steps.len().max(1) as f64;
@@ -493,6 +642,7 @@ fn shuffle(v: &mut [usize], rng: &mut ChaCha8Rng) {
 }
 
 /// One gradient step on the picks `mb`; returns the summed value loss.
+#[allow(clippy::too_many_arguments)] // internal: state, optimisers, batch, schedule
 fn minibatch_step(
     policy: &mut PpoPolicy,
     (opt_a, opt_c): (&mut AdamW, &mut AdamW),
@@ -501,6 +651,7 @@ fn minibatch_step(
     (adv, returns): (&[f32], &[f32]),
     cfg: &PpoConfig,
     ent_coef: f32,
+    actor_on: bool,
 ) -> f64 {
     let b = mb.len().max(1) as f32;
     // Normalise advantages over the minibatch.
@@ -540,9 +691,11 @@ fn minibatch_step(
         }
         off += n;
     }
-    let (mut ga, _) = policy.actor.backward(&cache, grad.view());
-    ga.clip_global_norm(cfg.max_grad_norm);
-    opt_a.step(&mut policy.actor, &ga);
+    if actor_on {
+        let (mut ga, _) = policy.actor.backward(&cache, grad.view());
+        ga.clip_global_norm(cfg.max_grad_norm);
+        opt_a.step(&mut policy.actor, &ga);
+    }
     // Critic.
     let mut ci = Array2::<f32>::zeros((mb.len(), CRITIC_IN));
     for (j, &i) in mb.iter().enumerate() {
@@ -576,6 +729,7 @@ pub fn greedy_episode(
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let mut sampler = Sampler {
         policy,
+        shaping: RewardShaping::Terminal,
         rewards: &rewards,
         rng: &mut rng,
         steps: Vec::new(),

@@ -69,6 +69,9 @@ pub struct TrainPlacementArgs {
     /// Episodes per update.
     #[arg(long)]
     pub episodes_per_update: Option<usize>,
+    /// Imitation (behaviour-cloning) updates before PPO; 0 = pure PPO.
+    #[arg(long)]
+    pub bc_updates: Option<usize>,
     /// Learning-curve CSV (default: the model path with `.curve.csv`).
     #[arg(long)]
     pub curve: Option<PathBuf>,
@@ -191,6 +194,9 @@ pub fn run_train(args: &TrainPlacementArgs) -> anyhow::Result<String> {
     };
     if let Some(u) = args.updates {
         cfg.updates = u;
+    }
+    if let Some(b) = args.bc_updates {
+        cfg.bc_updates = b;
     }
     if let Some(e) = args.episodes_per_update {
         cfg.episodes_per_update = e;

@@ -63,6 +63,24 @@ impl RewardTable {
         Self { min, max }
     }
 
+    /// The same total spread over the picks: each pick of a k-GPU job gets
+    /// `−added/(max_k − min_k)` (its added cost), and the last one also gets
+    /// `1 + min_k/(max_k − min_k)`. The sum over a job's picks equals
+    /// [`reward`](Self::reward)`(k, cost)` because the added costs sum to the set's cost
+    /// (the closed form does not depend on the pick order); only the timing changes, so a
+    /// pick is credited when it is made. k = 1: 1 on the pick.
+    pub fn pick_reward(&self, k: usize, added: f64, last: bool) -> f64 {
+        let (lo, hi) = (
+            self.min.get(k).copied().unwrap_or(0.0),
+            self.max.get(k).copied().unwrap_or(0.0),
+        );
+        if hi - lo <= 1e-12 {
+            return if last { 1.0 } else { 0.0 };
+        }
+        let r = -added / (hi - lo);
+        if last { r + 1.0 + lo / (hi - lo) } else { r }
+    }
+
     /// The reward for placing k GPUs at `cost`.
     pub fn reward(&self, k: usize, cost: f64) -> f64 {
         let (lo, hi) = (
@@ -101,5 +119,13 @@ mod tests {
         assert_eq!(theirs.reward(1, 0.775), 1.0);
         assert!((fixed.reward(4, 1.0) - 1.0).abs() < 1e-12);
         assert!(theirs.reward(4, 1.0) < 1.0);
+        // Per-pick shaping sums to the job's reward: 3 + 2 on two machines of one rack.
+        let picks = [0u16, 1, 2, 4, 5].map(gantry_core::GpuId);
+        let mut sum = 0.0;
+        for i in 0..picks.len() {
+            let added = t.added_cost(&picks[..i], picks[i]);
+            sum += theirs.pick_reward(5, added, i + 1 == picks.len());
+        }
+        assert!((sum - theirs.reward(5, t.comm_cost(&picks))).abs() < 1e-9);
     }
 }
