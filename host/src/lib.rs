@@ -7,8 +7,10 @@
 pub mod compare;
 pub mod dag;
 pub mod gpu;
+pub mod learn;
 pub mod metrics;
 pub mod policy;
+pub mod proximity;
 pub mod record;
 pub mod sample;
 pub mod sim;

@@ -7,6 +7,7 @@ use gantry::compare;
 use gantry::dag::{self, cli::DagArgs};
 use gantry::metrics::Metrics;
 use gantry::policy::{OrderKind, PlacerKind};
+use gantry::proximity::cli::{ScenarioArgs, TrainPlacementArgs, run_scenario, run_train, table};
 use gantry::record::{self, RecordHeader};
 use gantry::sim::simulate;
 use gantry::workload::WorkloadArgs;
@@ -36,6 +37,15 @@ enum Command {
     /// Cross-check against the Tiresias simulator's results (the peer anchor): its quirks
     /// copied, per-job identity, gantry's own semantics, run times.
     TiresiasCheck(TiresiasCheckArgs),
+    /// Train a learned policy.
+    #[command(subcommand)]
+    Train(TrainCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum TrainCommand {
+    /// PPO GPU placement policy on Proximity-DRL's environment, exported to ONNX.
+    Placement(TrainPlacementArgs),
 }
 
 /// Which anchor inputs `tiresias-check` runs.
@@ -87,12 +97,15 @@ struct CompareArgs {
     /// Job orders, comma separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [OrderKind::Fifo])]
     orders: Vec<OrderKind>,
-    /// Placers, comma separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PlacerKind::FirstFit])]
+    /// Placers, comma separated (default: first-fit on a trace; all six on a scenario).
+    #[arg(long, value_enum, value_delimiter = ',')]
     placements: Vec<PlacerKind>,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
+    /// Instead of a trace: a placement scenario (`proximity-drl`, their environment).
+    #[command(flatten)]
+    scenario: ScenarioArgs,
 }
 
 #[derive(Args, Debug)]
@@ -136,8 +149,27 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
 }
 
 fn run_compare(args: &CompareArgs) -> anyhow::Result<()> {
+    if args.scenario.scenario.is_some() {
+        let mut scenario = args.scenario.clone();
+        scenario.json = args.json;
+        if !args.placements.is_empty() {
+            scenario.placements = args.placements.clone();
+        }
+        let rows = run_scenario(&scenario)?;
+        if args.json {
+            println!("{}", serde_json::to_string(&rows)?);
+        } else {
+            println!("{}", table(&rows));
+        }
+        return Ok(());
+    }
     let workload = args.workload.load()?;
-    let rows = compare::compare(&workload, &args.orders, &args.placements)?;
+    let placements = if args.placements.is_empty() {
+        vec![PlacerKind::FirstFit]
+    } else {
+        args.placements.clone()
+    };
+    let rows = compare::compare(&workload, &args.orders, &placements)?;
     if args.json {
         println!("{}", serde_json::to_string(&rows)?);
     } else {
@@ -250,5 +282,9 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::Replay(args) => run_replay(args),
         Command::Dag(args) => run_dag(args).map(|()| ExitCode::SUCCESS),
         Command::TiresiasCheck(args) => run_tiresias_check(args).map(|()| ExitCode::SUCCESS),
+        Command::Train(TrainCommand::Placement(args)) => {
+            println!("{}", run_train(args)?);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

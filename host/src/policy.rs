@@ -4,16 +4,19 @@
 //! run time from a name, so it wraps the core's types in enums whose trait impls `match` on
 //! the variant. Adding an order = one variant here plus one arm per method.
 
+use crate::learn::scorer::{DEFAULT_PPO_MODEL, TractScorer};
 use gantry_core::order::{
     CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig,
     TiresiasCompat,
 };
 use gantry_core::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
+use gantry_core::placement::ScoredPlacer;
 use gantry_core::placement::{
     BestFit, ExactOptimal, FirstFit, LoadBalance, OptimalConfig, PlacementView, Placer,
     ProximityGreedy, RandomPlacer,
 };
 use gantry_core::{GpuId, Job, RejectReason, TimeMs};
+use std::path::Path;
 
 /// Largest cluster the host simulates.
 pub const HOST_GPUS: usize = 2048;
@@ -88,6 +91,9 @@ pub enum PlacerKind {
     Greedy,
     /// The minimum-communication-cost set for the whole job (exact search).
     Optimal,
+    /// The learned PPO scorer (`models/proximity_ppo.onnx`, run by tract); a missing or
+    /// broken model falls back to greedy and says so once.
+    Ppo,
 }
 
 /// Any job order the host knows, statically dispatched by `match`.
@@ -199,12 +205,53 @@ pub enum AnyPlacer {
     Greedy(ProximityGreedy),
     /// See [`ExactOptimal`].
     Optimal(Box<ExactOptimal<HOST_GPUS>>),
+    /// See [`PpoPlacer`].
+    Ppo(PpoPlacer),
+}
+
+/// The learned placer: the core's [`ScoredPlacer`] over a [`TractScorer`]. A clone shares
+/// the model's plan and starts with fresh fault counters.
+pub struct PpoPlacer(pub Box<ScoredPlacer<TractScorer, HOST_GPUS>>);
+
+impl PpoPlacer {
+    /// Loads the model at `path`; on failure says so once on stderr and places like
+    /// proximity-greedy.
+    pub fn load(path: &Path) -> Self {
+        Self::from_scorer(TractScorer::load_or_fallback(path))
+    }
+
+    /// Wraps a scorer.
+    pub fn from_scorer(scorer: TractScorer) -> Self {
+        Self(Box::new(ScoredPlacer::named(scorer, "ppo")))
+    }
+}
+
+impl Clone for PpoPlacer {
+    fn clone(&self) -> Self {
+        Self::from_scorer(self.0.scorer().clone())
+    }
+}
+
+impl std::fmt::Debug for PpoPlacer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PpoPlacer")
+            .field("scorer", self.0.scorer())
+            .field("fallbacks", &self.0.fallbacks())
+            .finish()
+    }
 }
 
 impl AnyPlacer {
-    /// The placer named `kind`; `seed` feeds randomised placers.
+    /// The placer named `kind`; `seed` feeds randomised placers; `ppo` loads
+    /// [`DEFAULT_PPO_MODEL`].
     pub fn new(kind: PlacerKind, seed: u64) -> Self {
+        Self::with_model(kind, seed, Path::new(DEFAULT_PPO_MODEL))
+    }
+
+    /// As [`new`](Self::new), with the PPO model at `model`.
+    pub fn with_model(kind: PlacerKind, seed: u64, model: &Path) -> Self {
         match kind {
+            PlacerKind::Ppo => AnyPlacer::Ppo(PpoPlacer::load(model)),
             PlacerKind::FirstFit => AnyPlacer::FirstFit(FirstFit),
             PlacerKind::BestFit => AnyPlacer::BestFit(BestFit),
             PlacerKind::Random => AnyPlacer::Random(RandomPlacer::new(seed)),
@@ -226,6 +273,7 @@ impl Placer<HOST_GPUS> for AnyPlacer {
             AnyPlacer::LoadBalance(p) => Placer::<HOST_GPUS>::name(p),
             AnyPlacer::Greedy(p) => Placer::<HOST_GPUS>::name(p),
             AnyPlacer::Optimal(p) => Placer::<HOST_GPUS>::name(&**p),
+            AnyPlacer::Ppo(p) => Placer::<HOST_GPUS>::name(&*p.0),
         }
     }
     fn pick(&mut self, view: &PlacementView<'_, HOST_GPUS>) -> Option<GpuId> {
@@ -236,6 +284,7 @@ impl Placer<HOST_GPUS> for AnyPlacer {
             AnyPlacer::LoadBalance(p) => p.pick(view),
             AnyPlacer::Greedy(p) => p.pick(view),
             AnyPlacer::Optimal(p) => p.pick(view),
+            AnyPlacer::Ppo(p) => p.0.pick(view),
         }
     }
 }
