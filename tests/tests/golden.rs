@@ -57,7 +57,10 @@ fn combos() -> impl Iterator<Item = (OrderKind, PlacerKind)> {
         .map(|&o| (o, PlacerKind::BestFit));
     let placers = PlacerKind::value_variants()
         .iter()
-        .filter(|&&p| p != PlacerKind::BestFit)
+        // The learned placer is left out: tract's f32 kernels pick SIMD paths by CPU, so its
+        // scores (and rare near-ties) may differ between machines; its runs are checked for
+        // determinism on one machine instead (tests/tests/simulate.rs).
+        .filter(|&&p| p != PlacerKind::BestFit && p != PlacerKind::Ppo)
         .map(|&p| (OrderKind::Las, p));
     orders.chain(placers)
 }

@@ -112,6 +112,15 @@ fn same_inputs_give_byte_identical_decision_logs() {
 }
 
 #[test]
+fn the_learned_placer_replays_identically_on_one_machine() {
+    let jobs = philly_sample(Some(300)).unwrap();
+    let a = run(&jobs, "2x4x8", OrderKind::Las, PlacerKind::Ppo, 1);
+    let b = run(&jobs, "2x4x8", OrderKind::Las, PlacerKind::Ppo, 1);
+    assert_eq!(a.log, b.log);
+    assert_eq!(a.placer_faults, 0);
+}
+
+#[test]
 fn jobs_larger_than_the_cluster_are_refused_with_a_reason_not_lost() {
     let mut jobs = philly_sample(Some(50)).unwrap();
     jobs[3].gpus = 64;

@@ -32,7 +32,11 @@ impl TractScorer {
     /// Loads a scorer model and checks its shapes (typed errors: missing, corrupt, shape).
     pub fn load(path: &Path) -> Result<Self, ModelError> {
         Ok(Self {
-            model: Some(TractModel::load(path, &scorer_inputs(), None)?),
+            model: Some(TractModel::load(
+                &super::resolve_model_path(path),
+                &scorer_inputs(),
+                None,
+            )?),
             warned: false,
         })
     }
