@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod dag;
 pub mod gpu;
+pub mod learn;
 pub mod metrics;
 pub mod policy;
 pub mod record;
