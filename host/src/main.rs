@@ -33,6 +33,17 @@ enum Command {
     Replay(ReplayArgs),
     /// Plan a DAG workload on heterogeneous GPUs with several planners (HEFT, WOA, random).
     Dag(DagArgs),
+    /// Train a learned policy and export it to ONNX.
+    #[command(subcommand)]
+    Train(TrainCommand),
+    /// The WORL-RTGS acceptance table (markdown): every planner on the WORL slices, TPC-H, STG.
+    DagTable(gantry::dag::table::DagTableArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum TrainCommand {
+    /// The WORL-RTGS Double DQN (plans DAGs task by task): `gantry train dag --seed N --out models/worl_ddqn.onnx`.
+    Dag(gantry::learn::ddqn::TrainDagArgs),
 }
 
 #[derive(Args, Debug)]
@@ -194,5 +205,14 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::Compare(args) => run_compare(args).map(|()| ExitCode::SUCCESS),
         Command::Replay(args) => run_replay(args),
         Command::Dag(args) => run_dag(args).map(|()| ExitCode::SUCCESS),
+        Command::Train(TrainCommand::Dag(args)) => {
+            let report = gantry::learn::ddqn::run_train_dag(args)?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::DagTable(args) => {
+            print!("{}", gantry::dag::table::run(args)?);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
