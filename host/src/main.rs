@@ -40,12 +40,16 @@ enum Command {
     /// Train a learned policy.
     #[command(subcommand)]
     Train(TrainCommand),
+    /// The WORL-RTGS acceptance table (markdown): every planner on the WORL slices, TPC-H, STG.
+    DagTable(gantry::dag::table::DagTableArgs),
 }
 
 #[derive(Subcommand, Debug)]
 enum TrainCommand {
     /// PPO GPU placement policy on Proximity-DRL's environment, exported to ONNX.
     Placement(TrainPlacementArgs),
+    /// The WORL-RTGS Double DQN (plans DAGs task by task): `gantry train dag --seed N --out models/worl_ddqn.onnx`.
+    Dag(gantry::learn::ddqn::TrainDagArgs),
 }
 
 /// Which anchor inputs `tiresias-check` runs.
@@ -284,6 +288,15 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::TiresiasCheck(args) => run_tiresias_check(args).map(|()| ExitCode::SUCCESS),
         Command::Train(TrainCommand::Placement(args)) => {
             println!("{}", run_train(args)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Train(TrainCommand::Dag(args)) => {
+            let report = gantry::learn::ddqn::run_train_dag(args)?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::DagTable(args) => {
+            print!("{}", gantry::dag::table::run(args)?);
             Ok(ExitCode::SUCCESS)
         }
     }

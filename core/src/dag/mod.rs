@@ -10,6 +10,7 @@ pub mod eval;
 pub mod gpus;
 pub mod graph;
 pub mod heft;
+pub mod observation;
 pub mod planner;
 pub mod woa;
 
@@ -17,5 +18,6 @@ pub use eval::{Evaluator, LowerBound, Plan, PlanError};
 pub use gpus::{Bandwidth, CostTable, GpuPool, Platform, PlatformError};
 pub use graph::{Dag, DagError, Edge, TaskId};
 pub use heft::{Heft, HeftAdvisor, upward_rank_order};
+pub use observation::{ListState, OBS_LAYOUT_VERSION, OBS_WIDTH};
 pub use planner::{AdvisorContext, DagPlanner, NoAdvisor, PlanAdvisor, RandomPlanner};
 pub use woa::{Woa, WoaConfig};

@@ -52,6 +52,9 @@ pub struct DagArgs {
     /// `auto` (the GPU when usable, else a one-line notice and the CPU). Same results on all.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
     pub device: Device,
+    /// The DDQN's ONNX Q-network (planners `ddqn`, `worl`; missing → WOA alone, with a note).
+    #[arg(long, default_value = super::worl_rtgs::DEFAULT_MODEL)]
+    pub ddqn_model: PathBuf,
     /// Print a JSON array of reports instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -84,6 +87,8 @@ impl DagArgs {
             woa_population: self.woa_population,
             woa_iterations: self.woa_iterations,
             device: self.device,
+            ddqn_model: self.ddqn_model.clone(),
+            ..PlannerOptions::new(self.seed)
         }
     }
 }

@@ -19,12 +19,15 @@
 //!   GPU × GPU bandwidth), [`matrix`].
 
 pub mod cli;
+pub mod ddqn_env;
 pub mod error;
 pub mod matrix;
 pub mod report;
 pub mod stg;
+pub mod table;
 pub mod tpch;
 pub mod worl;
+pub mod worl_rtgs;
 
 pub use error::DagLoadError;
 pub use report::{

@@ -2,12 +2,16 @@
 //! core's list-scheduling [`Evaluator`], so planners are compared on one model), the makespan
 //! lower bound, and the wall time of planning.
 
+use super::ddqn_env::{Exploration, RolloutError};
+use super::worl_rtgs::{DEFAULT_MODEL, DdqnAdvisor, WorlConfig, load_model};
 use super::{HostPlatform, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
 use crate::gpu::{CudaBatch, CudaConfig, Device, FlatDag, GpuError, run_woa_batched};
+use crate::learn::tract_model::ModelError;
 use gantry_core::dag::{
     DagPlanner, Evaluator, Heft, HeftAdvisor, NoAdvisor, Plan, PlanAdvisor, PlanError, Platform,
     RandomPlanner, Woa, WoaConfig,
 };
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Why [`run_planners`] failed.
@@ -37,6 +41,10 @@ pub enum PlannerKind {
     WoaHeft,
     /// Seeded random assignment, topological order.
     Random,
+    /// The Double DQN's greedy plan (ONNX model run with tract).
+    Ddqn,
+    /// WORL-RTGS: WOA seeded and refined with DDQN plans (see `worl_rtgs`).
+    Worl,
 }
 
 impl PlannerKind {
@@ -47,12 +55,14 @@ impl PlannerKind {
             PlannerKind::Woa => "woa",
             PlannerKind::WoaHeft => "woa-heft",
             PlannerKind::Random => "random",
+            PlannerKind::Ddqn => "ddqn",
+            PlannerKind::Worl => "worl",
         }
     }
 }
 
 /// Settings shared by the planners of one run.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PlannerOptions {
     /// Seed of WOA and random.
     pub seed: u64,
@@ -62,6 +72,10 @@ pub struct PlannerOptions {
     pub woa_iterations: u32,
     /// Where WOA evaluates its populations (other planners always use the CPU).
     pub device: Device,
+    /// The DDQN's ONNX Q-network (`ddqn`, `worl`).
+    pub ddqn_model: PathBuf,
+    /// How WORL-RTGS uses the DDQN (its `seed` is replaced by [`seed`](Self::seed)).
+    pub worl: WorlConfig,
 }
 
 impl PlannerOptions {
@@ -72,6 +86,8 @@ impl PlannerOptions {
             woa_population: 30,
             woa_iterations: 100,
             device: Device::Cpu,
+            ddqn_model: PathBuf::from(DEFAULT_MODEL),
+            worl: WorlConfig::new(seed),
         }
     }
 }
@@ -116,6 +132,9 @@ pub struct PlannerReport {
     pub evaluated_on: String,
     /// For HEFT: its own insertion-based makespan (the paper's figure), ≥ `makespan`.
     pub heft_own_makespan: Option<f64>,
+    /// Set when the planner fell back (e.g. `ddqn`/`worl` ran as WOA alone: model missing or
+    /// NaN), saying why.
+    pub note: Option<String>,
     /// The plan, scheduled (not serialised: large).
     #[serde(skip)]
     pub schedule: Vec<ScheduledTask>,
@@ -130,9 +149,12 @@ pub fn run_planners(
     options: &PlannerOptions,
 ) -> Result<Vec<PlannerReport>, DagRunError> {
     on_big_stack(|| {
-        let wants_woa = kinds
-            .iter()
-            .any(|k| matches!(k, PlannerKind::Woa | PlannerKind::WoaHeft));
+        let wants_woa = kinds.iter().any(|k| {
+            matches!(
+                k,
+                PlannerKind::Woa | PlannerKind::WoaHeft | PlannerKind::Worl
+            )
+        });
         let mut gpu = if wants_woa {
             open_gpu(problem, options.device)?
         } else {
@@ -183,6 +205,60 @@ fn run_woa<A: PlanAdvisor<MAX_TASKS, E>, const E: usize, M: Platform>(
     Ok(())
 }
 
+/// `ddqn` (greedy plan) or `worl` (WOA + DDQN advisor) into `plan`. Returns (whether `plan`
+/// holds a result, the model failure if no DDQN plan came out): `(false, Some(e))` — model
+/// missing or NaN, the caller runs WOA alone; `(true, Some(e))` — `worl` got no DDQN plan and
+/// its search was plain WOA's.
+fn run_learned<const E: usize, M: Platform>(
+    kind: PlannerKind,
+    dag: &gantry_core::dag::Dag<MAX_TASKS, E>,
+    platform: &M,
+    options: &PlannerOptions,
+    worl: WorlConfig,
+    gpu: &mut Option<CudaBatch>,
+    plan: &mut Plan<MAX_TASKS>,
+) -> Result<(bool, Option<ModelError>), DagRunError> {
+    let model = match load_model(&options.ddqn_model) {
+        Ok(m) => m,
+        Err(e) => return Ok((false, Some(e))),
+    };
+    let mut advisor = DdqnAdvisor::<MAX_TASKS>::new(model, worl);
+    if kind == PlannerKind::Ddqn {
+        return match advisor.plan(dag, platform, Exploration::Greedy, plan) {
+            Ok(_) => Ok((true, None)),
+            Err(RolloutError::Model(e)) => Ok((false, Some(e))),
+            Err(RolloutError::Plan(e)) => Err(e.into()),
+        };
+    }
+    let config = WoaConfig {
+        population: options.woa_population,
+        iterations: options.woa_iterations,
+        spiral_b: 1.0,
+        seed: options.seed,
+    };
+    let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(config, advisor));
+    run_woa(&mut woa, dag, platform, gpu, plan)?;
+    let adv = woa.advisor();
+    match adv.failure() {
+        // No DDQN plan at all: the run was plain WOA; say so.
+        Some(e) if adv.proposals() == 0 => Ok((true, Some(ModelError::Run(e.to_string())))),
+        _ => Ok((true, None)),
+    }
+}
+
+fn fallback_note(path: &std::path::Path, e: &ModelError) -> String {
+    format!(
+        "DDQN model {} unusable ({e}); ran WOA alone instead",
+        path.display()
+    )
+}
+
+/// Print `msg` on stderr, once per process.
+fn warn_once(msg: &str) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| eprintln!("gantry: {msg}"));
+}
+
 fn run_on<M: Platform>(
     problem: &Problem,
     platform: &M,
@@ -204,6 +280,7 @@ fn run_on<M: Platform>(
     for &kind in kinds {
         let clock = Instant::now();
         let mut heft_own = None;
+        let mut note = None;
         match kind {
             PlannerKind::Heft => {
                 let mut heft = Box::new(Heft::<MAX_TASKS, MAX_GPUS>::new());
@@ -225,6 +302,26 @@ fn run_on<M: Platform>(
             }
             PlannerKind::Random => {
                 RandomPlanner::new(options.seed).plan(dag, platform, &mut plan)?;
+            }
+            PlannerKind::Ddqn | PlannerKind::Worl => {
+                let worl = WorlConfig {
+                    seed: options.seed,
+                    ..options.worl
+                }
+                .scaled_for(dag.task_count(), platform.gpu_count());
+                let (planned, failure) =
+                    run_learned(kind, dag, platform, options, worl, gpu, &mut plan)?;
+                if let Some(e) = failure {
+                    let why = fallback_note(&options.ddqn_model, &e);
+                    warn_once(&why);
+                    note = Some(why);
+                }
+                if !planned {
+                    let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
+                        woa_config, NoAdvisor,
+                    ));
+                    run_woa(&mut woa, dag, platform, gpu, &mut plan)?;
+                }
             }
         }
         let plan_ms = clock.elapsed().as_secs_f64() * 1000.0;
@@ -255,11 +352,12 @@ fn run_on<M: Platform>(
             plan_ms,
             seed: options.seed,
             evaluated_on: match (kind, gpu.is_some()) {
-                (PlannerKind::Woa | PlannerKind::WoaHeft, true) => "cuda",
+                (PlannerKind::Woa | PlannerKind::WoaHeft | PlannerKind::Worl, true) => "cuda",
                 _ => "cpu",
             }
             .to_string(),
             heft_own_makespan: heft_own,
+            note,
             schedule,
         });
     }

@@ -8,6 +8,7 @@
 //! - [`tract_model`]: `TractModel` loads an ONNX file, checks its declared shapes, runs it
 //!   with a reused plan state and rejects non-finite outputs, with typed `ModelError`s.
 
+pub mod ddqn;
 pub mod mlp;
 pub mod onnx;
 pub mod ppo;
