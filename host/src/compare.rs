@@ -48,6 +48,7 @@ pub fn table(rows: &[Metrics]) -> String {
         "makespan (s)",
         "deadline miss rate",
         "preemptions",
+        "utilisation",
         "avg comm cost",
     ]);
     for m in rows {
@@ -62,6 +63,7 @@ pub fn table(rows: &[Metrics]) -> String {
             format!("{:.0}", m.makespan_s),
             format!("{:.3}", m.deadline_miss_rate),
             m.preemptions.to_string(),
+            format!("{:.3}", m.utilization),
             format!("{:.4}", m.avg_comm_cost),
         ]);
     }
