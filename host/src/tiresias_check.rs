@@ -239,20 +239,14 @@ pub fn perjob_path(anchors: &Path, input: &Input, policy: &str) -> PathBuf {
     anchors.join("perjob").join(name)
 }
 
-/// Reads a Tiresias `job.csv.gz` (through the system's `gzip -dc`): job_id → its result.
+/// Reads a Tiresias `job.csv.gz` (gunzipped with `flate2`): job_id → its result.
 pub fn read_perjob(path: &Path) -> Result<HashMap<String, AnchorJob>, CheckError> {
-    let output = std::process::Command::new("gzip")
-        .arg("-dc")
-        .arg(path)
-        .output()
-        .map_err(|e| anchor_error(path, format!("running gzip: {e}")))?;
-    if !output.status.success() {
-        return Err(anchor_error(
-            path,
-            String::from_utf8_lossy(&output.stderr).trim(),
-        ));
-    }
-    let text = String::from_utf8(output.stdout).map_err(|e| anchor_error(path, e))?;
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| anchor_error(path, e))?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .map_err(|e| anchor_error(path, format!("gunzip: {e}")))?;
     let mut reader = csv::Reader::from_reader(text.as_bytes());
     let headers = reader.headers().map_err(|e| anchor_error(path, e))?.clone();
     let col = |name: &str| {
