@@ -3,7 +3,8 @@
 //! (`2017-10-09 07:01:55`), `duration` seconds, `num_gpus` the gang size. The file is not
 //! sorted; rows are sorted by timestamp here. Blank lines are skipped.
 
-use super::{LineCounter, Row, TraceError, TraceJob, column, csv_reader, finish_jobs, read_file};
+use super::loaded::{RowOutcome, gpu_count, read_rows, to_ms};
+use super::{Row, TraceError, TraceJob, column, read_file};
 use std::path::Path;
 
 /// The jobs of a Philly file, sorted by submit time, the first `limit` kept.
@@ -14,57 +15,38 @@ pub fn load(path: &Path, limit: Option<usize>) -> Result<Vec<TraceJob>, TraceErr
 
 /// Parses Philly CSV text; `file` names it in errors.
 pub fn parse(text: &str, file: &str, limit: Option<usize>) -> Result<Vec<TraceJob>, TraceError> {
-    let mut reader = csv_reader(text);
-    let headers = reader
-        .headers()
-        .map_err(|e| TraceError::Field {
-            file: file.into(),
-            line: 1,
-            field: "header".into(),
-            problem: e.to_string(),
-        })?
-        .clone();
-    let col_time = column(&headers, file, "timestamp")?;
-    let col_duration = column(&headers, file, "duration")?;
-    let col_gpus = column(&headers, file, "num_gpus")?;
-    let mut lines = LineCounter::new(text);
-    let mut jobs = Vec::new();
-    for result in reader.records() {
-        let record = result.map_err(|e| TraceError::Field {
-            file: file.into(),
-            line: e.position().map_or(0, |p| p.line() as usize),
-            field: "row".into(),
-            problem: e.to_string(),
-        })?;
-        let line = lines.line_of(&record);
-        if record.iter().all(str::is_empty) {
-            continue;
-        }
-        let row = Row {
-            file,
-            line,
-            record: &record,
-        };
-        let stamp = row.text(col_time, "timestamp")?;
-        let submitted = chrono::NaiveDateTime::parse_from_str(stamp, "%Y-%m-%d %H:%M:%S")
-            .map_err(|e| row.error("timestamp", format!("{stamp:?}: {e}")))?;
-        let submit_ms = u64::try_from(submitted.and_utc().timestamp_millis())
-            .map_err(|_| row.error("timestamp", format!("{stamp:?} is before 1970")))?;
-        let duration_s = row.non_negative(col_duration, "duration")?;
-        let gpus = row.unsigned(col_gpus, "num_gpus")?;
-        let gpus = u16::try_from(gpus)
-            .map_err(|_| row.error("num_gpus", format!("{gpus} is too large")))?;
-        jobs.push(TraceJob {
-            id: 0,
-            submit_ms,
-            duration_ms: (duration_s * 1000.0).round() as u64,
-            gpus,
-            deadline_ms: None,
-            gradient_mb: 0,
-            source_line: line,
-        });
-    }
-    Ok(finish_jobs(jobs, limit))
+    let columns = |headers: &csv::StringRecord| {
+        Ok([
+            column(headers, file, "timestamp")?,
+            column(headers, file, "duration")?,
+            column(headers, file, "num_gpus")?,
+        ])
+    };
+    read_rows(text, file, limit, columns, job).map(|loaded| loaded.jobs)
+}
+
+/// One Philly row as a job; its source id is its line.
+fn job(
+    &[col_time, col_duration, col_gpus]: &[usize; 3],
+    row: &Row<'_>,
+) -> Result<RowOutcome, TraceError> {
+    let stamp = row.text(col_time, "timestamp")?;
+    let submitted = chrono::NaiveDateTime::parse_from_str(stamp, "%Y-%m-%d %H:%M:%S")
+        .map_err(|e| row.error("timestamp", format!("{stamp:?}: {e}")))?;
+    let submit_ms = u64::try_from(submitted.and_utc().timestamp_millis())
+        .map_err(|_| row.error("timestamp", format!("{stamp:?} is before 1970")))?;
+    let duration_s = row.non_negative(col_duration, "duration")?;
+    let gpus = gpu_count(row, col_gpus, "num_gpus")?;
+    let job = TraceJob {
+        id: 0,
+        submit_ms,
+        duration_ms: to_ms(duration_s, 1000.0),
+        gpus,
+        deadline_ms: None,
+        gradient_mb: 0,
+        source_line: row.line,
+    };
+    Ok(RowOutcome::Job(job, format!("line {}", row.line)))
 }
 
 #[cfg(test)]
