@@ -20,4 +20,4 @@ pub use graph::{Dag, DagError, Edge, TaskId};
 pub use heft::{Heft, HeftAdvisor, upward_rank_order};
 pub use observation::{ListState, OBS_LAYOUT_VERSION, OBS_WIDTH};
 pub use planner::{AdvisorContext, DagPlanner, NoAdvisor, PlanAdvisor, RandomPlanner};
-pub use woa::{Woa, WoaConfig};
+pub use woa::{Decoding, Woa, WoaConfig};

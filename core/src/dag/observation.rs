@@ -145,6 +145,51 @@ impl<const T: usize, const P: usize> ListState<T, P> {
         Ok(())
     }
 
+    /// Restart an empty schedule of the DAG of the last [`reset`](Self::reset) with the
+    /// caller's placing `order` instead of the rank order (ranks and time scale are kept).
+    /// The order must name every task once and put each task after its predecessors; WOA's
+    /// EFT-priority decoding places its whales this way. O(T + E).
+    pub fn restart_with_order<const E: usize>(
+        &mut self,
+        dag: &Dag<T, E>,
+        order: &[u32],
+    ) -> Result<(), PlanError> {
+        let n = self.tasks;
+        if order.len() != n || dag.task_count() != n {
+            return Err(PlanError::WrongLength {
+                plan: order.len(),
+                dag: dag.task_count(),
+            });
+        }
+        self.pos[..n].fill(u32::MAX);
+        for (k, &task) in order.iter().enumerate() {
+            match self
+                .pos
+                .get_mut(task as usize)
+                .filter(|_| (task as usize) < n)
+            {
+                None => return Err(PlanError::UnknownTask(task)),
+                Some(p) if *p != u32::MAX => return Err(PlanError::DuplicateTask(task)),
+                Some(p) => *p = k as u32,
+            }
+        }
+        for &task in order {
+            let t = task as usize;
+            for &pred in dag.preds(t).0 {
+                if self.pos[pred as usize] > self.pos[t] {
+                    return Err(PlanError::PrecedenceViolated { task, pred });
+                }
+            }
+        }
+        self.order[..n].copy_from_slice(order);
+        self.placed = 0;
+        self.makespan_ms = 0.0;
+        self.current = None;
+        self.free[..self.gpus].fill(0.0);
+        self.busy[..self.gpus].fill(0.0);
+        Ok(())
+    }
+
     /// The DAG's mean task run time (mean over tasks of each task's mean run time over the
     /// GPUs; 1 if that is 0): the time scale of rewards and features. O(1).
     pub fn time_scale_ms(&self) -> f64 {
@@ -489,5 +534,49 @@ mod tests {
             small.reset(&dag, &pl),
             Err(PlanError::TooManyGpus { capacity: 2 })
         );
+    }
+
+    /// A caller's order is checked (permutation, precedence) and then placed as given; the
+    /// makespan still equals the evaluator's.
+    #[test]
+    fn restart_with_order_checks_and_uses_the_order() {
+        let dag = random_dag(4, 30, 2);
+        let pl = pool(Bandwidth::PerMs(2.0));
+        let mut s: ListState<64, 8> = ListState::new();
+        s.reset(&dag, &pl).unwrap();
+        let topo: [u32; 30] = core::array::from_fn(|i| dag.topo_order()[i]);
+        s.restart_with_order(&dag, &topo).unwrap();
+        assert_eq!(s.order(), &topo[..]);
+        while s.next_task().is_some() {
+            s.candidates(&dag, &pl).unwrap();
+            let g = s.best_eft_gpu();
+            s.place(&dag, &pl, g).unwrap();
+        }
+        let mut plan = Plan::new();
+        s.write_plan(&mut plan).unwrap();
+        let mut ev: Evaluator<64, 8> = Evaluator::new();
+        assert_eq!(ev.evaluate(&dag, &pl, &plan).unwrap(), s.makespan_ms());
+        assert!(matches!(
+            s.restart_with_order(&dag, &topo[..29]),
+            Err(PlanError::WrongLength { .. })
+        ));
+        let mut dup = topo;
+        dup[29] = dup[0];
+        assert_eq!(
+            s.restart_with_order(&dag, &dup),
+            Err(PlanError::DuplicateTask(dup[0]))
+        );
+        let mut unknown = topo;
+        unknown[3] = 99;
+        assert_eq!(
+            s.restart_with_order(&dag, &unknown),
+            Err(PlanError::UnknownTask(99))
+        );
+        let mut reversed = topo;
+        reversed.reverse();
+        assert!(matches!(
+            s.restart_with_order(&dag, &reversed),
+            Err(PlanError::PrecedenceViolated { .. })
+        ));
     }
 }

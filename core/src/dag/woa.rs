@@ -2,9 +2,11 @@
 //! the running-time-gap decoding of the WORL-RTGS code (Du et al., BDCC 9(11):284, 2025).
 //!
 //! # Positions
-//! A whale is an assignment task → GPU. Its continuous position has one coordinate per task:
-//! `X_i = load of the GPU task i is on` (sum of the run times of that GPU's tasks), as in the
-//! WORL code (`gpuLoad[assignment[i]]`).
+//! With the faithful decoding ([`Decoding::WorlLoadTarget`]) a whale is an assignment task →
+//! GPU. Its continuous position has one coordinate per task: `X_i = load of the GPU task i is
+//! on` (sum of the run times of that GPU's tasks), as in the WORL code
+//! (`gpuLoad[assignment[i]]`). With [`Decoding::EftPriority`] the position is a stored
+//! priority key per task (below).
 //!
 //! # Moves (Mirjalili 2016, Eq. 2.1–2.8), per whale and iteration t = 1..=T
 //! `a = 2·(1 − (t−1)/T)` falls linearly from 2 towards 0; draw r1, r2, p uniform in [0, 1)
@@ -16,11 +18,34 @@
 //!
 //! The leader (best whale of the population, ties by index) does not move.
 //!
-//! # Decoding (the WORL code's running-time gap)
+//! # Decoding A: the WORL code's running-time gap ([`Decoding::WorlLoadTarget`], default)
 //! Visit tasks in HEFT's upward-rank order ([`upward_rank_order`], a topological order; the
 //! WORL code uses task-index order, which its inputs keep topological). Every GPU starts at
 //! load 0; task i goes to the GPU g minimising `|X'_i − (load_g + run(i, g))|` (ties: lowest
 //! g), then `load_g += run(i, g)`. The whale's plan is (that assignment, the rank order).
+//!
+//! # Decoding B: EFT priority ([`Decoding::EftPriority`], gantry's alternative)
+//! The load-target decoding ignores precedence and finish times, so WOA from random starts
+//! stays far from HEFT. The alternative is the classic way metaheuristics improve on HEFT:
+//! search over **task priority lists** and decode each list by earliest-finish-time list
+//! scheduling — random keys (Bean, ORSA J. Computing 6(2), 1994) decoded by HEFT's EFT
+//! assignment, as in the HEFT-seeded genetic algorithm of Daoud & Kharma (JPDC 71(11), 2011).
+//! - **Position** = one continuous priority key per task, on the scale of HEFT's upward rank.
+//!   Random whales start at `X_i = rank_u(i)·(1 + σ·(2u − 1))`, u uniform in [0, 1), σ =
+//!   [`WoaConfig::priority_noise`], so the search explores task orders around HEFT's. WOA's
+//!   moves act on the keys directly (they are homogeneous of degree 1, so the rank's units
+//!   do not matter). A proposed plan becomes keys by giving the task at position k of its
+//!   order the k-th largest upward rank.
+//! - **Order**: keys are made monotone along edges, `K_i = min(X_i, min_{p ∈ preds(i)} K_p)`
+//!   (topological pass), and tasks sorted by decreasing `K`, ties by upward-rank position — a
+//!   topological order for any keys (a task never sorts before a predecessor).
+//! - **Assignment**: in that order every task goes to the GPU with the earliest finish time
+//!   at the end of its queue (the evaluator's model, [`ListState`]; ties lowest GPU). No
+//!   insertion, so one decoding is O(T·P + E + T log T), like the load-target one; gap
+//!   filling is reachable through the order instead.
+//!
+//! The decoded makespan equals the evaluator's for (assignment, order), which is the whale's
+//! plan. Every decoded plan is valid whatever the keys (tested).
 //!
 //! # Elitism and the advisor
 //! The best plan ever evaluated is kept whole (assignment and order) and returned, so WOA
@@ -29,14 +54,29 @@
 //! that replaces the worst whale (ties: highest index). A proposal is evaluated twice: with
 //! its own order (for the elite) and with WOA's order (as a whale).
 //!
-//! Cost: one iteration O(POP·(T·P + E)); memory `POP·(2T + 8P) + 70·T + 16·P` bytes.
+//! Cost: one iteration O(POP·(T·P + E)) (EFT priority: O(POP·(T·P + E + T log T))); memory
+//! about `POP·(14·T + 8·P) + 110·T + 56·P` bytes.
 
 use super::eval::{Evaluator, Plan, PlanError, check_sizes};
 use super::gpus::Platform;
 use super::graph::Dag;
 use super::heft::upward_rank_order;
+use super::observation::ListState;
 use super::planner::{AdvisorContext, DagPlanner, PlanAdvisor};
 use crate::rng::SeededRng;
+
+/// How a whale's continuous position becomes a plan (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Decoding {
+    /// The WORL code's running-time gap: position = GPU loads, each task to the GPU whose
+    /// load after it is closest to its target; every whale uses the rank order. Faithful to
+    /// WORL-RTGS, blind to precedence.
+    #[default]
+    WorlLoadTarget,
+    /// Position = per-task priority keys around the upward rank; decode by EFT list
+    /// scheduling in key order (random keys + EFT, as in GA-HEFT hybrids).
+    EftPriority,
+}
 
 /// WOA settings. Population is bounded by the const `POP`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,17 +89,31 @@ pub struct WoaConfig {
     pub spiral_b: f64,
     /// Seed of every random draw.
     pub seed: u64,
+    /// How positions become plans.
+    pub decoding: Decoding,
+    /// σ of the random initial keys of [`Decoding::EftPriority`], relative to the upward rank
+    /// (0.25: keys within ±25 % of the rank). Unused by the load-target decoding.
+    pub priority_noise: f64,
 }
 
 impl WoaConfig {
-    /// Population 30, 100 iterations, b = 1 (Mirjalili's defaults).
+    /// Population 30, 100 iterations, b = 1 (Mirjalili's defaults), the WORL code's
+    /// load-target decoding.
     pub const fn new(seed: u64) -> Self {
         Self {
             population: 30,
             iterations: 100,
             spiral_b: 1.0,
             seed,
+            decoding: Decoding::WorlLoadTarget,
+            priority_noise: 0.25,
         }
+    }
+
+    /// This configuration with `decoding`.
+    pub const fn with_decoding(mut self, decoding: Decoding) -> Self {
+        self.decoding = decoding;
+        self
     }
 }
 
@@ -79,6 +133,10 @@ pub struct Woa<const POP: usize, const T: usize, const P: usize, A> {
     rank: [f64; T],
     pos: [u32; T],
     target: [f64; T],
+    keys: [[f64; T]; POP],
+    orders: [[u32; T]; POP],
+    eff: [f64; T],
+    list: ListState<T, P>,
     best: Plan<T>,
     best_ms: f64,
     initial_best_ms: f64,
@@ -103,6 +161,10 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             rank: [0.0; T],
             pos: [0; T],
             target: [0.0; T],
+            keys: [[0.0; T]; POP],
+            orders: [[0; T]; POP],
+            eff: [0.0; T],
+            list: ListState::new(),
             best: Plan::new(),
             best_ms: f64::INFINITY,
             initial_best_ms: f64::INFINITY,
@@ -165,6 +227,9 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             &mut self.order,
             &mut self.pos,
         )?;
+        if self.config.decoding == Decoding::EftPriority {
+            self.list.reset(dag, platform)?;
+        }
         for w in 0..self.whales {
             let ctx = AdvisorContext {
                 iteration: 0,
@@ -172,9 +237,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
                 best_ms: self.best_ms,
             };
             if !self.take_proposal(dag, platform, ctx, w)? {
-                for g in self.assign[w][..n].iter_mut() {
-                    *g = self.rng.below(p as u32) as u16;
-                }
+                self.random_whale(w);
             }
             self.score_whale(dag, platform, w)?;
         }
@@ -206,24 +269,70 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             self.best_ms = ms;
             self.best.copy_from(&self.proposal);
         }
-        self.assign[w][..n].copy_from_slice(self.proposal.gpus());
+        match self.config.decoding {
+            Decoding::WorlLoadTarget => {
+                self.assign[w][..n].copy_from_slice(self.proposal.gpus());
+            }
+            Decoding::EftPriority => {
+                // The task at position k of the proposal's order gets the k-th largest rank.
+                for (k, &task) in self.proposal.order().iter().enumerate() {
+                    self.keys[w][task as usize] = self.rank[self.order[k] as usize];
+                }
+            }
+        }
         Ok(true)
     }
 
-    /// Evaluate whale `w` with the rank order, update its loads and the elite. O(T + E).
+    /// Draw whale `w`'s random start: random GPUs (load-target) or keys around the upward
+    /// rank (EFT priority). O(T).
+    fn random_whale(&mut self, w: usize) {
+        let (n, p) = (self.tasks, self.gpus);
+        match self.config.decoding {
+            Decoding::WorlLoadTarget => {
+                for g in self.assign[w][..n].iter_mut() {
+                    *g = self.rng.below(p as u32) as u16;
+                }
+            }
+            Decoding::EftPriority => {
+                let sigma = self.config.priority_noise;
+                for (k, r) in self.keys[w][..n].iter_mut().zip(&self.rank[..n]) {
+                    *k = r * (1.0 + sigma * (2.0 * self.rng.unit_f64() - 1.0));
+                }
+            }
+        }
+    }
+
+    /// Evaluate whale `w` (EFT priority: decode its keys first), update its loads and the
+    /// elite. O(T + E) (EFT priority: O(T·P + E + T log T)).
     fn score_whale<const E: usize, M: Platform>(
         &mut self,
         dag: &Dag<T, E>,
         platform: &M,
         w: usize,
     ) -> Result<(), PlanError> {
-        let n = self.tasks;
-        let ms = self
-            .eval
-            .evaluate_parts(dag, platform, &self.order[..n], &self.assign[w][..n])?;
+        if self.config.decoding == Decoding::EftPriority {
+            self.decode_eft(dag, platform, w)?;
+        }
+        let ms = self.evaluate_whale(dag, platform, w)?;
         self.update_load(dag, platform, w);
         self.record(w, ms);
         Ok(())
+    }
+
+    /// Makespan of whale `w`'s assignment with its order. O(T + E).
+    fn evaluate_whale<const E: usize, M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        w: usize,
+    ) -> Result<f64, PlanError> {
+        let n = self.tasks;
+        let order = match self.config.decoding {
+            Decoding::WorlLoadTarget => &self.order[..n],
+            Decoding::EftPriority => &self.orders[w][..n],
+        };
+        self.eval
+            .evaluate_parts(dag, platform, order, &self.assign[w][..n])
     }
 
     /// Recompute whale `w`'s GPU loads from its assignment (task-index order). O(T + P).
@@ -250,7 +359,10 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             self.best_ms = ms;
             let (gpus, order) = self.best.parts_mut();
             gpus.copy_from_slice(&self.assign[w][..n]);
-            order.copy_from_slice(&self.order[..n]);
+            order.copy_from_slice(match self.config.decoding {
+                Decoding::WorlLoadTarget => &self.order[..n],
+                Decoding::EftPriority => &self.orders[w][..n],
+            });
         }
     }
 
@@ -280,15 +392,12 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
     where
         A: PlanAdvisor<T, E>,
     {
-        let leader = self.step_moves(dag, platform, t);
-        let n = self.tasks;
+        let leader = self.step_moves(dag, platform, t)?;
         for w in 0..self.whales {
             if w == leader {
                 continue;
             }
-            let ms =
-                self.eval
-                    .evaluate_parts(dag, platform, &self.order[..n], &self.assign[w][..n])?;
+            let ms = self.evaluate_whale(dag, platform, w)?;
             self.record(w, ms);
         }
         self.finish_step(dag, platform, t)
@@ -296,14 +405,15 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
 
     /// First half of iteration `t`: move and decode every whale but the leader (whose index
     /// is returned) and update their loads; evaluates nothing. Afterwards
-    /// [`whale_assignment`](Self::whale_assignment) and [`rank_order`](Self::rank_order) are
-    /// the population to evaluate. O(POP·T·P).
+    /// [`whale_assignment`](Self::whale_assignment) and [`whale_order`](Self::whale_order)
+    /// are the population to evaluate. Errors only if the DAG changed since
+    /// [`initialize`](Self::initialize). O(POP·T·P) (EFT priority: O(POP·(T·P + E + T log T))).
     pub fn step_moves<const E: usize, M: Platform>(
         &mut self,
         dag: &Dag<T, E>,
         platform: &M,
         t: u32,
-    ) -> usize {
+    ) -> Result<usize, PlanError> {
         let iterations = f64::from(self.config.iterations.max(1));
         let a = 2.0 * (1.0 - f64::from(t.saturating_sub(1)) / iterations);
         let leader = self.extreme(false);
@@ -312,14 +422,23 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
                 continue;
             }
             self.move_whale(w, leader, a);
-            self.decode(dag, platform, w);
-            self.update_load(dag, platform, w);
+            match self.config.decoding {
+                Decoding::WorlLoadTarget => {
+                    self.decode(dag, platform, w);
+                    self.update_load(dag, platform, w);
+                }
+                Decoding::EftPriority => {
+                    let n = self.tasks;
+                    self.keys[w][..n].copy_from_slice(&self.target[..n]);
+                    self.decode_eft(dag, platform, w)?;
+                }
+            }
         }
-        leader
+        Ok(leader)
     }
 
     /// Second half of iteration `t`: `makespans_ms[w]` is the makespan of whale `w`'s
-    /// assignment with the rank order, for every whale but `leader` (whose entry is ignored);
+    /// assignment with [`whale_order`](Self::whale_order)`(w)`, for every whale but `leader` (whose entry is ignored);
     /// records them in whale order (elite ties keep the lower index), then lets the advisor
     /// replace the worst whale. Refuses a slice shorter than the population. O(POP·T + E).
     pub fn step_scores<const E: usize, M: Platform>(
@@ -382,9 +501,27 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         }
     }
 
-    /// The order every whale is evaluated with (HEFT upward rank). O(1).
+    /// HEFT's upward-rank order: the order every whale is evaluated with under the
+    /// load-target decoding. O(1).
     pub fn rank_order(&self) -> &[u32] {
         &self.order[..self.tasks]
+    }
+
+    /// The order whale `w` is evaluated with: the rank order (load-target decoding) or its
+    /// own decoded priority order (EFT priority); empty if `w` is out of range. O(1).
+    pub fn whale_order(&self, w: usize) -> &[u32] {
+        match (self.config.decoding, self.orders.get(w)) {
+            (_, None) => &[],
+            (_, Some(_)) if w >= self.whales => &[],
+            (Decoding::WorlLoadTarget, Some(_)) => self.rank_order(),
+            (Decoding::EftPriority, Some(o)) => &o[..self.tasks],
+        }
+    }
+
+    /// Whether every whale shares [`rank_order`](Self::rank_order) (load-target decoding),
+    /// so batch evaluators can send one order. O(1).
+    pub fn shares_rank_order(&self) -> bool {
+        self.config.decoding == Decoding::WorlLoadTarget
     }
 
     /// The configuration. O(1).
@@ -401,28 +538,74 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         let big_a = 2.0 * a * r1 - a;
         let big_c = 2.0 * r2;
         let n = self.tasks;
-        let me = (&self.assign[w], &self.load[w]);
-        let x = |i: usize| me.1[usize::from(me.0[i])];
         if p < 0.5 {
             let other = if libm::fabs(big_a) < 1.0 {
                 leader
             } else {
                 self.rng.below(self.whales as u32) as usize
             };
-            let (oa, ol) = (&self.assign[other], &self.load[other]);
             for i in 0..n {
-                let xr = ol[usize::from(oa[i])];
-                self.target[i] = xr - big_a * libm::fabs(big_c * xr - x(i));
+                let (xr, x) = (self.position(other, i), self.position(w, i));
+                self.target[i] = xr - big_a * libm::fabs(big_c * xr - x);
             }
         } else {
             let spiral =
                 libm::exp(self.config.spiral_b * l) * libm::cos(2.0 * core::f64::consts::PI * l);
-            let (la, ll) = (&self.assign[leader], &self.load[leader]);
             for i in 0..n {
-                let xs = ll[usize::from(la[i])];
-                self.target[i] = libm::fabs(xs - x(i)) * spiral + xs;
+                let (xs, x) = (self.position(leader, i), self.position(w, i));
+                self.target[i] = libm::fabs(xs - x) * spiral + xs;
             }
         }
+    }
+
+    /// Coordinate `i` of whale `w`'s position: its GPU's load (load-target) or its key (EFT
+    /// priority). O(1).
+    fn position(&self, w: usize, i: usize) -> f64 {
+        match self.config.decoding {
+            Decoding::WorlLoadTarget => self.load[w][usize::from(self.assign[w][i])],
+            Decoding::EftPriority => self.keys[w][i],
+        }
+    }
+
+    /// EFT-priority decoding of whale `w`'s keys into its order and assignment (module doc,
+    /// decoding B). O(T·P + E + T log T).
+    fn decode_eft<const E: usize, M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        w: usize,
+    ) -> Result<(), PlanError> {
+        let n = self.tasks;
+        let keys = &self.keys[w];
+        for &task in dag.topo_order() {
+            let t = task as usize;
+            // NaN keys sort last (−∞), so the order stays topological whatever the keys.
+            let mut k = if keys[t].is_nan() {
+                f64::NEG_INFINITY
+            } else {
+                keys[t]
+            };
+            for &pred in dag.preds(t).0 {
+                k = k.min(self.eff[pred as usize]);
+            }
+            self.eff[t] = k;
+        }
+        let (eff, pos) = (&self.eff, &self.pos);
+        let order = &mut self.orders[w][..n];
+        order.copy_from_slice(&self.order[..n]);
+        order.sort_unstable_by(|&a, &b| {
+            eff[b as usize]
+                .total_cmp(&eff[a as usize])
+                .then(pos[a as usize].cmp(&pos[b as usize]))
+        });
+        self.list.restart_with_order(dag, order)?;
+        for _ in 0..n {
+            self.list.candidates(dag, platform)?;
+            let g = self.list.best_eft_gpu();
+            self.list.place(dag, platform, g)?;
+        }
+        self.assign[w][..n].copy_from_slice(self.list.assignment());
+        Ok(())
     }
 
     /// Running-time-gap decoding of `target` into whale `w`'s assignment. O(T·P).
@@ -523,49 +706,53 @@ mod tests {
         WoaConfig {
             population: 12,
             iterations: 25,
-            spiral_b: 1.0,
-            seed,
+            ..WoaConfig::new(seed)
         }
+    }
+
+    fn eft(seed: u64) -> WoaConfig {
+        config(seed).with_decoding(Decoding::EftPriority)
     }
 
     #[test]
     fn same_seed_same_plan_and_makespan() {
         let dag = random_dag(3, 80, 2);
-        let mut a: Woa<16, 128, 8, NoAdvisor> = Woa::new(config(9), NoAdvisor);
-        let mut b: Woa<16, 128, 8, NoAdvisor> = Woa::new(config(9), NoAdvisor);
-        let (mut pa, mut pb) = (Plan::new(), Plan::new());
-        a.plan(&dag, &pool(), &mut pa).unwrap();
-        b.plan(&dag, &pool(), &mut pb).unwrap();
-        assert_eq!(a.best_ms().to_bits(), b.best_ms().to_bits());
-        assert_eq!(pa.gpus(), pb.gpus());
-        assert_eq!(pa.order(), pb.order());
-        // Running again on the same object reproduces it too.
-        a.plan(&dag, &pool(), &mut pb).unwrap();
-        assert_eq!(pa.gpus(), pb.gpus());
+        for cfg in [config(9), eft(9)] {
+            let mut a: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
+            let mut b: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
+            let (mut pa, mut pb) = (Plan::new(), Plan::new());
+            a.plan(&dag, &pool(), &mut pa).unwrap();
+            b.plan(&dag, &pool(), &mut pb).unwrap();
+            assert_eq!(a.best_ms().to_bits(), b.best_ms().to_bits());
+            assert_eq!(pa.gpus(), pb.gpus());
+            assert_eq!(pa.order(), pb.order());
+            // Running again on the same object reproduces it too.
+            a.plan(&dag, &pool(), &mut pb).unwrap();
+            assert_eq!(pa.gpus(), pb.gpus());
+            assert_eq!(pa.order(), pb.order());
+        }
     }
 
     /// The split iteration (moves, outside evaluation, scores) is the same search as `step`,
     /// advisor injections included.
     #[test]
     fn split_step_matches_step() {
-        for seed in 1u64..=3 {
+        for (seed, cfg) in (1u64..=3).flat_map(|s| [(s, config(s)), (s, eft(s))]) {
             let dag = random_dag(seed, 70, 3);
-            let mut a: Woa<16, 128, 8, HeftAdvisor<128, 8>> =
-                Woa::new(config(seed), HeftAdvisor::new());
-            let mut b: Woa<16, 128, 8, HeftAdvisor<128, 8>> =
-                Woa::new(config(seed), HeftAdvisor::new());
+            let mut a: Woa<16, 128, 8, HeftAdvisor<128, 8>> = Woa::new(cfg, HeftAdvisor::new());
+            let mut b: Woa<16, 128, 8, HeftAdvisor<128, 8>> = Woa::new(cfg, HeftAdvisor::new());
             a.initialize(&dag, &pool()).unwrap();
             b.initialize(&dag, &pool()).unwrap();
             let mut ev: Evaluator<128, 8> = Evaluator::new();
             let mut ms = [0.0; 16];
             for t in 1..=a.config().iterations {
                 a.step(&dag, &pool(), t).unwrap();
-                let leader = b.step_moves(&dag, &pool(), t);
+                let leader = b.step_moves(&dag, &pool(), t).unwrap();
                 for (w, slot) in ms.iter_mut().enumerate().take(b.whales()) {
                     *slot = if w == leader {
                         f64::NAN
                     } else {
-                        ev.evaluate_parts(&dag, &pool(), b.rank_order(), b.whale_assignment(w))
+                        ev.evaluate_parts(&dag, &pool(), b.whale_order(w), b.whale_assignment(w))
                             .unwrap()
                     };
                 }
@@ -586,9 +773,9 @@ mod tests {
 
     #[test]
     fn never_worse_than_initial_best_and_returns_its_best() {
-        for seed in 0..8 {
+        for (seed, cfg) in (0..8).flat_map(|s| [(s, config(s)), (s, eft(s))]) {
             let dag = random_dag(seed, 60 + seed as usize, 1 + (seed % 3) as u32);
-            let mut woa: Woa<16, 128, 8, NoAdvisor> = Woa::new(config(seed), NoAdvisor);
+            let mut woa: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
             let ms = woa.run(&dag, &pool()).unwrap();
             assert!(ms <= woa.initial_best_ms());
             let mut ev: Evaluator<128, 8> = Evaluator::new();
@@ -598,15 +785,14 @@ mod tests {
 
     #[test]
     fn heft_advisor_makes_woa_at_least_as_good_as_heft() {
-        for seed in 0..5 {
+        for (seed, cfg) in (0..5).flat_map(|s| [(s, config(s)), (s, eft(s))]) {
             let dag = random_dag(100 + seed, 70, 3);
             let mut heft: Heft<128, 8> = Heft::new();
             let mut plan = Plan::new();
             heft.plan(&dag, &pool(), &mut plan).unwrap();
             let mut ev: Evaluator<128, 8> = Evaluator::new();
             let heft_ms = ev.evaluate(&dag, &pool(), &plan).unwrap();
-            let mut woa: Woa<16, 128, 8, HeftAdvisor<128, 8>> =
-                Woa::new(config(seed), HeftAdvisor::new());
+            let mut woa: Woa<16, 128, 8, HeftAdvisor<128, 8>> = Woa::new(cfg, HeftAdvisor::new());
             let ms = woa.run(&dag, &pool()).unwrap();
             assert!(ms <= heft_ms, "seed {seed}: {ms} > {heft_ms}");
         }
@@ -628,5 +814,88 @@ mod tests {
             "{ms} vs {}",
             woa.initial_best_ms()
         );
+    }
+
+    /// Every whale's decoded plan is valid (a topological order, GPUs in range) and its
+    /// makespan is the decoder's list-schedule makespan — for keys of any shape, NaN and ±∞
+    /// included.
+    #[test]
+    fn eft_decoded_plans_are_valid_for_any_keys() {
+        let dag = random_dag(11, 90, 3);
+        let mut woa: Woa<16, 128, 8, NoAdvisor> = Woa::new(eft(4), NoAdvisor);
+        woa.initialize(&dag, &pool()).unwrap();
+        let mut ev: Evaluator<128, 8> = Evaluator::new();
+        let mut rng = SeededRng::new(5);
+        let wild = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -1e300,
+            0.0,
+            1e300,
+        ];
+        for t in 1..=10 {
+            let leader = woa.step_moves(&dag, &pool(), t).unwrap();
+            for w in (0..woa.whales()).filter(|&w| w != leader) {
+                let ms = ev
+                    .evaluate_parts(&dag, &pool(), woa.whale_order(w), woa.whale_assignment(w))
+                    .unwrap();
+                assert!(ms.is_finite() && ms > 0.0);
+            }
+            // Scramble one whale's keys and decode it again.
+            for k in woa.keys[1][..90].iter_mut() {
+                *k = match rng.below(3) {
+                    0 => wild[rng.below(wild.len() as u32) as usize],
+                    _ => rng.unit_f64() * 1000.0 - 500.0,
+                };
+            }
+            woa.decode_eft(&dag, &pool(), 1).unwrap();
+            let ms = ev
+                .evaluate_parts(&dag, &pool(), woa.whale_order(1), woa.whale_assignment(1))
+                .unwrap();
+            assert_eq!(ms, woa.list.makespan_ms());
+            let mut seen = [false; 90];
+            for &task in woa.whale_order(1) {
+                seen[task as usize] = true;
+            }
+            assert!(seen.iter().all(|&s| s));
+            assert!(woa.whale_assignment(1).iter().all(|&g| g < 5));
+        }
+    }
+
+    /// The precedence-aware decoding finds better plans than the faithful one (same seeds,
+    /// no advisor).
+    #[test]
+    fn eft_priority_beats_load_target_decoding() {
+        let (mut wins, mut total_eft, mut total_load) = (0, 0.0, 0.0);
+        for seed in 0..6 {
+            let dag = random_dag(200 + seed, 100, 2);
+            let mut load: Woa<16, 128, 8, NoAdvisor> = Woa::new(config(seed), NoAdvisor);
+            let mut prio: Woa<16, 128, 8, NoAdvisor> = Woa::new(eft(seed), NoAdvisor);
+            let (a, b) = (
+                load.run(&dag, &pool()).unwrap(),
+                prio.run(&dag, &pool()).unwrap(),
+            );
+            wins += usize::from(b < a);
+            total_load += a;
+            total_eft += b;
+        }
+        assert_eq!(wins, 6, "{total_eft} vs {total_load}");
+    }
+
+    #[test]
+    fn whale_order_out_of_range_is_empty() {
+        let dag = random_dag(1, 20, 1);
+        for cfg in [config(1), eft(1)] {
+            let mut woa: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
+            woa.initialize(&dag, &pool()).unwrap();
+            assert_eq!(woa.whale_order(0).len(), 20);
+            assert!(woa.whale_order(12).is_empty());
+            assert!(woa.whale_order(99).is_empty());
+            assert_eq!(
+                woa.shares_rank_order(),
+                cfg.decoding == Decoding::WorlLoadTarget
+            );
+        }
     }
 }

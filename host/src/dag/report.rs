@@ -8,8 +8,8 @@ use super::{HostPlatform, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
 use crate::gpu::{CudaBatch, CudaConfig, Device, FlatDag, GpuError, run_woa_batched};
 use crate::learn::tract_model::ModelError;
 use gantry_core::dag::{
-    DagPlanner, Evaluator, Heft, HeftAdvisor, NoAdvisor, Plan, PlanAdvisor, PlanError, Platform,
-    RandomPlanner, Woa, WoaConfig,
+    DagPlanner, Decoding, Evaluator, Heft, HeftAdvisor, NoAdvisor, Plan, PlanAdvisor, PlanError,
+    Platform, RandomPlanner, Woa, WoaConfig,
 };
 use std::path::PathBuf;
 use std::time::Instant;
@@ -39,12 +39,17 @@ pub enum PlannerKind {
     Woa,
     /// Whale Optimization whose population is seeded with the HEFT plan.
     WoaHeft,
+    /// Whale Optimization with the EFT-priority decoding (per-task priority keys around the
+    /// upward rank, EFT list scheduling; `Decoding::EftPriority`), random initial keys.
+    WoaEft,
     /// Seeded random assignment, topological order.
     Random,
     /// The Double DQN's greedy plan (ONNX model run with tract).
     Ddqn,
     /// WORL-RTGS: WOA seeded and refined with DDQN plans (see `worl_rtgs`).
     Worl,
+    /// WORL-RTGS with the EFT-priority decoding instead of the WORL code's load target.
+    WorlEft,
 }
 
 impl PlannerKind {
@@ -54,9 +59,11 @@ impl PlannerKind {
             PlannerKind::Heft => "heft",
             PlannerKind::Woa => "woa",
             PlannerKind::WoaHeft => "woa-heft",
+            PlannerKind::WoaEft => "woa-eft",
             PlannerKind::Random => "random",
             PlannerKind::Ddqn => "ddqn",
             PlannerKind::Worl => "worl",
+            PlannerKind::WorlEft => "worl-eft",
         }
     }
 }
@@ -152,7 +159,11 @@ pub fn run_planners(
         let wants_woa = kinds.iter().any(|k| {
             matches!(
                 k,
-                PlannerKind::Woa | PlannerKind::WoaHeft | PlannerKind::Worl
+                PlannerKind::Woa
+                    | PlannerKind::WoaHeft
+                    | PlannerKind::WoaEft
+                    | PlannerKind::Worl
+                    | PlannerKind::WorlEft
             )
         });
         let mut gpu = if wants_woa {
@@ -233,9 +244,9 @@ fn run_learned<const E: usize, M: Platform>(
     let config = WoaConfig {
         population: options.woa_population,
         iterations: options.woa_iterations,
-        spiral_b: 1.0,
-        seed: options.seed,
-    };
+        ..WoaConfig::new(options.seed)
+    }
+    .with_decoding(decoding_of(kind));
     let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(config, advisor));
     run_woa(&mut woa, dag, platform, gpu, plan)?;
     let adv = woa.advisor();
@@ -243,6 +254,15 @@ fn run_learned<const E: usize, M: Platform>(
         // No DDQN plan at all: the run was plain WOA; say so.
         Some(e) if adv.proposals() == 0 => Ok((true, Some(ModelError::Run(e.to_string())))),
         _ => Ok((true, None)),
+    }
+}
+
+/// The WOA decoding a planner kind uses: EFT priority for `woa-eft` / `worl-eft`, the WORL
+/// code's load target otherwise.
+fn decoding_of(kind: PlannerKind) -> Decoding {
+    match kind {
+        PlannerKind::WoaEft | PlannerKind::WorlEft => Decoding::EftPriority,
+        _ => Decoding::WorlLoadTarget,
     }
 }
 
@@ -274,8 +294,7 @@ fn run_on<M: Platform>(
     let woa_config = WoaConfig {
         population: options.woa_population,
         iterations: options.woa_iterations,
-        spiral_b: 1.0,
-        seed: options.seed,
+        ..WoaConfig::new(options.seed)
     };
     for &kind in kinds {
         let clock = Instant::now();
@@ -287,9 +306,10 @@ fn run_on<M: Platform>(
                 heft.plan(dag, platform, &mut plan)?;
                 heft_own = Some(heft.makespan_ms());
             }
-            PlannerKind::Woa => {
+            PlannerKind::Woa | PlannerKind::WoaEft => {
                 let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
-                    woa_config, NoAdvisor,
+                    woa_config.with_decoding(decoding_of(kind)),
+                    NoAdvisor,
                 ));
                 run_woa(&mut woa, dag, platform, gpu, &mut plan)?;
             }
@@ -303,7 +323,7 @@ fn run_on<M: Platform>(
             PlannerKind::Random => {
                 RandomPlanner::new(options.seed).plan(dag, platform, &mut plan)?;
             }
-            PlannerKind::Ddqn | PlannerKind::Worl => {
+            PlannerKind::Ddqn | PlannerKind::Worl | PlannerKind::WorlEft => {
                 let worl = WorlConfig {
                     seed: options.seed,
                     ..options.worl
@@ -318,7 +338,8 @@ fn run_on<M: Platform>(
                 }
                 if !planned {
                     let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
-                        woa_config, NoAdvisor,
+                        woa_config.with_decoding(decoding_of(kind)),
+                        NoAdvisor,
                     ));
                     run_woa(&mut woa, dag, platform, gpu, &mut plan)?;
                 }
@@ -352,7 +373,14 @@ fn run_on<M: Platform>(
             plan_ms,
             seed: options.seed,
             evaluated_on: match (kind, gpu.is_some()) {
-                (PlannerKind::Woa | PlannerKind::WoaHeft | PlannerKind::Worl, true) => "cuda",
+                (
+                    PlannerKind::Woa
+                    | PlannerKind::WoaHeft
+                    | PlannerKind::WoaEft
+                    | PlannerKind::Worl
+                    | PlannerKind::WorlEft,
+                    true,
+                ) => "cuda",
                 _ => "cpu",
             }
             .to_string(),

@@ -1,7 +1,8 @@
 //! `gantry dag-table`: the WORL-RTGS acceptance table in markdown — every planner on the WORL
 //! slices (100, 1,000, 10,000 tasks × 50, 500 GPUs × synthetic fan-in 1, 3, 100), on the
 //! Decima TPC-H batches and on the STG graphs, each makespan with its ratio to the lower bound,
-//! then the mean ratio per planner and the WORL-vs-HEFT count.
+//! then the mean ratio per planner and, for `worl`, `worl-eft` and `woa-eft`, on how many rows
+//! each is ≤, < and > HEFT.
 //!
 //! Rows where tasks × GPUs exceeds [`DagTableArgs::big`] run WOA and WORL with
 //! [`DagTableArgs::big_iterations`] iterations instead of [`DagTableArgs::iterations`] (the
@@ -39,7 +40,7 @@ pub struct DagTableArgs {
     #[arg(long, default_value_t = 10_000)]
     pub max_tasks: usize,
     /// Planners (columns), comma separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PlannerKind::Worl, PlannerKind::Heft, PlannerKind::Woa, PlannerKind::Ddqn, PlannerKind::Random])]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PlannerKind::Worl, PlannerKind::WorlEft, PlannerKind::Heft, PlannerKind::Woa, PlannerKind::WoaEft, PlannerKind::Ddqn, PlannerKind::Random])]
     pub planners: Vec<PlannerKind>,
     /// WORL without the HEFT plan in its initial population (WOA + DDQN only).
     #[arg(long)]
@@ -119,10 +120,13 @@ pub fn run(args: &DagTableArgs) -> anyhow::Result<String> {
     }
     let _ = writeln!(md, "{header}\n{rule}");
     let mut sums = vec![(0.0f64, 0usize); args.planners.len()];
-    let (mut worl_le_heft, mut worl_lt_heft, mut compared) = (0usize, 0usize, 0usize);
+    // Per WORL-like column (worl, worl-eft, woa-eft): (≤ HEFT, < HEFT, > HEFT) row counts.
+    let vs_heft_kinds = [PlannerKind::Worl, PlannerKind::WorlEft, PlannerKind::WoaEft];
+    let mut vs_heft = [(0usize, 0usize, 0usize); 3];
+    let mut compared = 0usize;
     let mut skipped = Vec::new();
     let mut notes = Vec::new();
-    let worl_col = args.planners.iter().position(|&k| k == PlannerKind::Worl);
+    let vs_heft_cols = vs_heft_kinds.map(|k| args.planners.iter().position(|&p| p == k));
     let heft_col = args.planners.iter().position(|&k| k == PlannerKind::Heft);
     for spec in rows(args) {
         if !spec.path.exists() {
@@ -185,10 +189,16 @@ pub fn run(args: &DagTableArgs) -> anyhow::Result<String> {
             }
         }
         md.push('\n');
-        if let (Some(w), Some(h)) = (worl_col, heft_col) {
+        if let Some(h) = heft_col {
             compared += 1;
-            worl_le_heft += usize::from(reports[w].makespan <= reports[h].makespan);
-            worl_lt_heft += usize::from(reports[w].makespan < reports[h].makespan);
+            for (count, col) in vs_heft.iter_mut().zip(vs_heft_cols) {
+                if let Some(w) = col {
+                    let (x, heft) = (reports[w].makespan, reports[h].makespan);
+                    count.0 += usize::from(x <= heft);
+                    count.1 += usize::from(x < heft);
+                    count.2 += usize::from(x > heft);
+                }
+            }
         }
     }
     let _ = writeln!(
@@ -209,11 +219,17 @@ pub fn run(args: &DagTableArgs) -> anyhow::Result<String> {
         let _ = writeln!(md, "| {} | {:.4} |", k.name(), s / (*n).max(1) as f64);
     }
     if compared > 0 {
-        let _ = writeln!(
-            md,
-            "\nWORL makespan ≤ HEFT makespan on {worl_le_heft} of {compared} rows, strictly \
-             lower on {worl_lt_heft}."
-        );
+        md.push('\n');
+        for ((kind, col), (le, lt, gt)) in vs_heft_kinds.iter().zip(vs_heft_cols).zip(vs_heft) {
+            if col.is_some() {
+                let _ = writeln!(
+                    md,
+                    "{} makespan ≤ HEFT makespan on {le} of {compared} rows, strictly lower \
+                     on {lt}, higher on {gt}.  ",
+                    kind.name()
+                );
+            }
+        }
     }
     for n in notes {
         let _ = writeln!(md, "\nNote: {n}");

@@ -17,6 +17,11 @@
 //!    HEFT either. Without it (`heft_seed: false`) WORL is WOA + DDQN only; the docs' table
 //!    reports both (`worl` and the DDQN's own plan `ddqn`) so the DDQN's share is visible.
 //!
+//! `worl` runs the core WOA with the WORL code's load-target decoding (faithful); `worl-eft`
+//! runs the same combination with [`Decoding::EftPriority`](gantry_core::dag::Decoding)
+//! (per-task priority keys decoded by EFT list scheduling): there a DDQN or HEFT plan enters
+//! the population as keys that reproduce its task order, and the elite keeps the plan itself.
+//!
 //! Every DDQN plan is built in HEFT's upward-rank order, the order WOA evaluates its whales
 //! with, so a DDQN whale's fitness is exactly its plan's makespan.
 //!

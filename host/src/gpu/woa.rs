@@ -26,18 +26,31 @@ where
     let n = dag.task_count();
     let whales = woa.whales();
     let mut gpus = vec![0u16; whales.saturating_sub(1) * n];
+    // Per-whale orders (EFT-priority decoding); empty when every whale uses the rank order.
+    let mut orders = if woa.shares_rank_order() {
+        Vec::new()
+    } else {
+        vec![0u32; whales.saturating_sub(1) * n]
+    };
     let mut makespans = vec![f64::NAN; whales];
     for t in 1..=woa.config().iterations {
-        let leader = woa.step_moves(dag, platform, t);
+        let leader = woa.step_moves(dag, platform, t)?;
         let moved: Vec<usize> = (0..whales).filter(|&w| w != leader).collect();
         for (slot, &w) in gpus.chunks_exact_mut(n.max(1)).zip(&moved) {
             slot.copy_from_slice(woa.whale_assignment(w));
+        }
+        for (slot, &w) in orders.chunks_exact_mut(n.max(1)).zip(&moved) {
+            slot.copy_from_slice(woa.whale_order(w));
         }
         let population = Population {
             plans: moved.len(),
             tasks: n,
             gpus: &gpus[..moved.len() * n],
-            orders: Orders::Shared(woa.rank_order()),
+            orders: if woa.shares_rank_order() {
+                Orders::Shared(woa.rank_order())
+            } else {
+                Orders::PerPlan(&orders[..moved.len() * n])
+            },
         };
         let outcomes = evaluator.evaluate(&population)?;
         for (&w, outcome) in moved.iter().zip(outcomes) {
@@ -81,13 +94,18 @@ mod tests {
         for s in [1.0, 0.6, 1.7, 1.1] {
             pool.add_gpu(s).unwrap();
         }
-        for seed in 0..3u64 {
+        for (seed, decoding) in (0..3u64).flat_map(|s| {
+            [
+                (s, gantry_core::dag::Decoding::WorlLoadTarget),
+                (s, gantry_core::dag::Decoding::EftPriority),
+            ]
+        }) {
             let dag = random_dag(seed, 150, 1 + seed as u32);
             let config = WoaConfig {
                 population: 10,
                 iterations: 15,
-                spiral_b: 1.0,
-                seed,
+                decoding,
+                ..WoaConfig::new(seed)
             };
             let mut core: Box<Woa<16, 256, 8, NoAdvisor>> = Box::new(Woa::new(config, NoAdvisor));
             let mut plan = Plan::new();
