@@ -1,7 +1,9 @@
 //! The bad-input catalogue: one test per kind of bad input, each checking the typed error,
-//! its message, and that nothing changed or was lost. (The learned-policy cases — NaN/inf
-//! scores, picks outside the mask, missing/corrupt/wrong-shape ONNX files — are tested beside
-//! the placers and the tract loader.)
+//! its message, and that nothing changed or was lost. A placer's pick outside the mask is
+//! here too; the learned-policy cases — NaN/inf scores (`core/src/placement/scored.rs`,
+//! `host/src/learn/scorer.rs`), missing / corrupt / wrong-shape ONNX files
+//! (`host/src/learn/tract_model.rs::load_errors_are_typed`) — are tested beside the scorer
+//! and the tract loader.
 
 use gantry_core::dag::{Dag, DagError, TaskId};
 use gantry_core::{
@@ -440,4 +442,36 @@ fn malformed_trace_lines_name_file_line_and_field() {
         err.ends_with("t.csv:2: duration: \"-10\" is negative"),
         "{err}"
     );
+}
+
+/// A placer that always answers a GPU it may not take (busy or out of range).
+struct Rogue;
+
+impl gantry_core::Placer<G> for Rogue {
+    fn name(&self) -> &'static str {
+        "rogue"
+    }
+    fn pick(&mut self, view: &gantry_core::PlacementView<'_, G>) -> Option<GpuId> {
+        // Already picked for this job, else far outside the topology.
+        view.picked.first().copied().or(Some(GpuId(999)))
+    }
+}
+
+#[test]
+fn a_placer_pick_outside_the_mask_is_replaced_and_counted() {
+    let mut s: Scheduler<Fifo, Rogue, G, 4, 8> = Scheduler::new(topology(), Fifo, Rogue);
+    let mut out = Out::new();
+    s.handle(
+        TimeMs(0),
+        Event::Submit(JobSpec::new(JobId(1), 3)),
+        &mut out,
+    )
+    .unwrap();
+    let Decision::Start { gpus, .. } = &out[0] else {
+        panic!("{out:?}")
+    };
+    // Every pick was refused and replaced by the lowest usable GPU: no GPU twice.
+    assert_eq!(gpus.as_slice(), [GpuId(0), GpuId(1), GpuId(2)]);
+    assert_eq!(s.placer_faults(), 3);
+    assert!(s.check_invariants().is_ok());
 }
