@@ -25,8 +25,10 @@
 //! [`RewardShaping::Terminal`]) 300 updates reached 3.5 % above the optimum.
 //!
 //! # Warm start (added; `bc_updates` = 0 turns it off)
-//! Pure PPO from a random init learns slowly here (300 updates ≈ 5,000 episodes ended 3.5 %
-//! above the optimum, worse than their checkpoint). So the actor is first fitted by
+//! With [`Credit::Episode`], pure PPO from a random init learns slowly here (300 updates ≈
+//! 5,000 episodes ended 3.5 % above the optimum, worse than their checkpoint); with
+//! [`Credit::JobOptimum`] and `frag_coef` 0.2 it needs no warm start (the shipped model,
+//! `models/MODEL_CARD.md`). So the actor is first fitted by
 //! behaviour cloning to the exact per-job optimum (`gantry_core::placement::
 //! optimal_placement`) on the states the optimum visits: at each pick the targets are the
 //! still-unpicked GPUs of the optimal set, loss `−log Σ_{i∈targets} π_i` (GPUs with equal
@@ -44,7 +46,7 @@
 //! Monte-Carlo return (λ = 1 within the job) minus an exact per-decision baseline, the
 //! critic unused. It is myopic, like the optimal placer it is measured against; with
 //! `frag_coef` β > 0 both terms also get β × the quality of the GPUs left free
-//! ([`leftover_quality`]: mean reward of the best next placement over sizes 1–8), for
+//! (`leftover_quality`: mean reward of the best next placement over sizes 1–8), for
 //! the policy's set and for the optimum's plan, so among equal-cost sets the one that
 //! leaves a less fragmented cluster is preferred.
 //!
