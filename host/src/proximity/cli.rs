@@ -3,7 +3,7 @@
 use super::compare::{ScenarioRow, compare, load_anchor_episodes};
 use super::env::Variant;
 use super::jobs::{generate_episode, load_anchor_sequences, load_models};
-use crate::learn::ppo::{PpoConfig, train, write_curve, write_model};
+use crate::learn::ppo::{Credit, PpoConfig, train, write_curve, write_model};
 use crate::learn::scorer::{DEFAULT_PPO_MODEL, TractScorer};
 use crate::policy::PlacerKind;
 use clap::{Args, ValueEnum};
@@ -79,6 +79,24 @@ pub struct TrainPlacementArgs {
     /// Imitation (behaviour-cloning) updates before PPO; 0 = pure PPO.
     #[arg(long)]
     pub bc_updates: Option<usize>,
+    /// PPO Adam step size (default 1e-4).
+    #[arg(long)]
+    pub lr: Option<f32>,
+    /// Surrogate clip ε (default 0.2).
+    #[arg(long)]
+    pub clip: Option<f32>,
+    /// Entropy bonus at the start (default 0.001).
+    #[arg(long)]
+    pub ent_coef: Option<f32>,
+    /// Critic-only updates at the start of PPO (default 20).
+    #[arg(long)]
+    pub critic_warmup: Option<usize>,
+    /// Credit assignment: GAE over the episode, or per job against the optimum's reward.
+    #[arg(long, value_enum)]
+    pub credit: Option<Credit>,
+    /// Weight of the fragmentation term under `--credit job-optimum` (default 0).
+    #[arg(long)]
+    pub frag_coef: Option<f32>,
     /// Learning-curve CSV (default: the model path with `.curve.csv`).
     #[arg(long)]
     pub curve: Option<PathBuf>,
@@ -208,6 +226,12 @@ pub fn run_train(args: &TrainPlacementArgs) -> anyhow::Result<String> {
     if let Some(e) = args.episodes_per_update {
         cfg.episodes_per_update = e;
     }
+    cfg.lr = args.lr.unwrap_or(cfg.lr);
+    cfg.clip = args.clip.unwrap_or(cfg.clip);
+    cfg.ent_coef = args.ent_coef.unwrap_or(cfg.ent_coef);
+    cfg.critic_warmup = args.critic_warmup.unwrap_or(cfg.critic_warmup);
+    cfg.credit = args.credit.unwrap_or(cfg.credit);
+    cfg.frag_coef = args.frag_coef.unwrap_or(cfg.frag_coef);
     let bar = indicatif::ProgressBar::new(cfg.updates as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
@@ -232,6 +256,13 @@ pub fn run_train(args: &TrainPlacementArgs) -> anyhow::Result<String> {
             cfg.episodes_per_update.to_string(),
         ),
         ("variant".to_string(), format!("{:?}", cfg.variant)),
+        ("bc_updates".to_string(), cfg.bc_updates.to_string()),
+        ("credit".to_string(), format!("{:?}", cfg.credit)),
+        ("lr".to_string(), cfg.lr.to_string()),
+        ("clip".to_string(), cfg.clip.to_string()),
+        ("ent_coef".to_string(), cfg.ent_coef.to_string()),
+        ("critic_warmup".to_string(), cfg.critic_warmup.to_string()),
+        ("frag_coef".to_string(), cfg.frag_coef.to_string()),
         (
             "weight_hash".to_string(),
             format!("{:016x}", trained.policy.weight_hash()),
