@@ -234,12 +234,7 @@ mod tests {
                 "t.csv:2: duration: \"bad\"",
             ),
         ];
-        for (row, want) in cases {
-            let err = parse(&format!("{HEADER}{row}"), "t.csv", None)
-                .unwrap_err()
-                .to_string();
-            assert!(err.starts_with(want), "{err:?} should start with {want:?}");
-        }
+        crate::trace::test_support::check_malformed(parse, HEADER, &cases);
         let err = parse("job_id,num_gpu,submit_time,duration\n", "t.csv", None)
             .unwrap_err()
             .to_string();

@@ -250,3 +250,24 @@ pub fn finish_jobs(mut jobs: Vec<TraceJob>, limit: Option<usize>) -> Vec<TraceJo
     }
     jobs
 }
+
+/// Test helpers shared by the loaders' tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::TraceError;
+
+    /// Parses `header` + each case's row as file `t.csv` and checks the error message starts
+    /// with the case's expected prefix (`t.csv:LINE: FIELD: problem`).
+    pub(crate) fn check_malformed<T: std::fmt::Debug>(
+        parse: impl Fn(&str, &str, Option<usize>) -> Result<T, TraceError>,
+        header: &str,
+        cases: &[(&str, &str)],
+    ) {
+        for (row, want) in cases {
+            let err = parse(&format!("{header}{row}"), "t.csv", None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with(want), "{err:?} should start with {want:?}");
+        }
+    }
+}

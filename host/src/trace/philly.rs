@@ -96,12 +96,7 @@ mod tests {
             ),
             ("yesterday,5,1,1,a\n", "t.csv:2: timestamp: \"yesterday\""),
         ];
-        for (row, want) in cases {
-            let err = parse(&format!("{HEADER}{row}"), "t.csv", None)
-                .unwrap_err()
-                .to_string();
-            assert!(err.starts_with(want), "{err:?} should start with {want:?}");
-        }
+        crate::trace::test_support::check_malformed(parse, HEADER, &cases);
         let err = parse("timestamp,num_gpus\n", "t.csv", None)
             .unwrap_err()
             .to_string();

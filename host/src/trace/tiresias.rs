@@ -233,12 +233,7 @@ mod tests {
             ("0,x,0,1,m,1,0\n", "t.csv:2: num_gpu: \"x\" is not a number"),
             ("0,1,0\n", "t.csv:2: duration: missing column"),
         ];
-        for (row, want) in cases {
-            let err = parse(&format!("{HEADER}{row}"), "t.csv", None)
-                .unwrap_err()
-                .to_string();
-            assert!(err.starts_with(want), "{err:?} should start with {want:?}");
-        }
+        crate::trace::test_support::check_malformed(parse, HEADER, &cases);
     }
 
     #[test]
