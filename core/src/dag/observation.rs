@@ -422,23 +422,16 @@ impl<const T: usize, const P: usize> ListState<T, P> {
 mod tests {
     use super::*;
     use crate::SeededRng;
-    use crate::dag::{Bandwidth, Evaluator, GpuPool, TaskId};
+    use crate::dag::test_support::RandomDagShape;
+    use crate::dag::{Bandwidth, Evaluator, GpuPool};
 
     fn random_dag(seed: u64, n: usize, degree: u32) -> Dag<64, 512> {
-        let mut rng = SeededRng::new(seed);
-        let mut dag = Dag::new();
-        for _ in 0..n {
-            dag.add_task(5.0 + rng.below(50) as f64).unwrap();
-        }
-        for j in 1..n {
-            for _ in 0..degree.min(j as u32) {
-                let i = rng.below(j as u32);
-                dag.add_edge(TaskId(i), TaskId(j as u32), rng.below(30) as f64)
-                    .unwrap();
-            }
-        }
-        dag.seal().unwrap();
-        dag
+        let shape = RandomDagShape {
+            base_work: 5.0,
+            work_span: 50,
+            data_span: 30,
+        };
+        crate::dag::test_support::random_dag(seed, n, degree, shape)
     }
 
     fn pool(bw: Bandwidth) -> GpuPool<8> {

@@ -675,23 +675,16 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dag::{Bandwidth, GpuPool, Heft, HeftAdvisor, NoAdvisor, TaskId};
+    use crate::dag::test_support::RandomDagShape;
+    use crate::dag::{Bandwidth, GpuPool, Heft, HeftAdvisor, NoAdvisor};
 
     fn random_dag(seed: u64, n: usize, degree: u32) -> Dag<128, 1024> {
-        let mut rng = SeededRng::new(seed);
-        let mut dag = Dag::new();
-        for _ in 0..n {
-            dag.add_task(10.0 + rng.below(90) as f64).unwrap();
-        }
-        for j in 1..n {
-            for _ in 0..degree.min(j as u32) {
-                let i = rng.below(j as u32);
-                dag.add_edge(TaskId(i), TaskId(j as u32), rng.below(20) as f64)
-                    .unwrap();
-            }
-        }
-        dag.seal().unwrap();
-        dag
+        let shape = RandomDagShape {
+            base_work: 10.0,
+            work_span: 90,
+            data_span: 20,
+        };
+        crate::dag::test_support::random_dag(seed, n, degree, shape)
     }
 
     fn pool() -> GpuPool<8> {
