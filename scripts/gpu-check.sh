@@ -9,6 +9,7 @@
 #   scripts/gpu-check.sh --quick    # small sizes only
 #   scripts/gpu-check.sh --prepare  # build the release binary into .gpucheck/ (git-ignored)
 #                                   # for a GPU machine without Rust: carry .gpucheck there
+#   scripts/gpu-check.sh --emulate  # no GPU: equality on the kernels' CPU emulation (needs c++)
 #
 # NVRTC: the binary (cudarc, cuda-12020 bindings) opens libnvrtc.so or libnvrtc.so.12. This
 # script finds one in order: $GANTRY_NVRTC_DIR; .nvrtc/ (scripts/install-nvrtc.sh, the PyPI
@@ -24,7 +25,8 @@ for a in "$@"; do
     case "$a" in
         --prepare) mode=prepare ;;
         --quick) args+=(--quick) ;;
-        *) echo "usage: $0 [--quick|--prepare]" >&2; exit 64 ;;
+        --emulate) args+=(--emulate); mode=emulate ;;
+        *) echo "usage: $0 [--quick|--prepare|--emulate]" >&2; exit 64 ;;
     esac
 done
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
@@ -51,7 +53,7 @@ else
     exit 2
 fi
 
-# 2. NVRTC.
+# 2. NVRTC (not needed to emulate).
 find_nvrtc() {
     local d f
     for d in "${GANTRY_NVRTC_DIR:-}" "$root/.nvrtc/nvidia/cuda_nvrtc/lib"; do
@@ -72,21 +74,24 @@ find_nvrtc() {
     done
 }
 nvrtc="$(find_nvrtc || true)"
-if [[ -z "$nvrtc" ]]; then
+if [[ $mode == emulate ]]; then
+    :
+elif [[ -z "$nvrtc" ]]; then
     echo "gpu-check: libnvrtc not found (run scripts/install-nvrtc.sh or install the CUDA toolkit)" >&2
     exit 2
+else
+    link_dir="$root/target/nvrtc-link"
+    mkdir -p "$link_dir"
+    ln -sf "$(readlink -f "$nvrtc")" "$link_dir/libnvrtc.so"
+    ln -sf "$(readlink -f "$nvrtc")" "$link_dir/libnvrtc.so.12"
+    real_dir="$(dirname "$(readlink -f "$nvrtc")")"
+    extra="$link_dir:$real_dir"
+    for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/wsl/lib; do
+        [[ -d "$d" ]] && extra="$extra:$d"
+    done
+    export LD_LIBRARY_PATH="$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    echo "== NVRTC: $nvrtc (linked in $link_dir)"
 fi
-link_dir="$root/target/nvrtc-link"
-mkdir -p "$link_dir"
-ln -sf "$(readlink -f "$nvrtc")" "$link_dir/libnvrtc.so"
-ln -sf "$(readlink -f "$nvrtc")" "$link_dir/libnvrtc.so.12"
-real_dir="$(dirname "$(readlink -f "$nvrtc")")"
-extra="$link_dir:$real_dir"
-for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/wsl/lib; do
-    [[ -d "$d" ]] && extra="$extra:$d"
-done
-export LD_LIBRARY_PATH="$extra${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-echo "== NVRTC: $nvrtc (linked in $link_dir)"
 
 # 3. Run.
 out_dir="${OUT:-$root/target}"
@@ -100,7 +105,8 @@ timeout 290 "$bin" --out "$out_dir/gpu-check.md" "${args[@]}" 2>&1 | tee "$out_d
 rc=${PIPESTATUS[0]}
 set -e
 case $rc in
-    0) echo "gpu-check: OK (GPU equals CPU)";;
+    0) if [[ $mode == emulate ]]; then echo "gpu-check: OK (the kernels' CPU emulation equals the core)";
+       else echo "gpu-check: OK (GPU equals CPU)"; fi;;
     1) echo "gpu-check: FAILED: GPU and CPU makespans differ" >&2;;
     2) echo "gpu-check: no usable GPU / CUDA library (see above)" >&2;;
     124) echo "gpu-check: timed out after 290 s" >&2;;

@@ -2,10 +2,15 @@
 //! makespans on random DAGs and populations (must be identical), benchmarks evaluation
 //! throughput (plan·tasks per second) of both kernels against one CPU core, and writes a
 //! markdown summary. Exit 0 = all equal; 1 = a mismatch; 2 = no usable GPU.
+//! `--emulate` runs the equality part on the CPU emulation of the kernels instead (no GPU;
+//! needs a C++ compiler), at the smaller sizes of `EMULATED_EQUALITY_SIZES`.
 
 use clap::Parser;
 use gantry::dag::on_big_stack;
-use gantry::gpu::check::{BenchRow, benchmark, equality_check};
+use gantry::gpu::check::{
+    BenchRow, EMULATED_EQUALITY_SIZES, EqualityCase, benchmark, equality_check, equality_check_with,
+};
+use gantry::gpu::emulate::{EmulatorBuild, EmulatorProgram, KernelEmulator};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +31,10 @@ struct Args {
     /// Most plans the CPU evaluates per benchmark size (its rate is per plan).
     #[arg(long, default_value_t = 256)]
     cpu_plans: usize,
+    /// No GPU: check the kernels' CPU emulation (built with `$CXX` or `c++` and the address
+    /// and UB sanitizers, in the results file's folder) against the core; no benchmark.
+    #[arg(long)]
+    emulate: bool,
 }
 
 fn table(rows: &[BenchRow]) -> String {
@@ -59,7 +68,7 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> ExitCode {
     let clock = std::time::Instant::now();
     let mut md = String::from("# gantry GPU check\n\n");
-    let cases = match equality_check(args.seed) {
+    let cases = match equality_cases(args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("gantry-gpu-check: no usable GPU: {e}");
@@ -70,7 +79,12 @@ fn run(args: &Args) -> ExitCode {
     let plans: usize = cases.iter().map(|c| c.plans).sum();
     let _ = writeln!(
         md,
-        "## Equality (GPU vs core evaluator, bit for bit)\n\n{} cases, {plans} plans, {mismatched} mismatches ({:.1} s)\n",
+        "## Equality ({} vs core evaluator, bit for bit)\n\n{} cases, {plans} plans, {mismatched} mismatches ({:.1} s)\n",
+        if args.emulate {
+            "kernels' CPU emulation"
+        } else {
+            "GPU"
+        },
         cases.len(),
         clock.elapsed().as_secs_f64()
     );
@@ -85,6 +99,9 @@ fn run(args: &Args) -> ExitCode {
         "equality: {} cases, {plans} plans, {mismatched} mismatches",
         cases.len()
     );
+    if args.emulate {
+        return finish(args, &md, mismatched == 0);
+    }
     let (sizes, pops, hi_pops): (&[usize], &[usize], &[usize]) = if args.quick {
         (&[1_000], &[256, 1_024], &[256])
     } else {
@@ -117,15 +134,32 @@ fn run(args: &Args) -> ExitCode {
         clock.elapsed().as_secs_f64()
     );
     println!("{t}");
+    finish(args, &md, mismatched == 0 && rows.iter().all(|r| r.equal))
+}
+
+/// The equality cases: on the GPU, or with `--emulate` on the kernels' CPU emulation.
+fn equality_cases(args: &Args) -> Result<Vec<EqualityCase>, gantry::gpu::GpuError> {
+    if !args.emulate {
+        return equality_check(args.seed);
+    }
+    let dir = args.out.parent().unwrap_or(std::path::Path::new("."));
+    let program = EmulatorProgram::build(&dir.join("kernel-emulator"), &EmulatorBuild::default())?;
+    println!("equality on the kernels' CPU emulation (no GPU)");
+    equality_check_with(args.seed, &EMULATED_EQUALITY_SIZES, &mut |flat, config| {
+        Ok(Box::new(KernelEmulator::new(&program, flat, config)))
+    })
+}
+
+/// Write the markdown summary and map the verdict to the exit status.
+fn finish(args: &Args, md: &str, all_equal: bool) -> ExitCode {
     if let Some(dir) = args.out.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    match std::fs::write(&args.out, &md) {
+    match std::fs::write(&args.out, md) {
         Ok(()) => println!("wrote {}", args.out.display()),
         Err(e) => eprintln!("cannot write {}: {e}", args.out.display()),
     }
-    let bench_equal = rows.iter().all(|r| r.equal);
-    if mismatched == 0 && bench_equal {
+    if all_equal {
         ExitCode::SUCCESS
     } else {
         eprintln!("gantry-gpu-check: GPU and CPU makespans DIFFER");

@@ -91,23 +91,77 @@ fn compare(a: &[PlanOutcome], b: &[PlanOutcome]) -> usize {
     a.len().abs_diff(b.len()) + a.iter().zip(b).filter(|(x, y)| !same(x, y)).count()
 }
 
-/// CPU vs GPU (both kernels) on random DAGs: shared and per-plan orders, pool and table run
-/// models, and deliberately broken plans (duplicate task, unknown GPU, precedence). Every
-/// outcome must be identical: makespans bit for bit, refusals with the same task ids.
+/// One equality size: a random DAG of `tasks` tasks with fan-in up to `degree` on `gpus`
+/// GPUs, and a population of `plans` plans.
+#[derive(Clone, Copy, Debug)]
+pub struct EqualitySize {
+    /// Tasks T.
+    pub tasks: usize,
+    /// Predecessors per task (at most).
+    pub degree: u32,
+    /// GPUs G.
+    pub gpus: usize,
+    /// Plans P.
+    pub plans: usize,
+}
+
+const fn size(tasks: usize, degree: u32, gpus: usize, plans: usize) -> EqualitySize {
+    EqualitySize {
+        tasks,
+        degree,
+        gpus,
+        plans,
+    }
+}
+
+/// The GPU check's sizes: up to 10,000 tasks and fan-in 100, populations that fill several
+/// launches (the check shrinks the scratch limit to 64 plans).
+pub const GPU_EQUALITY_SIZES: [EqualitySize; 6] = [
+    size(1, 0, 1, 3),
+    size(64, 2, 4, 100),
+    size(500, 3, 16, 300),
+    size(2_000, 8, 50, 257),
+    size(1_000, 100, 50, 64),
+    size(10_000, 3, 50, 64),
+];
+
+/// Sizes the CPU emulation of the kernels gets through in seconds: every shape of
+/// [`GPU_EQUALITY_SIZES`] (one task, several launches, fan-in beyond a warp's 32 lanes, more
+/// GPUs than lanes) at a smaller scale.
+pub const EMULATED_EQUALITY_SIZES: [EqualitySize; 5] = [
+    size(1, 0, 1, 3),
+    size(64, 2, 4, 100),
+    size(200, 3, 16, 40),
+    size(120, 45, 50, 9),
+    size(400, 8, 40, 7),
+];
+
+/// Builds the evaluator under test for one flattened DAG and kernel configuration.
+pub type MakeEvaluator<'a> =
+    dyn FnMut(&FlatDag, CudaConfig) -> Result<Box<dyn PopulationEvaluator>, GpuError> + 'a;
+
+/// CPU vs GPU (both kernels) on random DAGs of [`GPU_EQUALITY_SIZES`]; see
+/// [`equality_check_with`].
 pub fn equality_check(seed: u64) -> Result<Vec<EqualityCase>, GpuError> {
+    equality_check_with(seed, &GPU_EQUALITY_SIZES, &mut |flat, config| {
+        Ok(Box::new(CudaBatch::new(flat, config)?))
+    })
+}
+
+/// The core evaluator vs the evaluators `make` builds (the GPU's, or the kernels' CPU
+/// emulation), both kernel variants, on random DAGs of `sizes`: shared and per-plan orders,
+/// pool and table run models, and deliberately broken plans (duplicate task, unknown GPU,
+/// precedence). Every outcome must be identical: makespans bit for bit, refusals with the
+/// same task ids. O(Σ P·(T + E)) per evaluator.
+pub fn equality_check_with(
+    seed: u64,
+    sizes: &[EqualitySize],
+    make: &mut MakeEvaluator<'_>,
+) -> Result<Vec<EqualityCase>, GpuError> {
     let mut cases = Vec::new();
     let mut rng = SeededRng::new(seed);
-    for (i, &(tasks, degree, gpus, plans)) in [
-        (1usize, 0u32, 1usize, 3usize),
-        (64, 2, 4, 100),
-        (500, 3, 16, 300),
-        (2_000, 8, 50, 257),
-        (1_000, 100, 50, 64),
-        (10_000, 3, 50, 64),
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (i, s) in sizes.iter().enumerate() {
+        let (tasks, degree, gpus, plans) = (s.tasks, s.degree, s.gpus, s.plans);
         let (dag, pool) = random_problem(seed + i as u64, tasks, degree, gpus)?;
         let n = dag.task_count();
         let mut gpu_of = random_gpus(&mut rng, plans, n, gpus);
@@ -144,7 +198,7 @@ pub fn equality_check(seed: u64) -> Result<Vec<EqualityCase>, GpuError> {
                         scratch_bytes: 64 * 8 * (n + gpus + 2),
                         ..CudaConfig::default()
                     };
-                    let mut gpu = CudaBatch::new(flat, config)?;
+                    let mut gpu = make(flat, config)?;
                     let got = gpu.evaluate(&population)?;
                     let kind = match orders {
                         Orders::Shared(_) => "shared order",

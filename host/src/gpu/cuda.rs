@@ -275,12 +275,6 @@ impl CudaBatch {
         &self.device_name
     }
 
-    /// Plans per launch under [`CudaConfig::scratch_bytes`] (at least 1).
-    fn chunk_plans(&self) -> usize {
-        let per_plan = 8 * (self.tasks as usize + self.gpus as usize) + 16;
-        (self.config.scratch_bytes / per_plan).clamp(1, u32::MAX as usize / 32)
-    }
-
     /// Evaluate one chunk of at most [`chunk_plans`](Self::chunk_plans) plans.
     fn evaluate_chunk(
         &mut self,
@@ -426,8 +420,49 @@ fn transpose<T>(
     Ok(())
 }
 
+/// Plans per launch for `tasks` and `gpus` under `scratch_bytes` of device scratch
+/// (`8·(T + G) + 16` bytes per plan; at least 1, at most what a u32 warp grid indexes).
+pub(crate) fn chunk_plans(tasks: usize, gpus: usize, scratch_bytes: usize) -> usize {
+    let per_plan = 8 * (tasks + gpus) + 16;
+    (scratch_bytes / per_plan).clamp(1, u32::MAX as usize / 32)
+}
+
+/// Check `population` against a DAG of `dag_tasks` tasks and evaluate it in chunks of at
+/// most `chunk` plans with `evaluate_chunk(gpus, orders, plans)` (plan-major slices of the
+/// chunk). A population of the wrong length gets [`PlanError::WrongLength`] per plan, as on
+/// the CPU. Shared by [`CudaBatch`] and the CPU emulation of the kernels.
+pub(crate) fn evaluate_in_chunks(
+    population: &Population<'_>,
+    dag_tasks: usize,
+    chunk: usize,
+    mut evaluate_chunk: impl FnMut(&[u16], Orders<'_>, usize) -> Result<Vec<PlanOutcome>, GpuError>,
+) -> Result<Vec<PlanOutcome>, GpuError> {
+    population.check()?;
+    if population.tasks != dag_tasks {
+        let wrong = Err(PlanError::WrongLength {
+            plan: population.tasks,
+            dag: dag_tasks,
+        });
+        return Ok(vec![wrong; population.plans]);
+    }
+    let n = population.tasks;
+    let mut out = Vec::with_capacity(population.plans);
+    let mut first = 0;
+    while first < population.plans {
+        let plans = chunk.max(1).min(population.plans - first);
+        let cells = first * n..(first + plans) * n;
+        let orders = match population.orders {
+            Orders::Shared(o) => Orders::Shared(o),
+            Orders::PerPlan(o) => Orders::PerPlan(&o[cells.clone()]),
+        };
+        out.extend(evaluate_chunk(&population.gpus[cells], orders, plans)?);
+        first += plans;
+    }
+    Ok(out)
+}
+
 /// Map a kernel status triple (see `kernels/woa_eval.cu`) to the core's outcome.
-fn outcome(makespan: f64, st: &[u32]) -> PlanOutcome {
+pub(crate) fn outcome(makespan: f64, st: &[u32]) -> PlanOutcome {
     let (code, a, b) = (st[0], st[1], st[2]);
     match code {
         0 => Ok(makespan),
@@ -449,30 +484,11 @@ impl PopulationEvaluator for CudaBatch {
     /// Upload the plans (in chunks of at most `scratch_bytes` of scratch), run the chosen
     /// kernel, download makespans and statuses. O(P·(T + E)) work on the device.
     fn evaluate(&mut self, population: &Population<'_>) -> Result<Vec<PlanOutcome>, GpuError> {
-        population.check()?;
-        if population.tasks != self.tasks as usize {
-            let wrong = Err(PlanError::WrongLength {
-                plan: population.tasks,
-                dag: self.tasks as usize,
-            });
-            return Ok(vec![wrong; population.plans]);
-        }
-        let n = population.tasks;
-        let chunk = self.chunk_plans();
-        let mut out = Vec::with_capacity(population.plans);
-        let mut first = 0;
-        while first < population.plans {
-            let plans = chunk.min(population.plans - first);
-            let cells = first * n..(first + plans) * n;
-            let orders = match population.orders {
-                Orders::Shared(o) => Orders::Shared(o),
-                Orders::PerPlan(o) => Orders::PerPlan(&o[cells.clone()]),
-            };
-            let gpus = &population.gpus[cells];
-            out.extend(no_panic(|| self.evaluate_chunk(gpus, orders, plans))?);
-            first += plans;
-        }
-        Ok(out)
+        let (tasks, gpus) = (self.tasks as usize, self.gpus as usize);
+        let chunk = chunk_plans(tasks, gpus, self.config.scratch_bytes);
+        evaluate_in_chunks(population, tasks, chunk, |gpus, orders, plans| {
+            no_panic(|| self.evaluate_chunk(gpus, orders, plans))
+        })
     }
 }
 

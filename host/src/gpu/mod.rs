@@ -7,6 +7,8 @@
 //!   [`PopulationEvaluator`] trait both paths implement;
 //! - [`cuda`]: [`CudaBatch`], the kernels of `kernels/woa_eval.cu` compiled by NVRTC at run
 //!   time, device buffers, launches, errors mapped to [`GpuError`];
+//! - [`emulate`]: the same kernels compiled for the CPU against a small CUDA shim, to check
+//!   their semantics without a GPU;
 //! - [`woa`]: a host WOA driver that evaluates every iteration's population in one batch;
 //! - [`Device`]: `--device cuda|cpu|auto`.
 //!
@@ -27,6 +29,7 @@
 
 pub mod check;
 pub mod cuda;
+pub mod emulate;
 pub mod flat;
 pub mod woa;
 
@@ -95,6 +98,9 @@ pub enum GpuError {
     /// The DAG or platform was refused.
     #[error("plan input: {0}")]
     Plan(#[from] PlanError),
+    /// The CPU emulation of the kernels could not be built or run ([`emulate`]).
+    #[error("kernel emulator: {0}")]
+    Emulator(String),
     /// cudarc panicked (it does on some library problems); the message.
     #[error("cudarc panicked: {0}")]
     Panicked(String),
