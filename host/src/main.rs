@@ -217,6 +217,10 @@ fn run_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
 fn run_dag(args: &DagArgs) -> anyhow::Result<()> {
     let problem = dag::load(&args.input, &args.load_options())?;
     let reports = dag::run_planners(&problem, &args.planners, &args.planner_options())?;
+    if let Some(path) = &args.gantt {
+        dag::gantt::write_gantt_svg(path, &reports)?;
+        eprintln!("gantry: Gantt chart written to {}", path.display());
+    }
     if args.json {
         println!("{}", serde_json::to_string(&reports)?);
         return Ok(());

@@ -6,7 +6,8 @@ use crate::gpu::Device;
 use std::path::PathBuf;
 
 /// `gantry dag --input PATH --format worl|tpch|stg|matrix --gpus N [--degree D]
-/// --planners heft,woa,random [--seed N] [--device cuda|cpu|auto] [--json]`: plan one DAG with several planners.
+/// --planners heft,woa,random [--seed N] [--device cuda|cpu|auto] [--json] [--gantt FILE.svg]`:
+/// plan one DAG with several planners.
 #[derive(Clone, Debug, clap::Args)]
 pub struct DagArgs {
     /// Input file (or folder for `--format matrix`).
@@ -42,7 +43,7 @@ pub struct DagArgs {
     /// Uniform GPU speeds (1.0) even if a GPU.csv is found.
     #[arg(long)]
     pub uniform_speeds: bool,
-    /// WOA whales (≤ 64).
+    /// WOA whales (at most 64, the host's population capacity).
     #[arg(long, default_value_t = 30)]
     pub woa_population: usize,
     /// WOA iterations.
@@ -58,6 +59,9 @@ pub struct DagArgs {
     /// Print a JSON array of reports instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Also draw each planner's plan as a Gantt chart (one panel per planner) into this SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub gantt: Option<PathBuf>,
 }
 
 impl DagArgs {

@@ -21,6 +21,7 @@
 pub mod cli;
 pub mod ddqn_env;
 pub mod error;
+pub mod gantt;
 pub mod matrix;
 pub mod report;
 pub mod stg;
