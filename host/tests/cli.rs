@@ -89,7 +89,11 @@ fn dag_gantt_writes_one_panel_per_planner() {
     std::fs::create_dir_all(&dir).unwrap();
     // A diamond in STG form: entry 0, tasks 1..=4, exit 5.
     let stg = dir.join("diamond.stg");
-    std::fs::write(&stg, "4\n0 0 0\n1 3 1 0\n2 4 1 1\n3 2 1 1\n4 5 2 2 3\n5 0 1 4\n").unwrap();
+    std::fs::write(
+        &stg,
+        "4\n0 0 0\n1 3 1 0\n2 4 1 1\n3 2 1 1\n4 5 2 2 3\n5 0 1 4\n",
+    )
+    .unwrap();
     let svg = dir.join("diamond.svg");
     let out = gantry(&[
         "dag",
@@ -106,7 +110,11 @@ fn dag_gantt_writes_one_panel_per_planner() {
         "--gantt",
         svg.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("heft: makespan") && text.contains("random: makespan"));
     assert!(text.contains("time (ms)"));

@@ -188,8 +188,12 @@ pub struct CudaBatch {
     transpose_u32: CudaFunction,
     config: CudaConfig,
     device_name: String,
-    tasks: u32,
-    gpus: u32,
+    dag: DeviceDag,
+    scratch: Scratch,
+}
+
+/// One DAG's arrays on the device: the kernels' read-only inputs, in their parameter order.
+struct DeviceDag {
     pred_first: CudaSlice<u32>,
     pred_src: CudaSlice<u32>,
     pred_transfer: CudaSlice<f64>,
@@ -197,7 +201,57 @@ pub struct CudaBatch {
     speed: CudaSlice<f64>,
     run_table: CudaSlice<f64>,
     use_table: i32,
-    scratch: Scratch,
+    tasks: u32,
+    gpus: u32,
+}
+
+/// One launch's plans and outputs (device buffers sized for `plans`).
+struct EvalBuffers<'a> {
+    plans: u32,
+    gpus: &'a CudaSlice<u16>,
+    orders: &'a CudaSlice<u32>,
+    shared_order: i32,
+    finish: &'a mut CudaSlice<f64>,
+    gpu_free: &'a mut CudaSlice<f64>,
+    makespan: &'a mut CudaSlice<f64>,
+    status: &'a mut CudaSlice<u32>,
+}
+
+/// Launch `kernel` (`eval_per_thread` or `eval_per_warp`: same parameters) on `dag` and `b`.
+fn launch_eval(
+    s: &Arc<CudaStream>,
+    kernel: &CudaFunction,
+    what: &'static str,
+    dag: &DeviceDag,
+    b: EvalBuffers<'_>,
+    cfg: LaunchConfig,
+) -> Result<(), GpuError> {
+    let mut l = s.launch_builder(kernel);
+    l.arg(&dag.pred_first)
+        .arg(&dag.pred_src)
+        .arg(&dag.pred_transfer)
+        .arg(&dag.work)
+        .arg(&dag.speed)
+        .arg(&dag.run_table)
+        .arg(&dag.use_table)
+        .arg(&dag.tasks)
+        .arg(&dag.gpus)
+        .arg(&b.plans)
+        .arg(b.gpus)
+        .arg(b.orders)
+        .arg(&b.shared_order)
+        .arg(b.finish)
+        .arg(b.gpu_free)
+        .arg(b.makespan)
+        .arg(b.status);
+    // SAFETY: the argument list matches both kernels' signature in kernels/woa_eval.cu
+    // (same order and types: u32/f64 arrays, i32 flags, u32 sizes); every buffer holds at
+    // least the elements the kernel indexes for `plans` plans (plans·tasks, plans·gpus,
+    // 3·plans; the DAG's own arrays), and the kernel checks task and GPU ids before using
+    // them as indices. The per-thread kernel's plans were transposed to [tasks][plans] just
+    // before, on the same stream.
+    unsafe { l.launch(cfg) }.map_err(drv(what))?;
+    Ok(())
 }
 
 impl CudaBatch {
@@ -256,15 +310,17 @@ impl CudaBatch {
             transpose_u32: load("transpose_u32")?,
             config,
             device_name,
-            tasks,
-            gpus,
-            pred_first: up_u32(&dag.pred_first)?,
-            pred_src: up_u32(&dag.pred_src)?,
-            pred_transfer: up_f64(&dag.pred_transfer_ms)?,
-            work,
-            speed,
-            run_table,
-            use_table,
+            dag: DeviceDag {
+                pred_first: up_u32(&dag.pred_first)?,
+                pred_src: up_u32(&dag.pred_src)?,
+                pred_transfer: up_f64(&dag.pred_transfer_ms)?,
+                work,
+                speed,
+                run_table,
+                use_table,
+                tasks,
+                gpus,
+            },
             scratch: Scratch::default(),
             stream,
         })
@@ -282,7 +338,7 @@ impl CudaBatch {
         orders: Orders<'_>,
         plans: usize,
     ) -> Result<Vec<PlanOutcome>, GpuError> {
-        let (n, g) = (self.tasks as usize, self.gpus as usize);
+        let (n, g) = (self.dag.tasks as usize, self.dag.gpus as usize);
         let np = plans as u32;
         let s = &self.stream;
         let sc = &mut self.scratch;
@@ -305,7 +361,7 @@ impl CudaBatch {
         let d_free = ensure(s, &mut sc.gpu_free, plans * g)?;
         let d_ms = ensure(s, &mut sc.makespan, plans)?;
         let d_status = ensure(s, &mut sc.status, 3 * plans)?;
-        let (t32, g32) = (self.tasks, self.gpus);
+        let t32 = self.dag.tasks;
         match self.config.variant {
             KernelVariant::PerWarp => {
                 let threads = 256u32;
@@ -314,29 +370,18 @@ impl CudaBatch {
                     block_dim: (threads, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                let mut b = s.launch_builder(&self.eval_warp);
-                b.arg(&self.pred_first)
-                    .arg(&self.pred_src)
-                    .arg(&self.pred_transfer)
-                    .arg(&self.work)
-                    .arg(&self.speed)
-                    .arg(&self.run_table)
-                    .arg(&self.use_table)
-                    .arg(&t32)
-                    .arg(&g32)
-                    .arg(&np)
-                    .arg(&*d_gpus)
-                    .arg(&*d_orders)
-                    .arg(&shared)
-                    .arg(&mut *d_finish)
-                    .arg(&mut *d_free)
-                    .arg(&mut *d_ms)
-                    .arg(&mut *d_status);
-                // SAFETY: the argument list matches eval_per_warp's signature in
-                // kernels/woa_eval.cu; every buffer holds at least the elements the kernel
-                // indexes (plans·tasks, plans·gpus, 3·plans; the DAG's own arrays), and the
-                // kernel checks task and GPU ids before using them as indices.
-                unsafe { b.launch(cfg) }.map_err(drv("launch eval_per_warp"))?;
+                let buffers = EvalBuffers {
+                    plans: np,
+                    gpus: d_gpus,
+                    orders: d_orders,
+                    shared_order: shared,
+                    finish: d_finish,
+                    gpu_free: d_free,
+                    makespan: &mut *d_ms,
+                    status: &mut *d_status,
+                };
+                let what = "launch eval_per_warp";
+                launch_eval(s, &self.eval_warp, what, &self.dag, buffers, cfg)?;
             }
             KernelVariant::PerThread => {
                 let d_gpus_t = ensure(s, &mut sc.gpus_t, cells)?;
@@ -354,27 +399,18 @@ impl CudaBatch {
                     block_dim: (threads, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                let mut b = s.launch_builder(&self.eval_thread);
-                b.arg(&self.pred_first)
-                    .arg(&self.pred_src)
-                    .arg(&self.pred_transfer)
-                    .arg(&self.work)
-                    .arg(&self.speed)
-                    .arg(&self.run_table)
-                    .arg(&self.use_table)
-                    .arg(&t32)
-                    .arg(&g32)
-                    .arg(&np)
-                    .arg(&*d_gpus_t)
-                    .arg(d_orders_used)
-                    .arg(&shared)
-                    .arg(&mut *d_finish)
-                    .arg(&mut *d_free)
-                    .arg(&mut *d_ms)
-                    .arg(&mut *d_status);
-                // SAFETY: as for eval_per_warp, with eval_per_thread's signature; the plans
-                // were transposed to [tasks][plans] just before on the same stream.
-                unsafe { b.launch(cfg) }.map_err(drv("launch eval_per_thread"))?;
+                let buffers = EvalBuffers {
+                    plans: np,
+                    gpus: d_gpus_t,
+                    orders: d_orders_used,
+                    shared_order: shared,
+                    finish: d_finish,
+                    gpu_free: d_free,
+                    makespan: &mut *d_ms,
+                    status: &mut *d_status,
+                };
+                let what = "launch eval_per_thread";
+                launch_eval(s, &self.eval_thread, what, &self.dag, buffers, cfg)?;
             }
         }
         let mut ms = vec![0.0f64; plans];
@@ -484,7 +520,7 @@ impl PopulationEvaluator for CudaBatch {
     /// Upload the plans (in chunks of at most `scratch_bytes` of scratch), run the chosen
     /// kernel, download makespans and statuses. O(P·(T + E)) work on the device.
     fn evaluate(&mut self, population: &Population<'_>) -> Result<Vec<PlanOutcome>, GpuError> {
-        let (tasks, gpus) = (self.tasks as usize, self.gpus as usize);
+        let (tasks, gpus) = (self.dag.tasks as usize, self.dag.gpus as usize);
         let chunk = chunk_plans(tasks, gpus, self.config.scratch_bytes);
         evaluate_in_chunks(population, tasks, chunk, |gpus, orders, plans| {
             no_panic(|| self.evaluate_chunk(gpus, orders, plans))
