@@ -101,15 +101,34 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 echo "== gantry-gpu-check ${args[*]:-} -> $out_dir/gpu-check.md"
 set +e
-timeout 290 "$bin" --out "$out_dir/gpu-check.md" "${args[@]}" 2>&1 | tee "$out_dir/gpu-check.log"
+timeout 200 "$bin" --out "$out_dir/gpu-check.md" "${args[@]}" 2>&1 | tee "$out_dir/gpu-check.log"
 rc=${PIPESTATUS[0]}
 set -e
+# 4. compute-sanitizer (memcheck: out-of-bounds and misaligned accesses; racecheck: the
+#    transposes' shared-memory tiles) on the small equality sizes, when the tool is there and
+#    the main run passed. Exit 5 if it reports errors.
+sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1 || true)"
+if [[ $rc == 0 && $mode == run && -n "$sanitizer" ]]; then
+    for tool in memcheck racecheck; do
+        echo "== compute-sanitizer --tool $tool (small sizes)"
+        set +e
+        timeout 45 "$sanitizer" --tool "$tool" --error-exitcode 5 \
+            "$bin" --small --out "$out_dir/gpu-check-$tool.md" 2>&1 | tail -n 5 | tee -a "$out_dir/gpu-check.log"
+        src=${PIPESTATUS[0]}
+        set -e
+        echo "compute-sanitizer $tool: exit $src" | tee -a "$out_dir/gpu-check.log"
+        printf '\n## compute-sanitizer --tool %s (small sizes)\n\nexit %s\n' "$tool" "$src" >> "$out_dir/gpu-check.md"
+        [[ $src == 5 ]] && rc=5
+    done
+fi
+
 case $rc in
     0) if [[ $mode == emulate ]]; then echo "gpu-check: OK (the kernels' CPU emulation equals the core)";
        else echo "gpu-check: OK (GPU equals CPU)"; fi;;
     1) echo "gpu-check: FAILED: GPU and CPU makespans differ" >&2;;
     2) echo "gpu-check: no usable GPU / CUDA library (see above)" >&2;;
-    124) echo "gpu-check: timed out after 290 s" >&2;;
+    5) echo "gpu-check: compute-sanitizer reported errors (see gpu-check.log)" >&2;;
+    124) echo "gpu-check: timed out after 200 s" >&2;;
     *) echo "gpu-check: exit $rc" >&2;;
 esac
 exit "$rc"

@@ -2,11 +2,13 @@
 //! makespans on random DAGs and populations (must be identical), benchmarks evaluation
 //! throughput (plan·tasks per second) of both kernels against one CPU core, and writes a
 //! markdown summary. Exit 0 = all equal; 1 = a mismatch; 2 = no usable GPU.
+//! `--small` runs only the equality part at small sizes (for compute-sanitizer);
 //! `--emulate` runs the equality part on the CPU emulation of the kernels instead (no GPU;
 //! needs a C++ compiler), at the smaller sizes of `EMULATED_EQUALITY_SIZES`.
 
 use clap::Parser;
 use gantry::dag::on_big_stack;
+use gantry::gpu::CudaBatch;
 use gantry::gpu::check::{
     BenchRow, EMULATED_EQUALITY_SIZES, EqualityCase, benchmark, equality_check, equality_check_with,
 };
@@ -31,6 +33,10 @@ struct Args {
     /// Most plans the CPU evaluates per benchmark size (its rate is per plan).
     #[arg(long, default_value_t = 256)]
     cpu_plans: usize,
+    /// Equality only, at the emulator's small sizes, on the GPU; no benchmark. Quick enough
+    /// to run under `compute-sanitizer` (memcheck, racecheck), as scripts/gpu-check.sh does.
+    #[arg(long, conflicts_with = "emulate")]
+    small: bool,
     /// No GPU: check the kernels' CPU emulation (built with `$CXX` or `c++` and the address
     /// and UB sanitizers, in the results file's folder) against the core; no benchmark.
     #[arg(long)]
@@ -99,7 +105,7 @@ fn run(args: &Args) -> ExitCode {
         "equality: {} cases, {plans} plans, {mismatched} mismatches",
         cases.len()
     );
-    if args.emulate {
+    if args.emulate || args.small {
         return finish(args, &md, mismatched == 0);
     }
     let (sizes, pops, hi_pops): (&[usize], &[usize], &[usize]) = if args.quick {
@@ -139,6 +145,11 @@ fn run(args: &Args) -> ExitCode {
 
 /// The equality cases: on the GPU, or with `--emulate` on the kernels' CPU emulation.
 fn equality_cases(args: &Args) -> Result<Vec<EqualityCase>, gantry::gpu::GpuError> {
+    if args.small {
+        return equality_check_with(args.seed, &EMULATED_EQUALITY_SIZES, &mut |flat, config| {
+            Ok(Box::new(CudaBatch::new(flat, config)?))
+        });
+    }
     if !args.emulate {
         return equality_check(args.seed);
     }
