@@ -38,8 +38,8 @@ pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState};
 pub use order::{
     Assessment, Edf, Fifo, HeadOfLine, HopelessPolicy, JobOrder, Las, LasConfig, LasConfigError,
-    LengthMetric, Preemption, PriorityKey, RelaxedDeadlinePlacement, ServiceSketch, Sjf, Srtf,
-    Standing, Tias, TiasConfig,
+    LengthMetric, OrderHooks, Preemption, PriorityKey, RelaxedDeadlinePlacement, ServiceSketch,
+    Sjf, Srtf, Standing, Tias, TiasConfig,
 };
 pub use placement::{
     BestFit, ExactOptimal, FirstFit, GpuMask, GpuScorer, GpuSet, LoadBalance, OptimalConfig,

@@ -5,13 +5,19 @@
 //! jobs up to `now`, applies the event, then runs one scheduling pass: rank every live job by
 //! the [`JobOrder`], choose the set that should hold GPUs, preempt running jobs outside it,
 //! and place queued jobs inside it one GPU at a time through the [`Placer`].
-//! Cost per call: O(J log J + G·Σk) for J live jobs, G GPUs and gangs of k GPUs started.
+//! Cost per call: O(J log J + G·Σk) for J live jobs, G GPUs and gangs of k GPUs started in
+//! the worst case. The ranking is kept between passes and re-sorted adaptively (nearly
+//! sorted after one event), the plan stops as soon as nothing more can start or be
+//! preempted, and per-job hooks an order does not use ([`OrderHooks`]) are skipped, so an
+//! event on a long queue costs about O(J) memory traffic for orders whose keys move with
+//! time, and O(R + k) plus one table shift per removal for fixed-key orders (FIFO, SJF,
+//! EDF) with R running jobs.
 
 use crate::error::SchedError;
 use crate::event::{Decision, Event, PreemptReason, RejectReason};
 use crate::ids::{GpuId, JobId};
 use crate::job::{Job, JobSpec, JobState};
-use crate::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
+use crate::order::{HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
 use crate::time::TimeMs;
 use crate::topology::Topology;
@@ -91,20 +97,37 @@ pub enum InvariantViolation {
     FinalStateInTable(JobId),
     /// Two live jobs share an id.
     DuplicateId(JobId),
+    /// The scheduler's own indexes (id column, running list, ranking, GPU counters) disagree
+    /// with the job table or the GPU arrays; the job named is the first found out of step
+    /// (`JobId(u32::MAX)` for a counter).
+    IndexOutOfSync(JobId),
 }
 
 /// The scheduling core for a cluster of up to `G` GPUs, `J` live jobs and gangs of up to
 /// `GANG` GPUs. All memory is inline; nothing allocates. On a host, build it inside a thread
-/// with a large stack or in a `Box` (its size is roughly `100·J + 4·G` bytes).
+/// with a large stack or in a `Box` (its size is roughly `156·J + 22·G` bytes: 120 per job,
+/// 32 per ranking entry, 4 per id; 5 MB at the host's J = 32,768, G = 2,048).
 pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     topology: Topology<G>,
     order: O,
     placer: P,
     config: SchedulerConfig,
+    /// Live jobs in submission order.
     jobs: heapless::Vec<Job, J>,
+    /// `ids[i] == jobs[i].id()`: a dense column for the linear id lookup.
+    ids: heapless::Vec<JobId, J>,
+    /// Table indices of the running jobs, in no particular order (each holds at least one
+    /// GPU, so there are at most `G`).
+    running: heapless::Vec<u16, G>,
     owner: [Option<JobId>; G],
     healthy: [bool; G],
+    /// Healthy GPUs (`healthy` set within the topology).
+    healthy_count: usize,
+    /// GPUs with an owner.
+    busy_count: usize,
     last_now: TimeMs,
+    /// One entry per live job, sorted by `(key, id)` as of the last pass (fixed-key orders:
+    /// always sorted), so the next pass's sort starts from nearly sorted data.
     ranked: heapless::Vec<Ranked, J>,
     placer_faults: u32,
 }
@@ -132,7 +155,8 @@ where
     ) -> Self {
         let () = Self::CAPACITIES_FIT;
         let mut healthy = [false; G];
-        for h in healthy.iter_mut().take(topology.gpu_count()) {
+        let healthy_count = topology.gpu_count().min(G);
+        for h in healthy.iter_mut().take(healthy_count) {
             *h = true;
         }
         Self {
@@ -140,9 +164,13 @@ where
             order,
             placer,
             config,
+            healthy_count,
             jobs: heapless::Vec::new(),
+            ids: heapless::Vec::new(),
+            running: heapless::Vec::new(),
             owner: [None; G],
             healthy,
+            busy_count: 0,
             last_now: TimeMs(0),
             ranked: heapless::Vec::new(),
             placer_faults: 0,
@@ -281,11 +309,10 @@ where
     /// Credits every running job with service from the previous event up to `now`.
     fn accrue(&mut self, now: TimeMs) {
         let dt = now.saturating_since(self.last_now);
-        for job in self
-            .jobs
-            .iter_mut()
-            .filter(|j| j.state == JobState::Running)
-        {
+        for &index in self.running.iter() {
+            let Some(job) = self.jobs.get_mut(usize::from(index)) else {
+                continue;
+            };
             job.executed = job.executed.saturating_add(dt);
             job.attained_gpu_ms = job
                 .attained_gpu_ms
@@ -301,29 +328,32 @@ where
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) {
         match event {
-            Event::Submit(spec) => {
-                // Room was checked in `validate`.
-                let _ = self.jobs.push(Job::submitted(spec, now));
-            }
+            Event::Submit(spec) => self.insert(Job::submitted(spec, now), now),
             Event::Finish(id) => {
                 if let Some(i) = self.find(id) {
                     self.release(id);
-                    let mut job = self.jobs.remove(i);
-                    job.state = JobState::Finished;
-                    self.order.on_finished(&job, now);
+                    if let Some(mut job) = self.remove_at(i) {
+                        job.state = JobState::Finished;
+                        self.order.on_finished(&job, now);
+                    }
                 }
             }
             Event::Cancel(id) => {
                 if let Some(i) = self.find(id) {
                     self.release(id);
-                    self.jobs.remove(i);
+                    self.remove_at(i);
                 }
             }
             Event::GpuDown(gpu) => {
                 let g = gpu.index();
-                self.healthy[g] = false;
+                if self.healthy[g] {
+                    self.healthy[g] = false;
+                    self.healthy_count -= 1;
+                }
                 if let Some(id) = self.owner[g] {
-                    self.preempt(id, now);
+                    if let Some(i) = self.find(id) {
+                        self.preempt_at(i, now);
+                    }
                     // `handle` checked that `out` has a free slot, and this is the first push.
                     let _ = out.push(Decision::Preempt {
                         job: id,
@@ -331,7 +361,13 @@ where
                     });
                 }
             }
-            Event::GpuUp(gpu) => self.healthy[gpu.index()] = true,
+            Event::GpuUp(gpu) => {
+                let g = gpu.index();
+                if !self.healthy[g] {
+                    self.healthy[g] = true;
+                    self.healthy_count += 1;
+                }
+            }
             Event::Tick => {}
         }
     }
@@ -342,28 +378,33 @@ where
         now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
-        for job in self.jobs.iter_mut() {
-            self.order.refresh(job, now);
+        let hooks = self.order.hooks();
+        if hooks.refresh {
+            for job in self.jobs.iter_mut() {
+                self.order.refresh(job, now);
+            }
         }
-        if self.reject_hopeless(now, out) {
+        if hooks.reject && self.reject_hopeless(now, out) {
             return true;
         }
-        self.rank(now);
-        self.plan();
-        for r in 0..self.ranked.len() {
-            let Ranked { id, plan, .. } = self.ranked[r];
+        self.rank(now, hooks);
+        let planned = self.plan();
+        for r in 0..planned {
+            let Ranked {
+                id, index, plan, ..
+            } = self.ranked[r];
             if plan == Plan::Preempt {
                 if out.is_full() {
                     return true;
                 }
-                self.preempt(id, now);
+                self.preempt_at(usize::from(index), now);
                 let _ = out.push(Decision::Preempt {
                     job: id,
                     reason: PreemptReason::Priority,
                 });
             }
         }
-        for r in 0..self.ranked.len() {
+        for r in 0..planned {
             let Ranked { index, plan, .. } = self.ranked[r];
             if plan == Plan::Start {
                 if out.is_full() {
@@ -378,10 +419,11 @@ where
                 }
             }
         }
-        for r in 0..self.ranked.len() {
-            let index = usize::from(self.ranked[r].index);
-            if let Some(job) = self.jobs.get_mut(index) {
-                self.order.after_pass(job, now);
+        if hooks.after_pass {
+            for r in self.ranked.iter() {
+                if let Some(job) = self.jobs.get_mut(usize::from(r.index)) {
+                    self.order.after_pass(job, now);
+                }
             }
         }
         false
@@ -407,7 +449,7 @@ where
                         return true;
                     }
                     let id = job.id();
-                    self.jobs.remove(i);
+                    self.remove_at(i);
                     let _ = out.push(Decision::Reject { job: id, reason });
                 }
                 None => i += 1,
@@ -416,34 +458,46 @@ where
         false
     }
 
-    /// Sorts live jobs by `(key, id)`: a total order, so the pass is deterministic.
-    fn rank(&mut self, now: TimeMs) {
-        self.ranked.clear();
-        for (index, job) in self.jobs.iter().enumerate() {
-            let key = self.order.key(job, now);
-            // `ranked` has the job table's capacity.
-            let _ = self.ranked.push(Ranked {
-                key,
-                id: job.id(),
-                index: index as u16,
-                plan: Plan::Wait,
-            });
+    /// Brings `ranked` into `(key, id)` order: a total order, so the pass is deterministic.
+    /// Fixed-key orders keep it sorted on insertion; others recompute every key (O(J)) and
+    /// re-sort adaptively from the last pass's order.
+    fn rank(&mut self, now: TimeMs, hooks: OrderHooks) {
+        if hooks.fixed_key {
+            return;
         }
-        self.ranked.sort_unstable_by_key(|r| (r.key, r.id));
+        for r in self.ranked.iter_mut() {
+            if let Some(job) = self.jobs.get(usize::from(r.index)) {
+                r.key = self.order.key(job, now);
+            }
+        }
+        sort_nearly_sorted(&mut self.ranked);
     }
 
-    /// Chooses, in rank order, the jobs that hold GPUs after this pass.
-    fn plan(&mut self) {
-        let healthy = self.healthy_gpu_count();
+    /// Chooses, in rank order, the jobs that hold GPUs after this pass. Returns how many
+    /// ranked entries it planned: past that, every job waits or keeps its GPUs (no GPU left
+    /// to give, or the head blocks, and no running job left to preempt). O(J) worst case.
+    fn plan(&mut self) -> usize {
+        let healthy = self.healthy_count;
         let preemptive = self.config.preemption == Preemption::On;
         let mut budget = healthy;
         if !preemptive {
-            budget -= self.busy_gpu_count();
+            budget = budget.saturating_sub(self.busy_count);
         }
+        // Running jobs a preemptive pass has still to keep or preempt.
+        let mut running_left = if preemptive { self.running.len() } else { 0 };
         let mut blocked = false;
-        for r in self.ranked.iter_mut() {
-            let job = &self.jobs[usize::from(r.index)];
+        for (n, r) in self.ranked.iter_mut().enumerate() {
+            if running_left == 0 && (budget == 0 || blocked) {
+                return n;
+            }
+            let Some(job) = self.jobs.get(usize::from(r.index)) else {
+                r.plan = Plan::Wait;
+                continue;
+            };
             let gpus = usize::from(job.spec.gpus);
+            if preemptive && job.state == JobState::Running {
+                running_left = running_left.saturating_sub(1);
+            }
             r.plan = match job.state {
                 JobState::Running if !preemptive => Plan::Keep,
                 JobState::Running if gpus <= budget => {
@@ -464,6 +518,7 @@ where
                 }
             };
         }
+        self.ranked.len()
     }
 
     /// Picks the GPUs of job `index` one at a time through the placer.
@@ -499,32 +554,101 @@ where
     }
 
     fn start(&mut self, index: usize, gpus: GpuSet<GANG>, now: TimeMs) {
-        let job = &mut self.jobs[index];
+        let Some(job) = self.jobs.get_mut(index) else {
+            return;
+        };
         for &g in gpus.as_slice() {
-            self.owner[g.index()] = Some(job.id());
+            if let Some(owner) = self.owner.get_mut(g.index()) {
+                if owner.is_none() {
+                    self.busy_count += 1;
+                }
+                *owner = Some(job.id());
+            }
         }
         job.state = JobState::Running;
         job.first_started_at.get_or_insert(now);
+        // At most `G` jobs run (each holds a GPU), so this never fails.
+        let _ = self.running.push(index as u16);
     }
 
-    fn preempt(&mut self, id: JobId, now: TimeMs) {
+    /// Requeues the running job at table index `index`, freeing its GPUs. O(G + R).
+    fn preempt_at(&mut self, index: usize, now: TimeMs) {
+        let Some(id) = self.ids.get(index).copied() else {
+            return;
+        };
         self.release(id);
-        if let Some(i) = self.find(id) {
-            let job = &mut self.jobs[i];
-            job.state = JobState::Preempted;
-            job.queued_since = now;
-            job.preemptions = job.preemptions.saturating_add(1);
-        }
+        let Some(job) = self.jobs.get_mut(index) else {
+            return;
+        };
+        job.state = JobState::Preempted;
+        job.queued_since = now;
+        job.preemptions = job.preemptions.saturating_add(1);
+        let index = index as u16;
+        self.running.retain(|&r| r != index);
     }
 
+    /// Frees every GPU `id` holds. O(G) over the topology's GPUs.
     fn release(&mut self, id: JobId) {
-        for owner in self.owner.iter_mut().filter(|o| **o == Some(id)) {
+        let gpus = self.topology.gpu_count().min(G);
+        for owner in self.owner[..gpus].iter_mut().filter(|o| **o == Some(id)) {
             *owner = None;
+            self.busy_count = self.busy_count.saturating_sub(1);
         }
     }
 
+    /// Adds a validated job to the table, the id column and the ranking (at its sorted
+    /// place by its key now: exact for fixed-key orders, a good start for the others).
+    /// O(log J) plus the shift of ranking entries after it (none for FIFO).
+    fn insert(&mut self, job: Job, now: TimeMs) {
+        let index = self.jobs.len() as u16;
+        let id = job.id();
+        let key = self.order.key(&job, now);
+        // Room was checked in `validate`; the three tables have the same capacity.
+        if self.jobs.push(job).is_err() || self.ids.push(id).is_err() {
+            return;
+        }
+        let at = self.ranked.partition_point(|r| (r.key, r.id) < (key, id));
+        let _ = self.ranked.insert(
+            at,
+            Ranked {
+                key,
+                id,
+                index,
+                plan: Plan::Wait,
+            },
+        );
+    }
+
+    /// Removes the job at table index `i` (it holds no GPU) from the table and every
+    /// index, keeping submission order. O(J): the table shifts down.
+    fn remove_at(&mut self, i: usize) -> Option<Job> {
+        if i >= self.jobs.len() || i >= self.ids.len() {
+            return None;
+        }
+        let job = self.jobs.remove(i);
+        self.ids.remove(i);
+        let gone = i as u16;
+        let mut at = None;
+        for (n, r) in self.ranked.iter_mut().enumerate() {
+            if r.index == gone {
+                at = Some(n);
+            } else if r.index > gone {
+                r.index -= 1;
+            }
+        }
+        if let Some(n) = at {
+            self.ranked.remove(n);
+        }
+        self.running.retain(|&r| r != gone);
+        for r in self.running.iter_mut().filter(|r| **r > gone) {
+            *r -= 1;
+        }
+        Some(job)
+    }
+
+    /// Table index of live job `id`: a linear scan of the dense id column. O(J).
     fn find(&self, id: JobId) -> Option<usize> {
-        self.jobs.iter().position(|j| j.id() == id)
+        self.ids.iter().position(|&j| j == id)
     }
 
     /// The live job with this id.
@@ -547,20 +671,21 @@ where
         self.topology.contains(gpu) && self.healthy[gpu.index()]
     }
 
-    /// Number of healthy GPUs.
+    /// Number of healthy GPUs (a counter kept up to date). O(1).
     pub fn healthy_gpu_count(&self) -> usize {
-        self.healthy.iter().filter(|&&h| h).count()
+        self.healthy_count
     }
 
-    /// Number of GPUs held by running jobs.
+    /// Number of GPUs held by running jobs (a counter kept up to date). O(1).
     pub fn busy_gpu_count(&self) -> usize {
-        self.owner.iter().filter(|o| o.is_some()).count()
+        self.busy_count
     }
 
     /// The GPUs a job holds, in id order (empty when it is queued).
     pub fn placement_of(&self, id: JobId) -> GpuSet<GANG> {
         let mut set = GpuSet::new();
-        for (g, owner) in self.owner.iter().enumerate() {
+        let gpus = self.topology.gpu_count().min(G);
+        for (g, owner) in self.owner[..gpus].iter().enumerate() {
             if *owner == Some(id) {
                 let _ = set.insert(GpuId(g as u16));
             }
@@ -577,6 +702,9 @@ where
     /// with no event in between (see [`JobOrder::next_review`]): send
     /// [`Event::Tick`] then. `None` when no job needs one. O(J).
     pub fn next_review(&self) -> Option<TimeMs> {
+        if !self.order.hooks().next_review {
+            return None;
+        }
         let now = self.last_now;
         self.jobs
             .iter()
@@ -613,8 +741,10 @@ where
 
     /// Checks the core's invariants: no GPU held by two jobs (by construction: one owner per
     /// GPU) or by a job that is not running, no failed GPU held, every running job holding
-    /// exactly its gang, no final state or duplicate id in the table. O(J·(G + J)).
+    /// exactly its gang, no final state or duplicate id in the table, and the internal indexes
+    /// (id column, running list, ranking, GPU counters) in step with the table. O(J·(G + J)).
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        self.check_indexes()?;
         for (g, owner) in self.owner.iter().enumerate() {
             let Some(id) = owner else { continue };
             let gpu = GpuId(g as u16);
@@ -643,6 +773,62 @@ where
             }
         }
         Ok(())
+    }
+
+    /// The internal indexes against the table and the GPU arrays. O(J² + G).
+    fn check_indexes(&self) -> Result<(), InvariantViolation> {
+        let counter = InvariantViolation::IndexOutOfSync(JobId(u32::MAX));
+        let gpus = self.topology.gpu_count().min(G);
+        let healthy = self.healthy[..gpus].iter().filter(|&&h| h).count();
+        let busy = self.owner.iter().filter(|o| o.is_some()).count();
+        if healthy != self.healthy_count || busy != self.busy_count {
+            return Err(counter);
+        }
+        if self.ids.len() != self.jobs.len() || self.ranked.len() != self.jobs.len() {
+            return Err(counter);
+        }
+        let running = self
+            .jobs
+            .iter()
+            .filter(|j| j.state == JobState::Running)
+            .count();
+        if running != self.running.len() {
+            return Err(counter);
+        }
+        for (i, job) in self.jobs.iter().enumerate() {
+            let out_of_sync = InvariantViolation::IndexOutOfSync(job.id());
+            let ranked = self
+                .ranked
+                .iter()
+                .filter(|r| usize::from(r.index) == i && r.id == job.id())
+                .count();
+            let listed = self.running.iter().any(|&r| usize::from(r) == i);
+            if self.ids[i] != job.id() || ranked != 1 || listed != (job.state == JobState::Running)
+            {
+                return Err(out_of_sync);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sorts `ranked` by `(key, id)`, cheaply when it is nearly sorted (the last pass's order
+/// with a few keys moved): insertion sort while it has moved at most `2·len` entries, then
+/// the standard unstable sort. The key is total, so either gives the one sorted order.
+/// O(len + moves), at most O(len log len) after the fallback.
+fn sort_nearly_sorted(ranked: &mut [Ranked]) {
+    let mut budget = ranked.len().saturating_mul(2);
+    for i in 1..ranked.len() {
+        let mut j = i;
+        while j > 0 && (ranked[j].key, ranked[j].id) < (ranked[j - 1].key, ranked[j - 1].id) {
+            if budget == 0 {
+                ranked.sort_unstable_by_key(|r| (r.key, r.id));
+                return;
+            }
+            budget -= 1;
+            ranked.swap(j, j - 1);
+            j -= 1;
+        }
     }
 }
 
