@@ -25,6 +25,7 @@ pub mod error;
 pub mod event;
 pub mod ids;
 pub mod job;
+mod job_table;
 pub mod order;
 pub mod placement;
 pub mod rng;

@@ -17,6 +17,7 @@ use crate::error::SchedError;
 use crate::event::{Decision, Event, PreemptReason, RejectReason};
 use crate::ids::{GpuId, JobId};
 use crate::job::{Job, JobSpec, JobState};
+use crate::job_table::{GapVec, JobTable, Slot};
 use crate::order::{HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
 use crate::time::TimeMs;
@@ -80,7 +81,7 @@ enum Plan {
 struct Ranked {
     key: PriorityKey,
     id: JobId,
-    index: u16,
+    slot: Slot,
     plan: Plan,
 }
 
@@ -105,20 +106,19 @@ pub enum InvariantViolation {
 
 /// The scheduling core for a cluster of up to `G` GPUs, `J` live jobs and gangs of up to
 /// `GANG` GPUs. All memory is inline; nothing allocates. On a host, build it inside a thread
-/// with a large stack or in a `Box` (its size is roughly `156·J + 22·G` bytes: 120 per job,
-/// 32 per ranking entry, 4 per id; 5 MB at the host's J = 32,768, G = 2,048).
+/// with a large stack or in a `Box` (its size is roughly `162·J + 22·G` bytes: per job 120
+/// for the job, 32 for its ranking entry, 10 for its id, slot and free-list entry; 5.4 MB at
+/// the host's J = 32,768, G = 2,048).
 pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     topology: Topology<G>,
     order: O,
     placer: P,
     config: SchedulerConfig,
-    /// Live jobs in submission order.
-    jobs: heapless::Vec<Job, J>,
-    /// `ids[i] == jobs[i].id()`: a dense column for the linear id lookup.
-    ids: heapless::Vec<JobId, J>,
-    /// Table indices of the running jobs, in no particular order (each holds at least one
-    /// GPU, so there are at most `G`).
-    running: heapless::Vec<u16, G>,
+    /// Live jobs in submission order, each with a stable slot.
+    table: JobTable<J>,
+    /// Slots of the running jobs, in no particular order (each holds at least one GPU, so
+    /// there are at most `G`).
+    running: heapless::Vec<Slot, G>,
     owner: [Option<JobId>; G],
     healthy: [bool; G],
     /// Healthy GPUs (`healthy` set within the topology).
@@ -128,7 +128,7 @@ pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     last_now: TimeMs,
     /// One entry per live job, sorted by `(key, id)` as of the last pass (fixed-key orders:
     /// always sorted), so the next pass's sort starts from nearly sorted data.
-    ranked: heapless::Vec<Ranked, J>,
+    ranked: GapVec<Ranked, J>,
     placer_faults: u32,
 }
 
@@ -165,14 +165,22 @@ where
             placer,
             config,
             healthy_count,
-            jobs: heapless::Vec::new(),
-            ids: heapless::Vec::new(),
+            table: JobTable::new(),
             running: heapless::Vec::new(),
             owner: [None; G],
             healthy,
             busy_count: 0,
             last_now: TimeMs(0),
-            ranked: heapless::Vec::new(),
+            ranked: GapVec::new(Ranked {
+                key: PriorityKey {
+                    class: 0,
+                    primary: 0,
+                    secondary: 0,
+                },
+                id: JobId(0),
+                slot: 0,
+                plan: Plan::Wait,
+            }),
             placer_faults: 0,
         }
     }
@@ -241,7 +249,7 @@ where
             Event::Submit(spec) => self.validate_submit(now, spec),
             Event::Finish(id) => match self.find(id) {
                 None => Err(SchedError::UnknownJob(id)),
-                Some(i) if self.jobs[i].state != JobState::Running => {
+                Some(i) if self.table.get(i).map(|j| j.state) != Some(JobState::Running) => {
                     Err(SchedError::JobNotRunning(id))
                 }
                 Some(_) => Ok(()),
@@ -300,7 +308,7 @@ where
                 });
             }
         }
-        if self.jobs.is_full() {
+        if self.table.is_full() {
             return Err(SchedError::JobTableFull(spec));
         }
         Ok(())
@@ -309,8 +317,12 @@ where
     /// Credits every running job with service from the previous event up to `now`.
     fn accrue(&mut self, now: TimeMs) {
         let dt = now.saturating_since(self.last_now);
-        for &index in self.running.iter() {
-            let Some(job) = self.jobs.get_mut(usize::from(index)) else {
+        for &slot in self.running.iter() {
+            let Some(job) = self
+                .table
+                .index_of(slot)
+                .and_then(|i| self.table.get_mut(i))
+            else {
                 continue;
             };
             job.executed = job.executed.saturating_add(dt);
@@ -380,7 +392,7 @@ where
     ) -> bool {
         let hooks = self.order.hooks();
         if hooks.refresh {
-            for job in self.jobs.iter_mut() {
+            for job in self.table.jobs_mut() {
                 self.order.refresh(job, now);
             }
         }
@@ -390,14 +402,16 @@ where
         self.rank(now, hooks);
         let planned = self.plan();
         for r in 0..planned {
-            let Ranked {
-                id, index, plan, ..
-            } = self.ranked[r];
+            let Some(&Ranked { id, slot, plan, .. }) = self.ranked.as_slice().get(r) else {
+                break;
+            };
             if plan == Plan::Preempt {
                 if out.is_full() {
                     return true;
                 }
-                self.preempt_at(usize::from(index), now);
+                if let Some(index) = self.table.index_of(slot) {
+                    self.preempt_at(index, now);
+                }
                 let _ = out.push(Decision::Preempt {
                     job: id,
                     reason: PreemptReason::Priority,
@@ -405,23 +419,29 @@ where
             }
         }
         for r in 0..planned {
-            let Ranked { index, plan, .. } = self.ranked[r];
+            let Some(&Ranked { id, slot, plan, .. }) = self.ranked.as_slice().get(r) else {
+                break;
+            };
             if plan == Plan::Start {
                 if out.is_full() {
                     return true;
                 }
-                if let Some(gpus) = self.place(usize::from(index)) {
-                    self.start(usize::from(index), gpus.clone(), now);
-                    let _ = out.push(Decision::Start {
-                        job: self.jobs[usize::from(index)].id(),
-                        gpus,
-                    });
+                let Some(index) = self.table.index_of(slot) else {
+                    continue;
+                };
+                if let Some(gpus) = self.place(index) {
+                    self.start(index, gpus.clone(), now);
+                    let _ = out.push(Decision::Start { job: id, gpus });
                 }
             }
         }
         if hooks.after_pass {
-            for r in self.ranked.iter() {
-                if let Some(job) = self.jobs.get_mut(usize::from(r.index)) {
+            for r in self.ranked.as_slice() {
+                if let Some(job) = self
+                    .table
+                    .index_of(r.slot)
+                    .and_then(|i| self.table.get_mut(i))
+                {
                     self.order.after_pass(job, now);
                 }
             }
@@ -436,8 +456,7 @@ where
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
         let mut i = 0;
-        while i < self.jobs.len() {
-            let job = &self.jobs[i];
+        while let Some(job) = self.table.get(i) {
             let reason: Option<RejectReason> = if job.state.is_queued() {
                 self.order.reject(job, now)
             } else {
@@ -465,12 +484,12 @@ where
         if hooks.fixed_key {
             return;
         }
-        for r in self.ranked.iter_mut() {
-            if let Some(job) = self.jobs.get(usize::from(r.index)) {
+        for r in self.ranked.as_mut_slice() {
+            if let Some(job) = self.table.index_of(r.slot).and_then(|i| self.table.get(i)) {
                 r.key = self.order.key(job, now);
             }
         }
-        sort_nearly_sorted(&mut self.ranked);
+        sort_nearly_sorted(self.ranked.as_mut_slice());
     }
 
     /// Chooses, in rank order, the jobs that hold GPUs after this pass. Returns how many
@@ -486,11 +505,11 @@ where
         // Running jobs a preemptive pass has still to keep or preempt.
         let mut running_left = if preemptive { self.running.len() } else { 0 };
         let mut blocked = false;
-        for (n, r) in self.ranked.iter_mut().enumerate() {
+        for (n, r) in self.ranked.as_mut_slice().iter_mut().enumerate() {
             if running_left == 0 && (budget == 0 || blocked) {
                 return n;
             }
-            let Some(job) = self.jobs.get(usize::from(r.index)) else {
+            let Some(job) = self.table.index_of(r.slot).and_then(|i| self.table.get(i)) else {
                 r.plan = Plan::Wait;
                 continue;
             };
@@ -527,7 +546,7 @@ where
         for g in 0..self.topology.gpu_count() {
             usable.set(GpuId(g as u16), self.healthy[g] && self.owner[g].is_none());
         }
-        let job = &self.jobs[index];
+        let job = self.table.get(index)?;
         let need = usize::from(job.spec.gpus);
         if usable.count() < need {
             return None;
@@ -554,7 +573,10 @@ where
     }
 
     fn start(&mut self, index: usize, gpus: GpuSet<GANG>, now: TimeMs) {
-        let Some(job) = self.jobs.get_mut(index) else {
+        let Some(slot) = self.table.slot_at(index) else {
+            return;
+        };
+        let Some(job) = self.table.get_mut(index) else {
             return;
         };
         for &g in gpus.as_slice() {
@@ -568,23 +590,22 @@ where
         job.state = JobState::Running;
         job.first_started_at.get_or_insert(now);
         // At most `G` jobs run (each holds a GPU), so this never fails.
-        let _ = self.running.push(index as u16);
+        let _ = self.running.push(slot);
     }
 
     /// Requeues the running job at table index `index`, freeing its GPUs. O(G + R).
     fn preempt_at(&mut self, index: usize, now: TimeMs) {
-        let Some(id) = self.ids.get(index).copied() else {
+        let (Some(id), Some(slot)) = (self.table.id_at(index), self.table.slot_at(index)) else {
             return;
         };
         self.release(id);
-        let Some(job) = self.jobs.get_mut(index) else {
+        let Some(job) = self.table.get_mut(index) else {
             return;
         };
         job.state = JobState::Preempted;
         job.queued_since = now;
         job.preemptions = job.preemptions.saturating_add(1);
-        let index = index as u16;
-        self.running.retain(|&r| r != index);
+        self.running.retain(|&r| r != slot);
     }
 
     /// Frees every GPU `id` holds. O(G) over the topology's GPUs.
@@ -596,69 +617,56 @@ where
         }
     }
 
-    /// Adds a validated job to the table, the id column and the ranking (at its sorted
-    /// place by its key now: exact for fixed-key orders, a good start for the others).
-    /// O(log J) plus the shift of ranking entries after it (none for FIFO).
+    /// Adds a validated job to the table and to the ranking (at its sorted place by its
+    /// key now: exact for fixed-key orders, a good start for the others). O(log J) plus the
+    /// shift of the shorter side of the ranking (none for FIFO).
     fn insert(&mut self, job: Job, now: TimeMs) {
-        let index = self.jobs.len() as u16;
         let id = job.id();
         let key = self.order.key(&job, now);
-        // Room was checked in `validate`; the three tables have the same capacity.
-        if self.jobs.push(job).is_err() || self.ids.push(id).is_err() {
+        // Room was checked in `validate`; the ranking has the table's capacity.
+        let Ok(slot) = self.table.push(job) else {
             return;
-        }
-        let at = self.ranked.partition_point(|r| (r.key, r.id) < (key, id));
+        };
+        let at = self
+            .ranked
+            .as_slice()
+            .partition_point(|r| (r.key, r.id) < (key, id));
         let _ = self.ranked.insert(
             at,
             Ranked {
                 key,
                 id,
-                index,
+                slot,
                 plan: Plan::Wait,
             },
         );
     }
 
-    /// Removes the job at table index `i` (it holds no GPU) from the table and every
-    /// index, keeping submission order. O(J): the table shifts down.
+    /// Removes the job at table index `i` (it holds no GPU) from the table, the ranking and
+    /// the running list, keeping submission order. O(min(i, J − i)) for the table, plus a
+    /// scan of the ranking up to the job's entry and the shift of its shorter side.
     fn remove_at(&mut self, i: usize) -> Option<Job> {
-        if i >= self.jobs.len() || i >= self.ids.len() {
-            return None;
-        }
-        let job = self.jobs.remove(i);
-        self.ids.remove(i);
-        let gone = i as u16;
-        let mut at = None;
-        for (n, r) in self.ranked.iter_mut().enumerate() {
-            if r.index == gone {
-                at = Some(n);
-            } else if r.index > gone {
-                r.index -= 1;
-            }
-        }
-        if let Some(n) = at {
+        let (job, slot) = self.table.remove(i)?;
+        if let Some(n) = self.ranked.as_slice().iter().position(|r| r.slot == slot) {
             self.ranked.remove(n);
         }
-        self.running.retain(|&r| r != gone);
-        for r in self.running.iter_mut().filter(|r| **r > gone) {
-            *r -= 1;
-        }
+        self.running.retain(|&r| r != slot);
         Some(job)
     }
 
     /// Table index of live job `id`: a linear scan of the dense id column. O(J).
     fn find(&self, id: JobId) -> Option<usize> {
-        self.ids.iter().position(|&j| j == id)
+        self.table.find(id)
     }
 
     /// The live job with this id.
     pub fn job(&self, id: JobId) -> Option<&Job> {
-        self.find(id).map(|i| &self.jobs[i])
+        self.find(id).and_then(|i| self.table.get(i))
     }
 
     /// All live jobs (queued or running), in submission order.
     pub fn jobs(&self) -> &[Job] {
-        &self.jobs
+        self.table.jobs()
     }
 
     /// The job holding `gpu`, if any.
@@ -706,7 +714,7 @@ where
             return None;
         }
         let now = self.last_now;
-        self.jobs
+        self.jobs()
             .iter()
             .filter_map(|job| self.order.next_review(job, now))
             .filter(|&t| t > now)
@@ -755,11 +763,12 @@ where
                 return Err(InvariantViolation::GpuOwnedByNonRunningJob(gpu));
             }
         }
-        for (i, job) in self.jobs.iter().enumerate() {
+        let jobs = self.jobs();
+        for (i, job) in jobs.iter().enumerate() {
             if matches!(job.state, JobState::Finished | JobState::Rejected) {
                 return Err(InvariantViolation::FinalStateInTable(job.id()));
             }
-            if self.jobs[..i].iter().any(|other| other.id() == job.id()) {
+            if jobs[..i].iter().any(|other| other.id() == job.id()) {
                 return Err(InvariantViolation::DuplicateId(job.id()));
             }
             let held = self.owner.iter().filter(|o| **o == Some(job.id())).count();
@@ -784,28 +793,32 @@ where
         if healthy != self.healthy_count || busy != self.busy_count {
             return Err(counter);
         }
-        if self.ids.len() != self.jobs.len() || self.ranked.len() != self.jobs.len() {
+        let jobs = self.jobs();
+        if self.ranked.len() != jobs.len() {
             return Err(counter);
         }
-        let running = self
-            .jobs
-            .iter()
-            .filter(|j| j.state == JobState::Running)
-            .count();
+        let running = jobs.iter().filter(|j| j.state == JobState::Running).count();
         if running != self.running.len() {
             return Err(counter);
         }
-        for (i, job) in self.jobs.iter().enumerate() {
-            let out_of_sync = InvariantViolation::IndexOutOfSync(job.id());
+        for (i, job) in jobs.iter().enumerate() {
+            let out_of_sync = Err(InvariantViolation::IndexOutOfSync(job.id()));
+            let Some(slot) = self.table.slot_at(i) else {
+                return out_of_sync;
+            };
             let ranked = self
                 .ranked
+                .as_slice()
                 .iter()
-                .filter(|r| usize::from(r.index) == i && r.id == job.id())
+                .filter(|r| r.slot == slot && r.id == job.id())
                 .count();
-            let listed = self.running.iter().any(|&r| usize::from(r) == i);
-            if self.ids[i] != job.id() || ranked != 1 || listed != (job.state == JobState::Running)
+            let listed = self.running.contains(&slot);
+            if self.table.id_at(i) != Some(job.id())
+                || self.table.index_of(slot) != Some(i)
+                || ranked != 1
+                || listed != (job.state == JobState::Running)
             {
-                return Err(out_of_sync);
+                return out_of_sync;
             }
         }
         Ok(())

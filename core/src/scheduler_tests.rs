@@ -537,7 +537,7 @@ fn nearly_sorted_ranking_sorts_like_the_standard_sort() {
                     secondary: 0,
                 },
                 id: JobId(rng.below(1_000)),
-                index: i as u16,
+                slot: i as u16,
                 plan: Plan::Wait,
             })
             .collect();
@@ -546,7 +546,7 @@ fn nearly_sorted_ranking_sorts_like_the_standard_sort() {
             ranked[at].key.primary = i64::from(rng.below(400)) - 50;
         }
         let mut expected = ranked.clone();
-        expected.sort_unstable_by_key(|r| (r.key, r.id, r.index));
+        expected.sort_unstable_by_key(|r| (r.key, r.id, r.slot));
         sort_nearly_sorted(&mut ranked);
         let order = |v: &[Ranked]| v.iter().map(|r| (r.key, r.id)).collect::<Vec<_>>();
         assert_eq!(order(&ranked), order(&expected), "case {case}");
