@@ -77,14 +77,26 @@ impl<T: Copy, const N: usize> GapVec<T, N> {
     }
 
     /// Inserts `x` at index `i`, shifting the shorter side; hands it back when full or
-    /// `i > len`. O(min(i, len − i)), or O(len) when only the other side has room.
+    /// `i > len`. When that side has no room the elements are first re-centred in the
+    /// storage, so inserting at one end stays amortised O(1) while the vector is not nearly
+    /// full. O(min(i, len − i)), or O(len) when re-centring.
     pub(crate) fn insert(&mut self, i: usize, x: T) -> Result<(), T> {
         if self.is_full() || i > self.len {
             return Err(x);
         }
-        let front_has_room = self.start > 0;
-        let back_has_room = self.start + self.len < N;
-        if front_has_room && (i <= self.len / 2 || !back_has_room) {
+        let shift_front = i <= self.len / 2;
+        let no_room = if shift_front {
+            self.start == 0
+        } else {
+            self.start + self.len >= N
+        };
+        if no_room {
+            let centre = (N - self.len) / 2;
+            self.buf
+                .copy_within(self.start..self.start + self.len, centre);
+            self.start = centre;
+        }
+        if shift_front && self.start > 0 {
             self.buf
                 .copy_within(self.start..self.start + i, self.start - 1);
             self.start -= 1;
@@ -143,6 +155,9 @@ pub(crate) struct JobTable<const J: usize> {
     free: heapless::Vec<Slot, J>,
     /// Slots `fresh..J` have never been used.
     fresh: usize,
+    /// The largest id ever pushed: a larger id is not live, without a scan (callers that
+    /// number jobs in submission order never scan on submit).
+    max_id: Option<JobId>,
 }
 
 impl<const J: usize> JobTable<J> {
@@ -155,6 +170,7 @@ impl<const J: usize> JobTable<J> {
             position_of_slot: [0; J],
             free: heapless::Vec::new(),
             fresh: 0,
+            max_id: None,
         }
     }
 
@@ -193,8 +209,12 @@ impl<const J: usize> JobTable<J> {
         self.slots.as_slice().get(i).copied()
     }
 
-    /// Table index of live job `id`: a linear scan of the dense id column. O(J).
+    /// Table index of live job `id`: a linear scan of the dense id column, skipped for an id
+    /// above every id pushed so far. O(J), O(1) for such an id.
     pub(crate) fn find(&self, id: JobId) -> Option<usize> {
+        if self.max_id.is_none_or(|max| id > max) {
+            return None;
+        }
         self.ids.as_slice().iter().position(|&j| j == id)
     }
 
@@ -221,6 +241,7 @@ impl<const J: usize> JobTable<J> {
         };
         let id = job.id();
         let moved = self.jobs.push(job)?;
+        self.max_id = self.max_id.max(Some(id));
         // Same capacity and length as `jobs`: these succeed and move the same elements.
         let _ = self.ids.push(id);
         let _ = self.slots.push(slot);

@@ -237,28 +237,30 @@ where
         if out.is_full() {
             return Err(SchedError::DecisionBufferFull);
         }
-        self.validate(now, &event)?;
+        let named = self.validate(now, &event)?;
         let before = out.len();
         self.accrue(now);
-        self.apply(now, event, out);
+        self.apply(now, event, named, out);
         Ok(before)
     }
 
-    fn validate(&self, now: TimeMs, event: &Event) -> Result<(), SchedError> {
+    /// Checks the event against the state. Returns the table index of the job a `Finish` or
+    /// `Cancel` names, so `apply` need not look it up again.
+    fn validate(&self, now: TimeMs, event: &Event) -> Result<Option<usize>, SchedError> {
         match *event {
-            Event::Submit(spec) => self.validate_submit(now, spec),
+            Event::Submit(spec) => self.validate_submit(now, spec).map(|()| None),
             Event::Finish(id) => match self.find(id) {
                 None => Err(SchedError::UnknownJob(id)),
                 Some(i) if self.table.get(i).map(|j| j.state) != Some(JobState::Running) => {
                     Err(SchedError::JobNotRunning(id))
                 }
-                Some(_) => Ok(()),
+                Some(i) => Ok(Some(i)),
             },
-            Event::Cancel(id) => self.find(id).map(|_| ()).ok_or(SchedError::UnknownJob(id)),
+            Event::Cancel(id) => self.find(id).map(Some).ok_or(SchedError::UnknownJob(id)),
             Event::GpuDown(gpu) | Event::GpuUp(gpu) if !self.topology.contains(gpu) => {
                 Err(SchedError::UnknownGpu(gpu))
             }
-            Event::GpuDown(_) | Event::GpuUp(_) | Event::Tick => Ok(()),
+            Event::GpuDown(_) | Event::GpuUp(_) | Event::Tick => Ok(None),
         }
     }
 
@@ -337,12 +339,13 @@ where
         &mut self,
         now: TimeMs,
         event: Event,
+        named: Option<usize>,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) {
         match event {
             Event::Submit(spec) => self.insert(Job::submitted(spec, now), now),
             Event::Finish(id) => {
-                if let Some(i) = self.find(id) {
+                if let Some(i) = named {
                     self.release(id);
                     if let Some(mut job) = self.remove_at(i) {
                         job.state = JobState::Finished;
@@ -351,7 +354,7 @@ where
                 }
             }
             Event::Cancel(id) => {
-                if let Some(i) = self.find(id) {
+                if let Some(i) = named {
                     self.release(id);
                     self.remove_at(i);
                 }
