@@ -225,6 +225,13 @@ impl<const J: usize> JobTable<J> {
         (self.slot_at(i) == Some(slot)).then_some(i)
     }
 
+    /// The job holding `slot`, for a slot the caller knows is live (the ranking, the running
+    /// list): one lookup, no check against the slot column. O(1).
+    pub(crate) fn job_of(&self, slot: Slot) -> Option<&Job> {
+        let position = usize::from(*self.position_of_slot.get(usize::from(slot))?);
+        self.get(position.checked_sub(self.slots.start)?)
+    }
+
     /// Appends a job; returns its slot, or hands the job back when the table is full.
     /// Amortised O(1) while the table is not nearly full.
     pub(crate) fn push(&mut self, job: Job) -> Result<Slot, Job> {
@@ -334,6 +341,7 @@ mod tests {
                 assert_eq!(table.id_at(i), Some(id));
                 assert_eq!(table.get(i).map(Job::id), Some(id));
                 assert_eq!(table.index_of(slot), Some(i), "step {step}");
+                assert_eq!(table.job_of(slot).map(Job::id), Some(id));
                 assert_eq!(table.find(id), Some(i));
             }
             assert_eq!(table.len(), model.len());

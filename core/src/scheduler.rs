@@ -488,7 +488,7 @@ where
             return;
         }
         for r in self.ranked.as_mut_slice() {
-            if let Some(job) = self.table.index_of(r.slot).and_then(|i| self.table.get(i)) {
+            if let Some(job) = self.table.job_of(r.slot) {
                 r.key = self.order.key(job, now);
             }
         }
@@ -512,7 +512,7 @@ where
             if running_left == 0 && (budget == 0 || blocked) {
                 return n;
             }
-            let Some(job) = self.table.index_of(r.slot).and_then(|i| self.table.get(i)) else {
+            let Some(job) = self.table.job_of(r.slot) else {
                 r.plan = Plan::Wait;
                 continue;
             };
