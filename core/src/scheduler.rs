@@ -8,10 +8,10 @@
 //! Cost per call: O(J log J + G·Σk) for J live jobs, G GPUs and gangs of k GPUs started in
 //! the worst case. The ranking is kept between passes and re-sorted adaptively (nearly
 //! sorted after one event), the plan stops as soon as nothing more can start or be
-//! preempted, and per-job hooks an order does not use ([`OrderHooks`]) are skipped, so an
-//! event on a long queue costs about O(J) memory traffic for orders whose keys move with
-//! time, and O(R + k) plus one table shift per removal for fixed-key orders (FIFO, SJF,
-//! EDF) with R running jobs.
+//! preempted, per-job hooks an order does not use ([`OrderHooks`]) are skipped, and a job
+//! leaves the table by shifting its shorter side (module `job_table`). So an event on a
+//! long queue costs O(J) for orders whose keys move with time (refresh and key per job),
+//! and about O(R + k) for fixed-key orders (FIFO, SJF, EDF) with R running jobs.
 
 use crate::error::SchedError;
 use crate::event::{Decision, Event, PreemptReason, RejectReason};
