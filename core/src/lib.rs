@@ -25,6 +25,7 @@ pub mod error;
 pub mod event;
 pub mod ids;
 pub mod job;
+mod job_table;
 pub mod order;
 pub mod placement;
 pub mod rng;
@@ -38,8 +39,8 @@ pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState};
 pub use order::{
     Assessment, Edf, Fifo, HeadOfLine, HopelessPolicy, JobOrder, Las, LasConfig, LasConfigError,
-    LengthMetric, Preemption, PriorityKey, RelaxedDeadlinePlacement, ServiceSketch, Sjf, Srtf,
-    Standing, Tias, TiasConfig,
+    LengthMetric, OrderHooks, Preemption, PriorityKey, RelaxedDeadlinePlacement, ServiceSketch,
+    Sjf, Srtf, Standing, Tias, TiasConfig,
 };
 pub use placement::{
     BestFit, ExactOptimal, FirstFit, GpuMask, GpuScorer, GpuSet, LoadBalance, OptimalConfig,

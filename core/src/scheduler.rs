@@ -5,13 +5,20 @@
 //! jobs up to `now`, applies the event, then runs one scheduling pass: rank every live job by
 //! the [`JobOrder`], choose the set that should hold GPUs, preempt running jobs outside it,
 //! and place queued jobs inside it one GPU at a time through the [`Placer`].
-//! Cost per call: O(J log J + G·Σk) for J live jobs, G GPUs and gangs of k GPUs started.
+//! Cost per call: O(J log J + G·Σk) for J live jobs, G GPUs and gangs of k GPUs started in
+//! the worst case. The ranking is kept between passes and re-sorted adaptively (nearly
+//! sorted after one event), the plan stops as soon as nothing more can start or be
+//! preempted, per-job hooks an order does not use ([`OrderHooks`]) are skipped, and a job
+//! leaves the table by shifting its shorter side (module `job_table`). So an event on a
+//! long queue costs O(J) for orders whose keys move with time (refresh and key per job),
+//! and about O(R + k) for fixed-key orders (FIFO, SJF, EDF) with R running jobs.
 
 use crate::error::SchedError;
 use crate::event::{Decision, Event, PreemptReason, RejectReason};
 use crate::ids::{GpuId, JobId};
 use crate::job::{Job, JobSpec, JobState};
-use crate::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
+use crate::job_table::{GapVec, JobTable, Slot};
+use crate::order::{HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
 use crate::time::TimeMs;
 use crate::topology::Topology;
@@ -74,7 +81,7 @@ enum Plan {
 struct Ranked {
     key: PriorityKey,
     id: JobId,
-    index: u16,
+    slot: Slot,
     plan: Plan,
 }
 
@@ -91,21 +98,37 @@ pub enum InvariantViolation {
     FinalStateInTable(JobId),
     /// Two live jobs share an id.
     DuplicateId(JobId),
+    /// The scheduler's own indexes (id column, running list, ranking, GPU counters) disagree
+    /// with the job table or the GPU arrays; the job named is the first found out of step
+    /// (`JobId(u32::MAX)` for a counter).
+    IndexOutOfSync(JobId),
 }
 
 /// The scheduling core for a cluster of up to `G` GPUs, `J` live jobs and gangs of up to
 /// `GANG` GPUs. All memory is inline; nothing allocates. On a host, build it inside a thread
-/// with a large stack or in a `Box` (its size is roughly `100·J + 4·G` bytes).
+/// with a large stack or in a `Box` (its size is roughly `162·J + 22·G` bytes: per job 120
+/// for the job, 32 for its ranking entry, 10 for its id, slot and free-list entry; 5.4 MB at
+/// the host's J = 32,768, G = 2,048).
 pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     topology: Topology<G>,
     order: O,
     placer: P,
     config: SchedulerConfig,
-    jobs: heapless::Vec<Job, J>,
+    /// Live jobs in submission order, each with a stable slot.
+    table: JobTable<J>,
+    /// Slots of the running jobs, in no particular order (each holds at least one GPU, so
+    /// there are at most `G`).
+    running: heapless::Vec<Slot, G>,
     owner: [Option<JobId>; G],
     healthy: [bool; G],
+    /// Healthy GPUs (`healthy` set within the topology).
+    healthy_count: usize,
+    /// GPUs with an owner.
+    busy_count: usize,
     last_now: TimeMs,
-    ranked: heapless::Vec<Ranked, J>,
+    /// One entry per live job, sorted by `(key, id)` as of the last pass (fixed-key orders:
+    /// always sorted), so the next pass's sort starts from nearly sorted data.
+    ranked: GapVec<Ranked, J>,
     placer_faults: u32,
 }
 
@@ -132,7 +155,8 @@ where
     ) -> Self {
         let () = Self::CAPACITIES_FIT;
         let mut healthy = [false; G];
-        for h in healthy.iter_mut().take(topology.gpu_count()) {
+        let healthy_count = topology.gpu_count().min(G);
+        for h in healthy.iter_mut().take(healthy_count) {
             *h = true;
         }
         Self {
@@ -140,11 +164,23 @@ where
             order,
             placer,
             config,
-            jobs: heapless::Vec::new(),
+            healthy_count,
+            table: JobTable::new(),
+            running: heapless::Vec::new(),
             owner: [None; G],
             healthy,
+            busy_count: 0,
             last_now: TimeMs(0),
-            ranked: heapless::Vec::new(),
+            ranked: GapVec::new(Ranked {
+                key: PriorityKey {
+                    class: 0,
+                    primary: 0,
+                    secondary: 0,
+                },
+                id: JobId(0),
+                slot: 0,
+                plan: Plan::Wait,
+            }),
             placer_faults: 0,
         }
     }
@@ -201,28 +237,30 @@ where
         if out.is_full() {
             return Err(SchedError::DecisionBufferFull);
         }
-        self.validate(now, &event)?;
+        let named = self.validate(now, &event)?;
         let before = out.len();
         self.accrue(now);
-        self.apply(now, event, out);
+        self.apply(now, event, named, out);
         Ok(before)
     }
 
-    fn validate(&self, now: TimeMs, event: &Event) -> Result<(), SchedError> {
+    /// Checks the event against the state. Returns the table index of the job a `Finish` or
+    /// `Cancel` names, so `apply` need not look it up again.
+    fn validate(&self, now: TimeMs, event: &Event) -> Result<Option<usize>, SchedError> {
         match *event {
-            Event::Submit(spec) => self.validate_submit(now, spec),
+            Event::Submit(spec) => self.validate_submit(now, spec).map(|()| None),
             Event::Finish(id) => match self.find(id) {
                 None => Err(SchedError::UnknownJob(id)),
-                Some(i) if self.jobs[i].state != JobState::Running => {
+                Some(i) if self.table.get(i).map(|j| j.state) != Some(JobState::Running) => {
                     Err(SchedError::JobNotRunning(id))
                 }
-                Some(_) => Ok(()),
+                Some(i) => Ok(Some(i)),
             },
-            Event::Cancel(id) => self.find(id).map(|_| ()).ok_or(SchedError::UnknownJob(id)),
+            Event::Cancel(id) => self.find(id).map(Some).ok_or(SchedError::UnknownJob(id)),
             Event::GpuDown(gpu) | Event::GpuUp(gpu) if !self.topology.contains(gpu) => {
                 Err(SchedError::UnknownGpu(gpu))
             }
-            Event::GpuDown(_) | Event::GpuUp(_) | Event::Tick => Ok(()),
+            Event::GpuDown(_) | Event::GpuUp(_) | Event::Tick => Ok(None),
         }
     }
 
@@ -272,7 +310,7 @@ where
                 });
             }
         }
-        if self.jobs.is_full() {
+        if self.table.is_full() {
             return Err(SchedError::JobTableFull(spec));
         }
         Ok(())
@@ -281,11 +319,14 @@ where
     /// Credits every running job with service from the previous event up to `now`.
     fn accrue(&mut self, now: TimeMs) {
         let dt = now.saturating_since(self.last_now);
-        for job in self
-            .jobs
-            .iter_mut()
-            .filter(|j| j.state == JobState::Running)
-        {
+        for &slot in self.running.iter() {
+            let Some(job) = self
+                .table
+                .index_of(slot)
+                .and_then(|i| self.table.get_mut(i))
+            else {
+                continue;
+            };
             job.executed = job.executed.saturating_add(dt);
             job.attained_gpu_ms = job
                 .attained_gpu_ms
@@ -298,32 +339,36 @@ where
         &mut self,
         now: TimeMs,
         event: Event,
+        named: Option<usize>,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) {
         match event {
-            Event::Submit(spec) => {
-                // Room was checked in `validate`.
-                let _ = self.jobs.push(Job::submitted(spec, now));
-            }
+            Event::Submit(spec) => self.insert(Job::submitted(spec, now), now),
             Event::Finish(id) => {
-                if let Some(i) = self.find(id) {
+                if let Some(i) = named {
                     self.release(id);
-                    let mut job = self.jobs.remove(i);
-                    job.state = JobState::Finished;
-                    self.order.on_finished(&job, now);
+                    if let Some(mut job) = self.remove_at(i) {
+                        job.state = JobState::Finished;
+                        self.order.on_finished(&job, now);
+                    }
                 }
             }
             Event::Cancel(id) => {
-                if let Some(i) = self.find(id) {
+                if let Some(i) = named {
                     self.release(id);
-                    self.jobs.remove(i);
+                    self.remove_at(i);
                 }
             }
             Event::GpuDown(gpu) => {
                 let g = gpu.index();
-                self.healthy[g] = false;
+                if self.healthy[g] {
+                    self.healthy[g] = false;
+                    self.healthy_count -= 1;
+                }
                 if let Some(id) = self.owner[g] {
-                    self.preempt(id, now);
+                    if let Some(i) = self.find(id) {
+                        self.preempt_at(i, now);
+                    }
                     // `handle` checked that `out` has a free slot, and this is the first push.
                     let _ = out.push(Decision::Preempt {
                         job: id,
@@ -331,7 +376,13 @@ where
                     });
                 }
             }
-            Event::GpuUp(gpu) => self.healthy[gpu.index()] = true,
+            Event::GpuUp(gpu) => {
+                let g = gpu.index();
+                if !self.healthy[g] {
+                    self.healthy[g] = true;
+                    self.healthy_count += 1;
+                }
+            }
             Event::Tick => {}
         }
     }
@@ -342,46 +393,60 @@ where
         now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
-        for job in self.jobs.iter_mut() {
-            self.order.refresh(job, now);
+        let hooks = self.order.hooks();
+        if hooks.refresh {
+            for job in self.table.jobs_mut() {
+                self.order.refresh(job, now);
+            }
         }
-        if self.reject_hopeless(now, out) {
+        if hooks.reject && self.reject_hopeless(now, out) {
             return true;
         }
-        self.rank(now);
-        self.plan();
-        for r in 0..self.ranked.len() {
-            let Ranked { id, plan, .. } = self.ranked[r];
+        self.rank(now, hooks);
+        let planned = self.plan();
+        for r in 0..planned {
+            let Some(&Ranked { id, slot, plan, .. }) = self.ranked.as_slice().get(r) else {
+                break;
+            };
             if plan == Plan::Preempt {
                 if out.is_full() {
                     return true;
                 }
-                self.preempt(id, now);
+                if let Some(index) = self.table.index_of(slot) {
+                    self.preempt_at(index, now);
+                }
                 let _ = out.push(Decision::Preempt {
                     job: id,
                     reason: PreemptReason::Priority,
                 });
             }
         }
-        for r in 0..self.ranked.len() {
-            let Ranked { index, plan, .. } = self.ranked[r];
+        for r in 0..planned {
+            let Some(&Ranked { id, slot, plan, .. }) = self.ranked.as_slice().get(r) else {
+                break;
+            };
             if plan == Plan::Start {
                 if out.is_full() {
                     return true;
                 }
-                if let Some(gpus) = self.place(usize::from(index)) {
-                    self.start(usize::from(index), gpus.clone(), now);
-                    let _ = out.push(Decision::Start {
-                        job: self.jobs[usize::from(index)].id(),
-                        gpus,
-                    });
+                let Some(index) = self.table.index_of(slot) else {
+                    continue;
+                };
+                if let Some(gpus) = self.place(index) {
+                    self.start(index, gpus.clone(), now);
+                    let _ = out.push(Decision::Start { job: id, gpus });
                 }
             }
         }
-        for r in 0..self.ranked.len() {
-            let index = usize::from(self.ranked[r].index);
-            if let Some(job) = self.jobs.get_mut(index) {
-                self.order.after_pass(job, now);
+        if hooks.after_pass {
+            for r in self.ranked.as_slice() {
+                if let Some(job) = self
+                    .table
+                    .index_of(r.slot)
+                    .and_then(|i| self.table.get_mut(i))
+                {
+                    self.order.after_pass(job, now);
+                }
             }
         }
         false
@@ -394,8 +459,7 @@ where
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
         let mut i = 0;
-        while i < self.jobs.len() {
-            let job = &self.jobs[i];
+        while let Some(job) = self.table.get(i) {
             let reason: Option<RejectReason> = if job.state.is_queued() {
                 self.order.reject(job, now)
             } else {
@@ -407,7 +471,7 @@ where
                         return true;
                     }
                     let id = job.id();
-                    self.jobs.remove(i);
+                    self.remove_at(i);
                     let _ = out.push(Decision::Reject { job: id, reason });
                 }
                 None => i += 1,
@@ -416,34 +480,46 @@ where
         false
     }
 
-    /// Sorts live jobs by `(key, id)`: a total order, so the pass is deterministic.
-    fn rank(&mut self, now: TimeMs) {
-        self.ranked.clear();
-        for (index, job) in self.jobs.iter().enumerate() {
-            let key = self.order.key(job, now);
-            // `ranked` has the job table's capacity.
-            let _ = self.ranked.push(Ranked {
-                key,
-                id: job.id(),
-                index: index as u16,
-                plan: Plan::Wait,
-            });
+    /// Brings `ranked` into `(key, id)` order: a total order, so the pass is deterministic.
+    /// Fixed-key orders keep it sorted on insertion; others recompute every key (O(J)) and
+    /// re-sort adaptively from the last pass's order.
+    fn rank(&mut self, now: TimeMs, hooks: OrderHooks) {
+        if hooks.fixed_key {
+            return;
         }
-        self.ranked.sort_unstable_by_key(|r| (r.key, r.id));
+        for r in self.ranked.as_mut_slice() {
+            if let Some(job) = self.table.job_of(r.slot) {
+                r.key = self.order.key(job, now);
+            }
+        }
+        sort_nearly_sorted(self.ranked.as_mut_slice());
     }
 
-    /// Chooses, in rank order, the jobs that hold GPUs after this pass.
-    fn plan(&mut self) {
-        let healthy = self.healthy_gpu_count();
+    /// Chooses, in rank order, the jobs that hold GPUs after this pass. Returns how many
+    /// ranked entries it planned: past that, every job waits or keeps its GPUs (no GPU left
+    /// to give, or the head blocks, and no running job left to preempt). O(J) worst case.
+    fn plan(&mut self) -> usize {
+        let healthy = self.healthy_count;
         let preemptive = self.config.preemption == Preemption::On;
         let mut budget = healthy;
         if !preemptive {
-            budget -= self.busy_gpu_count();
+            budget = budget.saturating_sub(self.busy_count);
         }
+        // Running jobs a preemptive pass has still to keep or preempt.
+        let mut running_left = if preemptive { self.running.len() } else { 0 };
         let mut blocked = false;
-        for r in self.ranked.iter_mut() {
-            let job = &self.jobs[usize::from(r.index)];
+        for (n, r) in self.ranked.as_mut_slice().iter_mut().enumerate() {
+            if running_left == 0 && (budget == 0 || blocked) {
+                return n;
+            }
+            let Some(job) = self.table.job_of(r.slot) else {
+                r.plan = Plan::Wait;
+                continue;
+            };
             let gpus = usize::from(job.spec.gpus);
+            if preemptive && job.state == JobState::Running {
+                running_left = running_left.saturating_sub(1);
+            }
             r.plan = match job.state {
                 JobState::Running if !preemptive => Plan::Keep,
                 JobState::Running if gpus <= budget => {
@@ -464,6 +540,7 @@ where
                 }
             };
         }
+        self.ranked.len()
     }
 
     /// Picks the GPUs of job `index` one at a time through the placer.
@@ -472,7 +549,7 @@ where
         for g in 0..self.topology.gpu_count() {
             usable.set(GpuId(g as u16), self.healthy[g] && self.owner[g].is_none());
         }
-        let job = &self.jobs[index];
+        let job = self.table.get(index)?;
         let need = usize::from(job.spec.gpus);
         if usable.count() < need {
             return None;
@@ -499,42 +576,100 @@ where
     }
 
     fn start(&mut self, index: usize, gpus: GpuSet<GANG>, now: TimeMs) {
-        let job = &mut self.jobs[index];
+        let Some(slot) = self.table.slot_at(index) else {
+            return;
+        };
+        let Some(job) = self.table.get_mut(index) else {
+            return;
+        };
         for &g in gpus.as_slice() {
-            self.owner[g.index()] = Some(job.id());
+            if let Some(owner) = self.owner.get_mut(g.index()) {
+                if owner.is_none() {
+                    self.busy_count += 1;
+                }
+                *owner = Some(job.id());
+            }
         }
         job.state = JobState::Running;
         job.first_started_at.get_or_insert(now);
+        // At most `G` jobs run (each holds a GPU), so this never fails.
+        let _ = self.running.push(slot);
     }
 
-    fn preempt(&mut self, id: JobId, now: TimeMs) {
+    /// Requeues the running job at table index `index`, freeing its GPUs. O(G + R).
+    fn preempt_at(&mut self, index: usize, now: TimeMs) {
+        let (Some(id), Some(slot)) = (self.table.id_at(index), self.table.slot_at(index)) else {
+            return;
+        };
         self.release(id);
-        if let Some(i) = self.find(id) {
-            let job = &mut self.jobs[i];
-            job.state = JobState::Preempted;
-            job.queued_since = now;
-            job.preemptions = job.preemptions.saturating_add(1);
-        }
+        let Some(job) = self.table.get_mut(index) else {
+            return;
+        };
+        job.state = JobState::Preempted;
+        job.queued_since = now;
+        job.preemptions = job.preemptions.saturating_add(1);
+        self.running.retain(|&r| r != slot);
     }
 
+    /// Frees every GPU `id` holds. O(G) over the topology's GPUs.
     fn release(&mut self, id: JobId) {
-        for owner in self.owner.iter_mut().filter(|o| **o == Some(id)) {
+        let gpus = self.topology.gpu_count().min(G);
+        for owner in self.owner[..gpus].iter_mut().filter(|o| **o == Some(id)) {
             *owner = None;
+            self.busy_count = self.busy_count.saturating_sub(1);
         }
     }
 
+    /// Adds a validated job to the table and to the ranking (at its sorted place by its
+    /// key now: exact for fixed-key orders, a good start for the others). O(log J) plus the
+    /// shift of the shorter side of the ranking (none for FIFO).
+    fn insert(&mut self, job: Job, now: TimeMs) {
+        let id = job.id();
+        let key = self.order.key(&job, now);
+        // Room was checked in `validate`; the ranking has the table's capacity.
+        let Ok(slot) = self.table.push(job) else {
+            return;
+        };
+        let at = self
+            .ranked
+            .as_slice()
+            .partition_point(|r| (r.key, r.id) < (key, id));
+        let _ = self.ranked.insert(
+            at,
+            Ranked {
+                key,
+                id,
+                slot,
+                plan: Plan::Wait,
+            },
+        );
+    }
+
+    /// Removes the job at table index `i` (it holds no GPU) from the table, the ranking and
+    /// the running list, keeping submission order. O(min(i, J − i)) for the table, plus a
+    /// scan of the ranking up to the job's entry and the shift of its shorter side.
+    fn remove_at(&mut self, i: usize) -> Option<Job> {
+        let (job, slot) = self.table.remove(i)?;
+        if let Some(n) = self.ranked.as_slice().iter().position(|r| r.slot == slot) {
+            self.ranked.remove(n);
+        }
+        self.running.retain(|&r| r != slot);
+        Some(job)
+    }
+
+    /// Table index of live job `id`: a linear scan of the dense id column. O(J).
     fn find(&self, id: JobId) -> Option<usize> {
-        self.jobs.iter().position(|j| j.id() == id)
+        self.table.find(id)
     }
 
     /// The live job with this id.
     pub fn job(&self, id: JobId) -> Option<&Job> {
-        self.find(id).map(|i| &self.jobs[i])
+        self.find(id).and_then(|i| self.table.get(i))
     }
 
     /// All live jobs (queued or running), in submission order.
     pub fn jobs(&self) -> &[Job] {
-        &self.jobs
+        self.table.jobs()
     }
 
     /// The job holding `gpu`, if any.
@@ -547,20 +682,21 @@ where
         self.topology.contains(gpu) && self.healthy[gpu.index()]
     }
 
-    /// Number of healthy GPUs.
+    /// Number of healthy GPUs (a counter kept up to date). O(1).
     pub fn healthy_gpu_count(&self) -> usize {
-        self.healthy.iter().filter(|&&h| h).count()
+        self.healthy_count
     }
 
-    /// Number of GPUs held by running jobs.
+    /// Number of GPUs held by running jobs (a counter kept up to date). O(1).
     pub fn busy_gpu_count(&self) -> usize {
-        self.owner.iter().filter(|o| o.is_some()).count()
+        self.busy_count
     }
 
     /// The GPUs a job holds, in id order (empty when it is queued).
     pub fn placement_of(&self, id: JobId) -> GpuSet<GANG> {
         let mut set = GpuSet::new();
-        for (g, owner) in self.owner.iter().enumerate() {
+        let gpus = self.topology.gpu_count().min(G);
+        for (g, owner) in self.owner[..gpus].iter().enumerate() {
             if *owner == Some(id) {
                 let _ = set.insert(GpuId(g as u16));
             }
@@ -577,8 +713,11 @@ where
     /// with no event in between (see [`JobOrder::next_review`]): send
     /// [`Event::Tick`] then. `None` when no job needs one. O(J).
     pub fn next_review(&self) -> Option<TimeMs> {
+        if !self.order.hooks().next_review {
+            return None;
+        }
         let now = self.last_now;
-        self.jobs
+        self.jobs()
             .iter()
             .filter_map(|job| self.order.next_review(job, now))
             .filter(|&t| t > now)
@@ -613,8 +752,10 @@ where
 
     /// Checks the core's invariants: no GPU held by two jobs (by construction: one owner per
     /// GPU) or by a job that is not running, no failed GPU held, every running job holding
-    /// exactly its gang, no final state or duplicate id in the table. O(J·(G + J)).
+    /// exactly its gang, no final state or duplicate id in the table, and the internal indexes
+    /// (id column, running list, ranking, GPU counters) in step with the table. O(J·(G + J)).
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        self.check_indexes()?;
         for (g, owner) in self.owner.iter().enumerate() {
             let Some(id) = owner else { continue };
             let gpu = GpuId(g as u16);
@@ -625,11 +766,12 @@ where
                 return Err(InvariantViolation::GpuOwnedByNonRunningJob(gpu));
             }
         }
-        for (i, job) in self.jobs.iter().enumerate() {
+        let jobs = self.jobs();
+        for (i, job) in jobs.iter().enumerate() {
             if matches!(job.state, JobState::Finished | JobState::Rejected) {
                 return Err(InvariantViolation::FinalStateInTable(job.id()));
             }
-            if self.jobs[..i].iter().any(|other| other.id() == job.id()) {
+            if jobs[..i].iter().any(|other| other.id() == job.id()) {
                 return Err(InvariantViolation::DuplicateId(job.id()));
             }
             let held = self.owner.iter().filter(|o| **o == Some(job.id())).count();
@@ -643,6 +785,66 @@ where
             }
         }
         Ok(())
+    }
+
+    /// The internal indexes against the table and the GPU arrays. O(J² + G).
+    fn check_indexes(&self) -> Result<(), InvariantViolation> {
+        let counter = InvariantViolation::IndexOutOfSync(JobId(u32::MAX));
+        let gpus = self.topology.gpu_count().min(G);
+        let healthy = self.healthy[..gpus].iter().filter(|&&h| h).count();
+        let busy = self.owner.iter().filter(|o| o.is_some()).count();
+        if healthy != self.healthy_count || busy != self.busy_count {
+            return Err(counter);
+        }
+        let jobs = self.jobs();
+        if self.ranked.len() != jobs.len() {
+            return Err(counter);
+        }
+        let running = jobs.iter().filter(|j| j.state == JobState::Running).count();
+        if running != self.running.len() {
+            return Err(counter);
+        }
+        for (i, job) in jobs.iter().enumerate() {
+            let out_of_sync = Err(InvariantViolation::IndexOutOfSync(job.id()));
+            let Some(slot) = self.table.slot_at(i) else {
+                return out_of_sync;
+            };
+            let ranked = self
+                .ranked
+                .as_slice()
+                .iter()
+                .filter(|r| r.slot == slot && r.id == job.id())
+                .count();
+            let listed = self.running.contains(&slot);
+            if self.table.id_at(i) != Some(job.id())
+                || self.table.index_of(slot) != Some(i)
+                || ranked != 1
+                || listed != (job.state == JobState::Running)
+            {
+                return out_of_sync;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sorts `ranked` by `(key, id)`, cheaply when it is nearly sorted (the last pass's order
+/// with a few keys moved): insertion sort while it has moved at most `2·len` entries, then
+/// the standard unstable sort. The key is total, so either gives the one sorted order.
+/// O(len + moves), at most O(len log len) after the fallback.
+fn sort_nearly_sorted(ranked: &mut [Ranked]) {
+    let mut budget = ranked.len().saturating_mul(2);
+    for i in 1..ranked.len() {
+        let mut j = i;
+        while j > 0 && (ranked[j].key, ranked[j].id) < (ranked[j - 1].key, ranked[j - 1].id) {
+            if budget == 0 {
+                ranked.sort_unstable_by_key(|r| (r.key, r.id));
+                return;
+            }
+            budget -= 1;
+            ranked.swap(j, j - 1);
+            j -= 1;
+        }
     }
 }
 

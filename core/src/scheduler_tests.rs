@@ -390,3 +390,165 @@ fn deferred_events_wait_for_one_pass_and_errors_change_nothing() {
     assert!(s.jobs().iter().all(|j| j.state == JobState::Running));
     s.check_invariants().unwrap();
 }
+
+/// Forwards every [`JobOrder`] method to `O` except `hooks`, which stays at the always-correct
+/// default ([`OrderHooks::ALL`]): the reference an order's own hooks are checked against.
+#[derive(Clone)]
+struct AllHooks<O>(O);
+
+impl<O: JobOrder> JobOrder for AllHooks<O> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn head_of_line(&self) -> HeadOfLine {
+        self.0.head_of_line()
+    }
+    fn preemption(&self) -> Preemption {
+        self.0.preemption()
+    }
+    fn time_driven(&self) -> bool {
+        self.0.time_driven()
+    }
+    fn refresh(&mut self, job: &mut Job, now: TimeMs) {
+        self.0.refresh(job, now)
+    }
+    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
+        self.0.key(job, now)
+    }
+    fn reject(&self, job: &Job, now: TimeMs) -> Option<RejectReason> {
+        self.0.reject(job, now)
+    }
+    fn after_pass(&mut self, job: &mut Job, now: TimeMs) {
+        self.0.after_pass(job, now)
+    }
+    fn on_finished(&mut self, job: &Job, now: TimeMs) {
+        self.0.on_finished(job, now)
+    }
+    fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        self.0.next_review(job, now)
+    }
+}
+
+type Churn<O> = Scheduler<O, BestFit, 16, 24, 8>;
+
+/// One seeded random event for a churn run: submissions with lengths and some deadlines,
+/// finishes and cancels of live jobs, GPU failures and repairs, ticks.
+fn churn_event<O: JobOrder>(
+    s: &Churn<O>,
+    rng: &mut crate::rng::SeededRng,
+    now: u64,
+    next_id: &mut u32,
+) -> Event {
+    let pick = |rng: &mut crate::rng::SeededRng, running: bool| {
+        let live: Vec<&Job> = s
+            .jobs()
+            .iter()
+            .filter(|j| !running || j.state == JobState::Running)
+            .collect();
+        (!live.is_empty()).then(|| live[rng.below(live.len() as u32) as usize].id())
+    };
+    match rng.below(9) {
+        0..=2 => {
+            *next_id += 1;
+            let length = 60_000 + u64::from(rng.below(4_000_000));
+            let deadline = (rng.below(3) == 0)
+                .then(|| TimeMs(now + length / 2 + u64::from(rng.below(8_000_000))));
+            Event::Submit(JobSpec {
+                deadline,
+                declared_length: Some(DurationMs(length)),
+                ..spec(*next_id, 1 + rng.below(6) as u16)
+            })
+        }
+        3 | 4 => pick(rng, true).map_or(Event::Tick, Event::Finish),
+        5 => pick(rng, false).map_or(Event::Tick, Event::Cancel),
+        6 => Event::GpuDown(GpuId(rng.below(16) as u16)),
+        7 => Event::GpuUp(GpuId(rng.below(16) as u16)),
+        _ => Event::Tick,
+    }
+}
+
+/// Runs the same seeded churn through `order` with its own hooks and through the
+/// all-hooks reference, with a small decision buffer (partial passes), and asserts equal
+/// decisions, equal job tables and intact invariants at every step.
+fn hooks_match_the_reference<O: JobOrder + Clone>(order: O) {
+    let topo = || Topology::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).unwrap();
+    let name = order.name();
+    let mut fast: Churn<O> = Scheduler::new(topo(), order.clone(), BestFit);
+    let mut reference: Churn<AllHooks<O>> = Scheduler::new(topo(), AllHooks(order), BestFit);
+    let mut rng = crate::rng::SeededRng::new(7);
+    let (mut now, mut next_id) = (0u64, 0u32);
+    for step in 0..3_000 {
+        now += u64::from(rng.below(600_000));
+        let mut event = churn_event(&fast, &mut rng, now, &mut next_id);
+        loop {
+            let mut a: heapless::Vec<Decision<8>, 3> = heapless::Vec::new();
+            let mut b: heapless::Vec<Decision<8>, 3> = heapless::Vec::new();
+            let ra = fast.handle(TimeMs(now), event, &mut a);
+            let rb = reference.handle(TimeMs(now), event, &mut b);
+            assert_eq!(ra, rb, "{name} step {step}: {event:?}");
+            assert_eq!(a, b, "{name} step {step}: {event:?}");
+            assert_eq!(fast.jobs(), reference.jobs(), "{name} step {step}");
+            assert_eq!(fast.next_review(), reference.next_review(), "{name}");
+            assert_eq!(fast.check_invariants(), Ok(()), "{name} step {step}");
+            assert_eq!(reference.check_invariants(), Ok(()), "{name} step {step}");
+            if !ra.is_ok_and(|o| o.more_pending) {
+                break;
+            }
+            event = Event::Tick;
+        }
+    }
+}
+
+#[test]
+fn order_hooks_only_skip_work_that_changes_nothing() {
+    use crate::order::{CompatPolicy, Edf, Las, LasConfig, LengthMetric, Sjf, Srtf};
+    use crate::order::{
+        HopelessPolicy, RelaxedDeadlinePlacement, Tias, TiasConfig, TiresiasCompat,
+    };
+    hooks_match_the_reference(Fifo);
+    hooks_match_the_reference(Sjf::default());
+    hooks_match_the_reference(Srtf::default());
+    hooks_match_the_reference(Edf);
+    hooks_match_the_reference(Las::new(LasConfig::default()));
+    hooks_match_the_reference(Tias::new(TiasConfig::default()));
+    hooks_match_the_reference(Tias::new(TiasConfig {
+        hopeless: HopelessPolicy::Reject,
+        relaxed: RelaxedDeadlinePlacement::HeadOfQueue,
+        ..TiasConfig::default()
+    }));
+    hooks_match_the_reference(TiresiasCompat::new(CompatPolicy::Dlas(LengthMetric::Time)));
+    hooks_match_the_reference(TiresiasCompat::new(CompatPolicy::Shortest(
+        LengthMetric::GpuTime,
+    )));
+}
+
+#[test]
+fn nearly_sorted_ranking_sorts_like_the_standard_sort() {
+    let mut rng = crate::rng::SeededRng::new(3);
+    for case in 0..200 {
+        let len = rng.below(300) as usize;
+        // Sorted, then `moves` random keys changed: from nearly sorted to shuffled.
+        let moves = [0, 1, 3, len / 2, len][case % 5];
+        let mut ranked: Vec<Ranked> = (0..len)
+            .map(|i| Ranked {
+                key: PriorityKey {
+                    class: (i / 100) as u32,
+                    primary: i as i64,
+                    secondary: 0,
+                },
+                id: JobId(rng.below(1_000)),
+                slot: i as u16,
+                plan: Plan::Wait,
+            })
+            .collect();
+        for _ in 0..moves.min(len) {
+            let at = rng.below(len as u32) as usize;
+            ranked[at].key.primary = i64::from(rng.below(400)) - 50;
+        }
+        let mut expected = ranked.clone();
+        expected.sort_unstable_by_key(|r| (r.key, r.id, r.slot));
+        sort_nearly_sorted(&mut ranked);
+        let order = |v: &[Ranked]| v.iter().map(|r| (r.key, r.id)).collect::<Vec<_>>();
+        assert_eq!(order(&ranked), order(&expected), "case {case}");
+    }
+}

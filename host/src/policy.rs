@@ -9,7 +9,7 @@ use gantry_core::order::{
     CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig,
     TiresiasCompat,
 };
-use gantry_core::order::{HeadOfLine, JobOrder, Preemption, PriorityKey};
+use gantry_core::order::{HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
 use gantry_core::placement::ScoredPlacer;
 use gantry_core::placement::{
     BestFit, ExactOptimal, FirstFit, LoadBalance, OptimalConfig, PlacementView, Placer,
@@ -169,6 +169,9 @@ impl JobOrder for AnyOrder {
     }
     fn time_driven(&self) -> bool {
         each_order!(self, o => o.time_driven())
+    }
+    fn hooks(&self) -> OrderHooks {
+        each_order!(self, o => o.hooks())
     }
     fn refresh(&mut self, job: &mut Job, now: TimeMs) {
         each_order!(self, o => o.refresh(job, now))

@@ -1,6 +1,6 @@
 //! Earliest deadline first.
 
-use super::{JobOrder, Preemption, PriorityKey, key_ms};
+use super::{JobOrder, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::Job;
 use crate::time::TimeMs;
 
@@ -23,6 +23,11 @@ impl JobOrder for Edf {
 
     fn preemption(&self) -> Preemption {
         Preemption::On
+    }
+
+    /// The key reads only the spec and submission time; no other hook is used.
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks::FIXED_KEY_ONLY
     }
 
     fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {

@@ -1,6 +1,6 @@
 //! First in, first out.
 
-use super::{HeadOfLine, JobOrder, PriorityKey};
+use super::{HeadOfLine, JobOrder, OrderHooks, PriorityKey};
 use crate::job::Job;
 use crate::time::TimeMs;
 
@@ -20,6 +20,11 @@ impl JobOrder for Fifo {
 
     fn time_driven(&self) -> bool {
         false
+    }
+
+    /// The key reads only the spec and submission time; no other hook is used.
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks::FIXED_KEY_ONLY
     }
 
     fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {

@@ -15,7 +15,7 @@
 //! queue-entry time is the exact moment it crossed the threshold (computed from its service
 //! rate), not the event time, so the result does not depend on how often the caller ticks.
 
-use super::{JobOrder, LengthMetric, Preemption, PriorityKey, key_ms};
+use super::{JobOrder, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::{Job, JobState};
 use crate::time::{DurationMs, TimeMs};
 
@@ -232,6 +232,15 @@ impl JobOrder for Las {
 
     fn preemption(&self) -> Preemption {
         Preemption::On
+    }
+
+    /// Demotion/promotion in `refresh`, review times; no rejection, no `after_pass`.
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks {
+            reject: false,
+            after_pass: false,
+            ..OrderHooks::ALL
+        }
     }
 
     fn refresh(&mut self, job: &mut Job, now: TimeMs) {

@@ -55,6 +55,45 @@ pub enum Preemption {
     On,
 }
 
+/// Which optional [`JobOrder`] hooks an order really uses, so the scheduler can skip per-job
+/// calls that would do nothing on a long queue. [`OrderHooks::ALL`] (every hook called,
+/// keys recomputed every pass) is always correct and is the default; an order that claims
+/// less than it does gets wrong decisions, so claim only what the code plainly shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderHooks {
+    /// [`JobOrder::refresh`] changes something (else it is not called).
+    pub refresh: bool,
+    /// [`JobOrder::reject`] may return a reason (else it is not called).
+    pub reject: bool,
+    /// [`JobOrder::after_pass`] changes something (else it is not called).
+    pub after_pass: bool,
+    /// [`JobOrder::next_review`] may return a time (else it is not called).
+    pub next_review: bool,
+    /// `key(job, now)` is the same for a job all its life (it reads only the spec and
+    /// `submitted_at`): the scheduler then keeps its ranking between passes and only inserts
+    /// new jobs, instead of recomputing and re-sorting every key each pass.
+    pub fixed_key: bool,
+}
+
+impl OrderHooks {
+    /// Every hook called and keys recomputed every pass: always correct.
+    pub const ALL: Self = Self {
+        refresh: true,
+        reject: true,
+        after_pass: true,
+        next_review: true,
+        fixed_key: false,
+    };
+    /// Only `key`, and it never changes for a job (FIFO, SJF, EDF).
+    pub const FIXED_KEY_ONLY: Self = Self {
+        refresh: false,
+        reject: false,
+        after_pass: false,
+        next_review: false,
+        fixed_key: true,
+    };
+}
+
 /// The job-order extension point.
 pub trait JobOrder {
     /// A short name for logs and tables.
@@ -81,6 +120,12 @@ pub trait JobOrder {
     /// [`Job::order_base_gpu_ms`]) before a
     /// scheduling pass: demotion, promotion. Called for every live job, once per event.
     fn refresh(&mut self, _job: &mut Job, _now: TimeMs) {}
+
+    /// Which of the optional hooks below this order uses (a speed hint; see
+    /// [`OrderHooks`]). Default: [`OrderHooks::ALL`]. O(1).
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks::ALL
+    }
 
     /// The job's sort key at `now`.
     fn key(&self, job: &Job, now: TimeMs) -> PriorityKey;

@@ -6,7 +6,7 @@
 //! shows them should say "oracle". Jobs without a declared length sort after every job with
 //! one (by submission time, then id).
 
-use super::{JobOrder, Preemption, PriorityKey, key_ms};
+use super::{JobOrder, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::Job;
 use crate::time::TimeMs;
 
@@ -62,6 +62,11 @@ impl JobOrder for Sjf {
         }
     }
 
+    /// The key reads only the spec and submission time; no other hook is used.
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks::FIXED_KEY_ONLY
+    }
+
     fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
         let length = job
             .spec
@@ -91,6 +96,14 @@ impl JobOrder for Srtf {
 
     fn preemption(&self) -> Preemption {
         Preemption::On
+    }
+
+    /// Only `key`, which changes as a running job executes.
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks {
+            fixed_key: false,
+            ..OrderHooks::FIXED_KEY_ONLY
+        }
     }
 
     fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {

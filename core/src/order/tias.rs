@@ -71,7 +71,7 @@
 //! All arithmetic is integer (u64/u128 permille and milliseconds), so replays are bit-exact.
 
 use super::las::QUEUE_MASK;
-use super::{JobOrder, Las, LasConfig, Preemption, PriorityKey, ServiceSketch, key_ms};
+use super::{JobOrder, Las, LasConfig, OrderHooks, Preemption, PriorityKey, ServiceSketch, key_ms};
 use crate::event::RejectReason;
 use crate::job::{Job, JobState};
 use crate::time::{DurationMs, TimeMs};
@@ -308,6 +308,14 @@ impl JobOrder for Tias {
 
     fn preemption(&self) -> Preemption {
         Preemption::On
+    }
+
+    /// Everything but `after_pass`.
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks {
+            after_pass: false,
+            ..OrderHooks::ALL
+        }
     }
 
     /// 2D-LAS demotion/promotion, then the sticky hopeless mark. O(log B + K).

@@ -30,7 +30,7 @@
 //! 4–5: ran at the last pass, waited at the last pass, appended since) and a "seen" bit (6);
 //! [`Job::order_mark`] holds a sequence number (its list position), not a time.
 
-use super::{HeadOfLine, JobOrder, LengthMetric, Preemption, PriorityKey, key_ms};
+use super::{HeadOfLine, JobOrder, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::{Job, JobState};
 use crate::time::TimeMs;
 
@@ -170,6 +170,14 @@ impl JobOrder for TiresiasCompat {
     /// Keys change only at events and at [`next_review`](JobOrder::next_review) times.
     fn time_driven(&self) -> bool {
         false
+    }
+
+    /// Everything but `reject`.
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks {
+            reject: false,
+            ..OrderHooks::ALL
+        }
     }
 
     fn refresh(&mut self, job: &mut Job, now: TimeMs) {

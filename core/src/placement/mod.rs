@@ -89,22 +89,51 @@ impl<const N: usize> GpuSet<N> {
     }
 }
 
-/// One flag per GPU of a `G`-GPU topology: which GPUs a placer may pick.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One flag per GPU of a `G`-GPU topology: which GPUs a placer may pick. It keeps its
+/// count and the end of its highest allowed GPU, so counting is O(1) and iterating walks
+/// only up to the highest GPU ever allowed (the topology's size, not `G`).
+#[derive(Clone, Debug)]
 pub struct GpuMask<const G: usize> {
     bits: [bool; G],
+    /// Allowed GPUs.
+    allowed: usize,
+    /// Every GPU at or above this index is forbidden.
+    limit: usize,
 }
+
+impl<const G: usize> PartialEq for GpuMask<G> {
+    /// Equal when the same GPUs are allowed.
+    fn eq(&self, other: &Self) -> bool {
+        self.bits == other.bits
+    }
+}
+
+impl<const G: usize> Eq for GpuMask<G> {}
 
 impl<const G: usize> GpuMask<G> {
     /// No GPU allowed.
     pub const fn none() -> Self {
-        Self { bits: [false; G] }
+        Self {
+            bits: [false; G],
+            allowed: 0,
+            limit: 0,
+        }
     }
 
-    /// Allows or forbids one GPU; ids outside `0..G` are ignored.
+    /// Allows or forbids one GPU; ids outside `0..G` are ignored. O(1).
     pub fn set(&mut self, gpu: GpuId, allowed: bool) {
-        if let Some(b) = self.bits.get_mut(gpu.index()) {
+        let i = gpu.index();
+        let Some(b) = self.bits.get_mut(i) else {
+            return;
+        };
+        if *b != allowed {
             *b = allowed;
+            if allowed {
+                self.allowed += 1;
+                self.limit = self.limit.max(i + 1);
+            } else {
+                self.allowed -= 1;
+            }
         }
     }
 
@@ -113,14 +142,14 @@ impl<const G: usize> GpuMask<G> {
         self.bits.get(gpu.index()).copied().unwrap_or(false)
     }
 
-    /// Number of allowed GPUs.
+    /// Number of allowed GPUs. O(1).
     pub fn count(&self) -> usize {
-        self.bits.iter().filter(|&&b| b).count()
+        self.allowed
     }
 
-    /// Allowed GPUs in ascending id order.
+    /// Allowed GPUs in ascending id order. O(highest GPU ever allowed).
     pub fn iter(&self) -> impl Iterator<Item = GpuId> + '_ {
-        self.bits
+        self.bits[..self.limit.min(G)]
             .iter()
             .enumerate()
             .filter(|(_, b)| **b)
@@ -215,5 +244,41 @@ pub(crate) mod test_support {
             picked.push(g).unwrap();
         }
         picked
+    }
+}
+
+#[cfg(test)]
+mod mask_tests {
+    extern crate std;
+    use super::*;
+    use crate::rng::SeededRng;
+    use std::vec::Vec;
+
+    #[test]
+    fn mask_count_and_iter_match_its_flags_under_random_sets() {
+        let mut rng = SeededRng::new(9);
+        let mut mask = GpuMask::<64>::none();
+        let mut flags = [false; 64];
+        for step in 0..2_000 {
+            // Ids up to 70: the ones past G are ignored.
+            let g = rng.below(71) as u16;
+            let allowed = rng.below(2) == 0;
+            mask.set(GpuId(g), allowed);
+            if let Some(f) = flags.get_mut(usize::from(g)) {
+                *f = allowed;
+            }
+            let expected: Vec<GpuId> = (0..64u16)
+                .filter(|&i| flags[usize::from(i)])
+                .map(GpuId)
+                .collect();
+            assert_eq!(mask.iter().collect::<Vec<_>>(), expected, "step {step}");
+            assert_eq!(mask.count(), expected.len());
+            assert_eq!(mask.first(), expected.first().copied());
+        }
+        let mut fresh = GpuMask::<64>::none();
+        for g in mask.iter().collect::<Vec<_>>() {
+            fresh.set(g, true);
+        }
+        assert_eq!(fresh, mask, "equality looks at the flags only");
     }
 }

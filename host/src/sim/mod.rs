@@ -181,7 +181,7 @@ pub enum SimError {
 
 /// Runs `jobs` on `cluster` with the named order and placer.
 ///
-/// The scheduler (about 6 MB inline) is built on a dedicated thread with a large stack.
+/// The scheduler (about 5 MB inline) is built on a dedicated thread with a large stack.
 pub fn simulate(
     jobs: &[TraceJob],
     cluster: ClusterSpec,
