@@ -43,8 +43,9 @@ pub struct DagArgs {
     /// Uniform GPU speeds (1.0) even if a GPU.csv is found.
     #[arg(long)]
     pub uniform_speeds: bool,
-    /// WOA whales (at most 64, the host's population capacity).
-    #[arg(long, default_value_t = 30)]
+    /// WOA whales, 1 to 64 (the host's population capacity, `WOA_POP`); more is refused at
+    /// parse time rather than silently clamped.
+    #[arg(long, default_value_t = 30, value_parser = woa_population_parser())]
     pub woa_population: usize,
     /// WOA iterations.
     #[arg(long, default_value_t = 100)]
@@ -62,6 +63,11 @@ pub struct DagArgs {
     /// Also draw each planner's plan as a Gantt chart (one panel per planner) into this SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub gantt: Option<PathBuf>,
+}
+
+/// `--woa-population`: an integer in `1..=WOA_POP`.
+fn woa_population_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(1..=super::report::WOA_POP as u64)
 }
 
 impl DagArgs {
@@ -137,5 +143,28 @@ mod tests {
         assert_eq!(a.planner_options().seed, 7);
         assert!(a.json);
         assert_eq!(a.planner_options().device, Device::Cpu);
+    }
+
+    #[test]
+    fn woa_population_beyond_capacity_is_refused_not_clamped() {
+        let with = |n: &str| {
+            Cli::try_parse_from([
+                "gantry",
+                "--input",
+                "x.csv",
+                "--format",
+                "worl",
+                "--woa-population",
+                n,
+            ])
+        };
+        assert_eq!(with("64").unwrap().dag.woa_population, 64);
+        for bad in ["0", "65", "4096"] {
+            let err = with(bad).err().unwrap().to_string();
+            assert!(
+                err.contains("--woa-population") && err.contains("1..=64"),
+                "{err}"
+            );
+        }
     }
 }
