@@ -34,8 +34,19 @@ target_dir="${CARGO_TARGET_DIR:-$root/target}"
 if [[ $mode == prepare ]]; then
     cargo build --release -p gantry --bin gantry-gpu-check
     mkdir -p .gpucheck
-    cp "$target_dir/release/gantry-gpu-check" .gpucheck/
-    echo "built .gpucheck/gantry-gpu-check ($(du -h .gpucheck/gantry-gpu-check | cut -f1)); carry .gpucheck"
+    # Stripped: the release profile keeps line tables (~124 MB); the device tool carries at
+    # most 64 MiB per call, and the stripped binary is ~18 MB.
+    if command -v strip >/dev/null 2>&1; then
+        strip -o .gpucheck/gantry-gpu-check "$target_dir/release/gantry-gpu-check"
+    else
+        cp "$target_dir/release/gantry-gpu-check" .gpucheck/
+    fi
+    size_mb=$(( $(stat -c %s .gpucheck/gantry-gpu-check) / 1048576 ))
+    if (( size_mb >= 60 )); then
+        echo "gpu-check: .gpucheck/gantry-gpu-check is ${size_mb} MiB, too big to carry (64 MiB); install binutils' strip" >&2
+        exit 2
+    fi
+    echo "built .gpucheck/gantry-gpu-check (${size_mb} MiB, stripped); carry .gpucheck"
     exit 0
 fi
 
