@@ -17,3 +17,23 @@ pub mod sim;
 pub mod tiresias_check;
 pub mod trace;
 pub mod workload;
+
+/// Helpers shared by the host's unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::path::PathBuf;
+
+    /// `../shared/{relative}` beside the repository (traces, anchors), or `None` after a
+    /// one-line "skipped" notice, so tests on real data pass where the data is absent.
+    pub(crate) fn shared(relative: &str) -> Option<PathBuf> {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared")
+            .join(relative);
+        if path.exists() {
+            Some(path)
+        } else {
+            println!("skipped: ../shared/{relative} not found");
+            None
+        }
+    }
+}

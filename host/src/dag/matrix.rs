@@ -188,16 +188,13 @@ pub(crate) fn load(dir: &Path) -> Result<Problem, DagLoadError> {
 #[cfg(test)]
 mod tests {
     use crate::dag::{Format, LoadOptions, PlannerKind, PlannerOptions, run_planners};
-    use std::path::PathBuf;
 
     #[test]
     fn golden_heft_80_through_the_matrix_loader() {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/traces/stg-heft-dags/topcuoglu2002_canonical");
-        if !dir.is_dir() {
-            eprintln!("note: {} missing, skipping", dir.display());
+        let Some(dir) = crate::test_support::shared("traces/stg-heft-dags/topcuoglu2002_canonical")
+        else {
             return;
-        }
+        };
         let p = crate::dag::load(&dir, &LoadOptions::new(Format::Matrix)).unwrap();
         assert_eq!((p.dag.task_count(), p.dag.edge_count()), (10, 15));
         let reports = run_planners(

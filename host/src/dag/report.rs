@@ -403,11 +403,9 @@ mod tests {
     #[test]
     #[ignore = "slow in debug builds; prints a table"]
     fn table_on_real_inputs() {
-        let traces = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces");
-        if !traces.is_dir() {
-            eprintln!("note: {} missing, skipping", traces.display());
+        let Some(traces) = crate::test_support::shared("traces") else {
             return;
-        }
+        };
         let worl = traces.join("worl-rtgs-alibaba");
         let mut inputs: Vec<(PathBuf, LoadOptions)> = Vec::new();
         for (n, gpus, degree) in [
@@ -467,12 +465,10 @@ mod tests {
     #[test]
     #[ignore = "timing; run in release"]
     fn evaluator_time_per_plan_rough() {
-        let f = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/traces/worl-rtgs-alibaba/instance10000.csv");
-        if !f.is_file() {
-            eprintln!("note: {} missing, skipping", f.display());
+        let Some(f) = crate::test_support::shared("traces/worl-rtgs-alibaba/instance10000.csv")
+        else {
             return;
-        }
+        };
         for degree in [3, 100] {
             let mut o = LoadOptions::new(Format::Worl);
             o.degree = degree;

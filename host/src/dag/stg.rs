@@ -113,12 +113,9 @@ mod tests {
 
     #[test]
     fn loads_the_stg_set() {
-        let dir =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/stg-heft-dags/stg");
-        if !dir.is_dir() {
-            eprintln!("note: {} missing, skipping", dir.display());
+        let Some(dir) = crate::test_support::shared("traces/stg-heft-dags/stg") else {
             return;
-        }
+        };
         let options = LoadOptions::new(Format::Stg);
         let p = crate::dag::load(&dir.join("rand0000.stg"), &options).unwrap();
         assert_eq!(p.dag.task_count(), 52);

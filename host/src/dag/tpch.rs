@@ -132,16 +132,12 @@ pub(crate) fn load(path: &Path, options: &LoadOptions) -> Result<Problem, DagLoa
 mod tests {
     use super::*;
     use crate::dag::Format;
-    use std::path::PathBuf;
 
     #[test]
     fn loads_all_queries_as_one_batch() {
-        let f = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/traces/decima-tpch/tpch_2g.json");
-        if !f.is_file() {
-            eprintln!("note: {} missing, skipping", f.display());
+        let Some(f) = crate::test_support::shared("traces/decima-tpch/tpch_2g.json") else {
             return;
-        }
+        };
         let mut options = LoadOptions::new(Format::Tpch);
         options.speeds = crate::dag::GpuSpeeds::Uniform;
         let p = crate::dag::load(&f, &options).unwrap();

@@ -278,14 +278,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn traces() -> Option<PathBuf> {
-        let d =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/worl-rtgs-alibaba");
-        if d.is_dir() {
-            Some(d)
-        } else {
-            eprintln!("note: {} missing, skipping", d.display());
-            None
-        }
+        crate::test_support::shared("traces/worl-rtgs-alibaba")
     }
 
     #[test]

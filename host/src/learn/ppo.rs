@@ -901,12 +901,10 @@ mod tests {
     /// `R_job − R_opt ≤ 0`, with some picks at 0 (optimal) and some below.
     #[test]
     fn job_optimum_credit_is_per_job_and_non_positive() {
-        let table = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/traces/proximity-drl/DNN_properties.csv");
-        if !table.is_file() {
-            eprintln!("note: {} missing; skipping", table.display());
+        let Some(table) = crate::test_support::shared("traces/proximity-drl/DNN_properties.csv")
+        else {
             return;
-        }
+        };
         let models = crate::proximity::jobs::load_models(&table).unwrap();
         let topo: Topology<G> = proximity_tree();
         let rewards = RewardTable::new(&topo, Variant::Compat);
@@ -931,12 +929,10 @@ mod tests {
     /// Same seed → same weights (hash), bit for bit; another seed → other weights.
     #[test]
     fn training_is_deterministic() {
-        let table = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/traces/proximity-drl/DNN_properties.csv");
-        if !table.is_file() {
-            eprintln!("note: {} missing; skipping", table.display());
+        let Some(table) = crate::test_support::shared("traces/proximity-drl/DNN_properties.csv")
+        else {
             return;
-        }
+        };
         let models = crate::proximity::jobs::load_models(&table).unwrap();
         let cfg = PpoConfig {
             seed: 7,

@@ -213,17 +213,13 @@ pub fn kind_name(kind: PlacerKind) -> String {
 mod tests {
     use super::*;
     use crate::proximity::jobs::load_anchor_sequences;
-    use std::path::PathBuf;
 
     /// Our first-fit, LoadBalance and optimum reproduce the anchor's seeds 0–19 figures.
     #[test]
     fn heuristics_reproduce_the_anchor_table() {
-        let dir =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors/proximity-drl");
-        if !dir.is_dir() {
-            eprintln!("note: {} missing; skipping", dir.display());
+        let Some(dir) = crate::test_support::shared("anchors/proximity-drl") else {
             return;
-        }
+        };
         let eps = load_anchor_sequences(&dir.join("job_sequences_seeds0-19.csv")).unwrap();
         let anchor = load_anchor_episodes(&dir.join("episodes_seeds0-19_all.csv")).unwrap();
         let kinds = [

@@ -291,14 +291,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn anchors() -> Option<PathBuf> {
-        let p =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/anchors/proximity-drl");
-        if p.is_dir() {
-            Some(p)
-        } else {
-            eprintln!("note: ../shared/anchors/proximity-drl missing; skipping");
-            None
-        }
+        crate::test_support::shared("anchors/proximity-drl")
     }
 
     type Placed = HashMap<(u64, u32), (u32, u32, u32, Vec<u16>, f64)>;

@@ -248,14 +248,10 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
+    /// `../shared` when the Proximity-DRL anchors are there (they are what these tests read).
     pub(crate) fn shared() -> Option<PathBuf> {
-        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared");
-        if p.join("anchors/proximity-drl").is_dir() {
-            Some(p)
-        } else {
-            eprintln!("note: ../shared/anchors/proximity-drl missing; skipping");
-            None
-        }
+        crate::test_support::shared("anchors/proximity-drl")
+            .map(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
     }
 
     #[test]

@@ -235,21 +235,19 @@ mod tests {
             ),
         ];
         crate::trace::test_support::check_malformed(parse, HEADER, &cases);
-        let err = parse("job_id,num_gpu,submit_time,duration\n", "t.csv", None)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "t.csv:1: header: missing column `expect_time_list`");
+        crate::trace::test_support::check_missing_column(
+            parse,
+            "job_id,num_gpu,submit_time,duration\n",
+            "expect_time_list",
+        );
     }
 
     /// Counts from the files themselves (SOURCE.md: 30,940 rows each, "~190" with 0 GPUs).
     #[test]
     fn real_files_report_zero_gpu_rows_and_deadline_mix() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/traces/chronus-philly-deadline");
-        if !dir.exists() {
-            println!("skipped: {} not found", dir.display());
+        let Some(dir) = crate::test_support::shared("traces/chronus-philly-deadline") else {
             return;
-        }
+        };
         // (file, zero-GPU rows, best-effort rows among the rest); best-effort rows in the
         // whole files: 9,216 / 3,139 / 0 (SOURCE.md).
         let expected = [("MIX1", 184, 9_156), ("MIX2", 194, 3_125), ("SLO", 205, 0)];

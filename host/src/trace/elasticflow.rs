@@ -150,21 +150,20 @@ mod tests {
             ("a,1,5,bert,9\n", "t.csv:2: duration: missing column"),
         ];
         crate::trace::test_support::check_malformed(parse, HEADER, &cases);
-        let err = parse("job_id,submission_time,num_gpu\n", "t.csv", None)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "t.csv:1: header: missing column `duration`");
+        crate::trace::test_support::check_missing_column(
+            parse,
+            "job_id,submission_time,num_gpu\n",
+            "duration",
+        );
     }
 
     /// Row counts from SOURCE.md; every job has a deadline within U(0.5, 1.5) × duration.
     #[test]
     fn real_files_load_with_documented_counts_and_deadline_ratios() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/traces/microsoft-itp-elasticflow/elasticflow");
-        if !dir.exists() {
-            println!("skipped: {} not found", dir.display());
+        let Some(dir) = crate::test_support::shared("traces/microsoft-itp-elasticflow/elasticflow")
+        else {
             return;
-        }
+        };
         let expected = [
             ("cluster01.csv", 1_595),
             ("cluster02.csv", 5_778),

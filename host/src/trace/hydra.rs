@@ -160,21 +160,19 @@ mod tests {
             ("0,a,0,inf\n", "t.csv:2: A100: missing column"),
         ];
         crate::trace::test_support::check_malformed(parse, HEADER, &cases);
-        let err = parse(",job_name,norm_job_submit_time,ddl\n", "t.csv", None)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(err, "t.csv:1: header: missing column `A100`");
+        crate::trace::test_support::check_missing_column(
+            parse,
+            ",job_name,norm_job_submit_time,ddl\n",
+            "A100",
+        );
     }
 
     /// Counts from SOURCE.md: 5,000 jobs; 985 / 1,473 with deadlines.
     #[test]
     fn real_files_have_the_documented_deadline_fractions() {
-        let dir =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/hydra-pai-deadline");
-        if !dir.exists() {
-            println!("skipped: {} not found", dir.display());
+        let Some(dir) = crate::test_support::shared("traces/hydra-pai-deadline") else {
             return;
-        }
+        };
         for (name, with_deadline, below_v100) in
             [("20_ddl.csv", 985, 78), ("30_ddl.csv", 1_473, 132)]
         {

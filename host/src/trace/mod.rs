@@ -270,4 +270,15 @@ pub(crate) mod test_support {
             assert!(err.starts_with(want), "{err:?} should start with {want:?}");
         }
     }
+
+    /// Parses `header` alone as file `t.csv` and checks the error names the missing `column`
+    /// on line 1.
+    pub(crate) fn check_missing_column<T: std::fmt::Debug>(
+        parse: impl Fn(&str, &str, Option<usize>) -> Result<T, TraceError>,
+        header: &str,
+        column: &str,
+    ) {
+        let err = parse(header, "t.csv", None).unwrap_err().to_string();
+        assert_eq!(err, format!("t.csv:1: header: missing column `{column}`"));
+    }
 }

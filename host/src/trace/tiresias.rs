@@ -274,12 +274,9 @@ mod tests {
     /// Slice facts from the anchor's FORMAT.md §6 and the spec table of §2.
     #[test]
     fn real_anchor_inputs_match_format_md() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
-        let inputs = root.join("anchors/tiresias/inputs");
-        if !inputs.exists() {
-            println!("skipped: {} not found", inputs.display());
+        let Some(inputs) = crate::test_support::shared("anchors/tiresias/inputs") else {
             return;
-        }
+        };
         /// (GPUs, jobs) pairs of a slice.
         type GpuMix = &'static [(u16, usize)];
         // (file, jobs, total duration s, last submit s, GPU mix)
@@ -323,8 +320,7 @@ mod tests {
             let cluster = load_cluster(&inputs.join(name)).unwrap();
             assert_eq!(cluster.spec().to_string(), want, "{name}");
         }
-        let upstream = root.join("traces/tiresias");
-        if upstream.exists() {
+        if let Some(upstream) = crate::test_support::shared("traces/tiresias") {
             let jobs = load(&upstream.join("60_job.csv"), None).unwrap();
             assert_eq!(jobs.jobs.len(), 60);
             let total_ms: u64 = jobs.jobs.iter().map(|j| j.duration_ms).sum();
