@@ -8,9 +8,9 @@
 
 use clap::Parser;
 use gantry::dag::on_big_stack;
-use gantry::gpu::CudaBatch;
 use gantry::gpu::check::{
-    BenchRow, EMULATED_EQUALITY_SIZES, EqualityCase, benchmark, equality_check, equality_check_with,
+    BenchRow, EMULATED_EQUALITY_SIZES, EqualityCase, GPU_EQUALITY_SIZES, benchmark, equality_check,
+    equality_check_with,
 };
 use gantry::gpu::emulate::{EmulatorBuild, EmulatorProgram, KernelEmulator};
 use std::fmt::Write as _;
@@ -146,12 +146,10 @@ fn run(args: &Args) -> ExitCode {
 /// The equality cases: on the GPU, or with `--emulate` on the kernels' CPU emulation.
 fn equality_cases(args: &Args) -> Result<Vec<EqualityCase>, gantry::gpu::GpuError> {
     if args.small {
-        return equality_check_with(args.seed, &EMULATED_EQUALITY_SIZES, &mut |flat, config| {
-            Ok(Box::new(CudaBatch::new(flat, config)?))
-        });
+        return equality_check(args.seed, &EMULATED_EQUALITY_SIZES);
     }
     if !args.emulate {
-        return equality_check(args.seed);
+        return equality_check(args.seed, &GPU_EQUALITY_SIZES);
     }
     let dir = args.out.parent().unwrap_or(std::path::Path::new("."));
     let program = EmulatorProgram::build(&dir.join("kernel-emulator"), &EmulatorBuild::default())?;

@@ -140,10 +140,11 @@ pub const EMULATED_EQUALITY_SIZES: [EqualitySize; 5] = [
 pub type MakeEvaluator<'a> =
     dyn FnMut(&FlatDag, CudaConfig) -> Result<Box<dyn PopulationEvaluator>, GpuError> + 'a;
 
-/// CPU vs GPU (both kernels) on random DAGs of [`GPU_EQUALITY_SIZES`]; see
+/// CPU vs GPU (both kernels) on random DAGs of `sizes` ([`GPU_EQUALITY_SIZES`] for the GPU
+/// check, the smaller [`EMULATED_EQUALITY_SIZES`] under compute-sanitizer); see
 /// [`equality_check_with`].
-pub fn equality_check(seed: u64) -> Result<Vec<EqualityCase>, GpuError> {
-    equality_check_with(seed, &GPU_EQUALITY_SIZES, &mut |flat, config| {
+pub fn equality_check(seed: u64, sizes: &[EqualitySize]) -> Result<Vec<EqualityCase>, GpuError> {
+    equality_check_with(seed, sizes, &mut |flat, config| {
         Ok(Box::new(CudaBatch::new(flat, config)?))
     })
 }
@@ -348,7 +349,7 @@ mod tests {
     #[test]
     #[ignore = "needs a CUDA GPU (scripts/gpu-check.sh runs it)"]
     fn gpu_equals_cpu_on_random_dags() {
-        let cases = crate::dag::on_big_stack(|| equality_check(11)).unwrap();
+        let cases = crate::dag::on_big_stack(|| equality_check(11, &GPU_EQUALITY_SIZES)).unwrap();
         for c in &cases {
             println!("{} plans={} mismatches={}", c.name, c.plans, c.mismatches);
         }
