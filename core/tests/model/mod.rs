@@ -1,0 +1,708 @@
+//! An independent model of what the scheduler promises, and a driver that replays one event
+//! stream into both and compares them after every call.
+//!
+//! The model knows nothing of ranking, keys or placement: it keeps, per GPU, its health and
+//! owner and, per live job, its state, attained service and preemptions, and it applies the
+//! core's *decisions* to that state under the rules the docs promise:
+//!
+//! - a refused event changes nothing, emits nothing, and is refused for a reason the model
+//!   also sees (time going backwards, unknown or duplicate id, zero, oversized or
+//!   over-capacity request, past deadline, full table, a finish of a job that is not running,
+//!   a GPU outside the topology);
+//! - only a queued job starts, on exactly its gang of distinct, healthy, free GPUs inside the
+//!   topology; only a running job is preempted (for priority only under a preemptive order;
+//!   a `GpuDown` under a running job preempts it first, naming that GPU); only a queued job is
+//!   rejected; a deferred call (`handle_deferred`) makes no other decision;
+//! - attained service is exactly Σ GPUs × running time (saturating at `u64::MAX`), and
+//!   executed time Σ running time;
+//! - every accepted job is live exactly once until it finishes, is cancelled or is rejected;
+//! - after a complete pass, an order that skips a blocked head leaves no queued job that fits
+//!   in the free healthy GPUs.
+//!
+//! It is a few hundred lines on purpose, and shares no code with the core: the core's test
+//! `core/tests/model_check.rs` drives it with seeded random streams, and the cargo-fuzz
+//! target `fuzz/fuzz_targets/event_api.rs` with arbitrary bytes (it includes this file by
+//! path).
+
+use gantry_core::{
+    Decision, DurationMs, Event, GpuId, HeadOfLine, JobId, JobOrder, JobSpec, JobState, Placer,
+    PreemptReason, Preemption, SchedError, Scheduler, TimeMs, Topology,
+};
+use std::collections::BTreeMap;
+
+/// GPU capacity of the schedulers under test (topologies may use fewer).
+pub const G: usize = 16;
+/// Live-job capacity: small, so a full table is reached often.
+pub const J: usize = 8;
+/// Largest gang.
+pub const GANG: usize = 8;
+/// Job ids drawn (more than `J`, so ids are reused and unknown ids occur).
+const IDS: u8 = 24;
+/// Bytes per encoded operation (see [`Op::decode`]).
+pub const OP_BYTES: usize = 6;
+/// Follow-up ticks a caller may need to drain a pass: every decision takes a slot and a pass
+/// makes at most one decision per live job plus one per preemption, so `2·J + 2` rounds of a
+/// one-slot buffer always suffice.
+const MAX_ROUNDS: usize = 2 * J + 2;
+
+/// One operation of a stream: the event, the time it is sent at, and whether it goes through
+/// `handle_deferred` (no scheduling pass).
+#[derive(Clone, Copy, Debug)]
+pub struct Op {
+    /// The time passed in.
+    pub now: u64,
+    /// The event.
+    pub event: Event,
+    /// Sent through `handle_deferred`.
+    pub deferred: bool,
+}
+
+impl Op {
+    /// Decodes `OP_BYTES` bytes into an operation at the stream's clock `now` (updated for
+    /// time jumps). `running` and `live` name jobs the core holds, so finishes and cancels
+    /// hit real jobs often. Times reach `u64::MAX`; garbage is produced on purpose: unknown
+    /// ids, zero-GPU and oversized jobs, GPU ids outside the topology, time going backwards,
+    /// past, maximal and huge deadlines.
+    pub fn decode(bytes: &[u8], now: &mut u64, running: &[JobId], live: &[JobId]) -> Op {
+        let b = |i: usize| bytes.get(i).copied().unwrap_or(0);
+        let wide = u64::from_le_bytes([b(2), b(3), b(4), b(5), 0, 0, 0, 0]);
+        let (kind, a) = (b(0) & 0x3F, b(1));
+        // One call in four goes through `handle_deferred`.
+        let deferred = b(0) & 0xC0 == 0xC0;
+        let at = *now;
+        let event = match kind % 16 {
+            0..=3 => Event::Submit(submit(a, b(2), b(3), wide, at)),
+            4..=6 => pick(running, a).map_or(Event::Tick, Event::Finish),
+            7 => Event::Finish(JobId(u32::from(a % IDS))),
+            8 => pick(live, a).map_or(Event::Tick, Event::Cancel),
+            9 => Event::Cancel(JobId(u32::from(a % IDS))),
+            10 => Event::GpuDown(GpuId(u16::from(a % 20))),
+            11 => Event::GpuUp(GpuId(u16::from(a % 20))),
+            12 | 13 => {
+                *now = now.saturating_add(u64::from(u16::from_le_bytes([a, b(2)])));
+                Event::Tick
+            }
+            14 => {
+                // A jump far ahead (up to 2^39 ms), or rarely to just below the end of time,
+                // where every later deadline has passed and service saturates.
+                *now = if a == 0xFF {
+                    u64::MAX - u64::from(b(2))
+                } else {
+                    now.saturating_add(wide << (a >> 5))
+                };
+                Event::Tick
+            }
+            _ => {
+                return Op {
+                    now: at.saturating_sub(u64::from(a)),
+                    event: Event::Tick,
+                    deferred,
+                };
+            }
+        };
+        Op {
+            now: *now,
+            event,
+            deferred,
+        }
+    }
+}
+
+fn pick(ids: &[JobId], a: u8) -> Option<JobId> {
+    (!ids.is_empty()).then(|| ids[usize::from(a) % ids.len()])
+}
+
+fn submit(a: u8, gpus: u8, flags: u8, wide: u64, now: u64) -> JobSpec {
+    // Mostly 1–4 GPUs; one in two draws anything in 0..12 (zero and above the gang too).
+    let gpus = if gpus & 0x80 == 0 {
+        gpus % 4 + 1
+    } else {
+        gpus % 12
+    };
+    let mut spec = JobSpec::new(JobId(u32::from(a % IDS)), u16::from(gpus));
+    spec.deadline = match flags & 0x07 {
+        1 | 2 => Some(TimeMs(
+            now.saturating_add(u64::from(flags) * 97).saturating_sub(50),
+        )),
+        3 => Some(TimeMs(now.saturating_add(wide))),
+        4 => Some(TimeMs::MAX),
+        _ => None,
+    };
+    if flags & 0x08 != 0 {
+        spec.declared_length = Some(DurationMs(wide >> (flags >> 4)));
+    }
+    spec
+}
+
+/// A live job as the model sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ModelJob {
+    gpus: u16,
+    state: JobState,
+    attained_gpu_ms: u128,
+    executed_ms: u128,
+    preemptions: u32,
+    first_start: Option<u64>,
+}
+
+/// Why the core may refuse an event, as the model judges it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    TimeWentBackwards,
+    UnknownJob,
+    DuplicateJob,
+    ZeroGpu,
+    ExceedsHealthy,
+    GangTooLarge,
+    DeadlinePassed,
+    TableFull,
+    NotRunning,
+    UnknownGpu,
+}
+
+fn refusal_of(err: &SchedError) -> Option<Refusal> {
+    Some(match err {
+        SchedError::TimeWentBackwards { .. } => Refusal::TimeWentBackwards,
+        SchedError::UnknownJob(_) => Refusal::UnknownJob,
+        SchedError::DuplicateJob(_) => Refusal::DuplicateJob,
+        SchedError::ZeroGpuRequest(_) => Refusal::ZeroGpu,
+        SchedError::RequestExceedsCluster { .. } => Refusal::ExceedsHealthy,
+        SchedError::GangTooLarge { .. } => Refusal::GangTooLarge,
+        SchedError::DeadlineAlreadyPassed { .. } => Refusal::DeadlinePassed,
+        SchedError::JobTableFull(_) => Refusal::TableFull,
+        SchedError::JobNotRunning(_) => Refusal::NotRunning,
+        SchedError::UnknownGpu(_) => Refusal::UnknownGpu,
+        _ => return None,
+    })
+}
+
+/// The model's state.
+#[derive(Clone, Debug)]
+pub struct Model {
+    gpu_count: usize,
+    healthy: Vec<bool>,
+    owner: Vec<Option<JobId>>,
+    jobs: BTreeMap<u32, ModelJob>,
+    last_now: u64,
+    preemptive: bool,
+    skips_blocked_head: bool,
+    /// Accepted submissions, and how they left: finished, cancelled, rejected.
+    accepted: u64,
+    left: u64,
+}
+
+/// What one stream did, for tests that want to see the checks were exercised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Calls the core accepted.
+    pub accepted_calls: u64,
+    /// Calls it refused (each for a reason the model saw).
+    pub refused_calls: u64,
+    /// Starts, preemptions and rejections checked.
+    pub starts: u64,
+    /// Preemptions (priority or failure).
+    pub preemptions: u64,
+    /// Rejections.
+    pub rejections: u64,
+    /// Follow-up calls for a full decision buffer.
+    pub follow_ups: u64,
+    /// Idle-GPU checks made after complete passes with a queue.
+    pub idle_checks: u64,
+}
+
+impl Model {
+    fn new<O: JobOrder, P: Placer<G>>(core: &Scheduler<O, P, G, J, GANG>) -> Self {
+        let gpu_count = core.topology().gpu_count();
+        let config = core.config();
+        Self {
+            gpu_count,
+            healthy: vec![true; gpu_count],
+            owner: vec![None; gpu_count],
+            jobs: BTreeMap::new(),
+            last_now: 0,
+            preemptive: config.preemption == Preemption::On,
+            skips_blocked_head: config.head_of_line == HeadOfLine::Skip,
+            accepted: 0,
+            left: 0,
+        }
+    }
+
+    fn healthy_count(&self) -> usize {
+        self.healthy.iter().filter(|&&h| h).count()
+    }
+
+    fn free_count(&self) -> usize {
+        (0..self.gpu_count)
+            .filter(|&g| self.healthy[g] && self.owner[g].is_none())
+            .count()
+    }
+
+    /// Every reason the event may be refused now; empty = it must be accepted.
+    fn refusals(&self, now: u64, event: &Event) -> Vec<Refusal> {
+        let mut out = Vec::new();
+        if now < self.last_now {
+            out.push(Refusal::TimeWentBackwards);
+        }
+        let live = |id: JobId| self.jobs.get(&id.0);
+        match *event {
+            Event::Submit(spec) => {
+                let checks = [
+                    (spec.gpus == 0, Refusal::ZeroGpu),
+                    (live(spec.id).is_some(), Refusal::DuplicateJob),
+                    (usize::from(spec.gpus) > GANG, Refusal::GangTooLarge),
+                    (
+                        usize::from(spec.gpus) > self.healthy_count(),
+                        Refusal::ExceedsHealthy,
+                    ),
+                    (
+                        spec.deadline.is_some_and(|d| d.0 <= now),
+                        Refusal::DeadlinePassed,
+                    ),
+                    (self.jobs.len() >= J, Refusal::TableFull),
+                ];
+                out.extend(checks.iter().filter(|c| c.0).map(|c| c.1));
+            }
+            Event::Finish(id) => match live(id) {
+                None => out.push(Refusal::UnknownJob),
+                Some(j) if j.state != JobState::Running => out.push(Refusal::NotRunning),
+                Some(_) => {}
+            },
+            Event::Cancel(id) if live(id).is_none() => out.push(Refusal::UnknownJob),
+            Event::GpuDown(g) | Event::GpuUp(g) if usize::from(g.0) >= self.gpu_count => {
+                out.push(Refusal::UnknownGpu)
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// Credits running jobs up to `now`.
+    fn accrue(&mut self, now: u64) {
+        let dt = u128::from(now.saturating_sub(self.last_now));
+        for job in self.jobs.values_mut() {
+            if job.state == JobState::Running {
+                job.attained_gpu_ms += dt * u128::from(job.gpus);
+                job.executed_ms += dt;
+            }
+        }
+        self.last_now = self.last_now.max(now);
+    }
+
+    fn release(&mut self, id: JobId) {
+        for owner in self.owner.iter_mut().filter(|o| **o == Some(id)) {
+            *owner = None;
+        }
+    }
+
+    fn preempt(&mut self, id: JobId) -> Result<(), String> {
+        let job = self
+            .jobs
+            .get_mut(&id.0)
+            .ok_or(format!("preempted {id:?} is not live"))?;
+        if job.state != JobState::Running {
+            return Err(format!("preempted {id:?} is {:?}, not running", job.state));
+        }
+        job.state = JobState::Preempted;
+        job.preemptions = job.preemptions.saturating_add(1);
+        self.release(id);
+        Ok(())
+    }
+
+    fn remove(&mut self, id: JobId) {
+        self.release(id);
+        self.jobs.remove(&id.0);
+        self.left += 1;
+    }
+
+    /// Applies an accepted event; returns the preemption it must cause, if any.
+    fn apply_event(&mut self, event: Event) -> Result<Option<(JobId, GpuId)>, String> {
+        match event {
+            Event::Submit(spec) => {
+                self.jobs.insert(
+                    spec.id.0,
+                    ModelJob {
+                        gpus: spec.gpus,
+                        state: JobState::Waiting,
+                        attained_gpu_ms: 0,
+                        executed_ms: 0,
+                        preemptions: 0,
+                        first_start: None,
+                    },
+                );
+                self.accepted += 1;
+            }
+            Event::Finish(id) | Event::Cancel(id) => self.remove(id),
+            Event::GpuDown(g) => {
+                let i = usize::from(g.0);
+                self.healthy[i] = false;
+                if let Some(id) = self.owner[i] {
+                    self.preempt(id)?;
+                    return Ok(Some((id, g)));
+                }
+            }
+            Event::GpuUp(g) => self.healthy[usize::from(g.0)] = true,
+            Event::Tick => {}
+        }
+        Ok(None)
+    }
+
+    /// Applies the core's decisions, checking each is allowed.
+    fn apply_decisions(
+        &mut self,
+        decisions: &[Decision<GANG>],
+        now: u64,
+        in_pass: bool,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        for d in decisions {
+            match d {
+                Decision::Preempt {
+                    reason: PreemptReason::GpuFailed(g),
+                    ..
+                } => {
+                    return Err(format!("a GpuFailed({g:?}) preemption out of place: {d:?}"));
+                }
+                _ if !in_pass => return Err(format!("a deferred call decided {d:?}")),
+                Decision::Preempt { job, .. } => {
+                    if !self.preemptive {
+                        return Err(format!("non-preemptive order preempted {job:?}"));
+                    }
+                    self.preempt(*job)?;
+                    tally.preemptions += 1;
+                }
+                Decision::Reject { job, .. } => {
+                    let state = self.jobs.get(&job.0).map(|j| j.state);
+                    if !state.is_some_and(JobState::is_queued) {
+                        return Err(format!("rejected {job:?} in state {state:?}"));
+                    }
+                    self.remove(*job);
+                    tally.rejections += 1;
+                }
+                Decision::Start { job, gpus } => {
+                    self.start(*job, gpus.as_slice(), now)?;
+                    tally.starts += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, id: JobId, gpus: &[GpuId], now: u64) -> Result<(), String> {
+        let job = self
+            .jobs
+            .get(&id.0)
+            .ok_or(format!("started {id:?} is not live"))?;
+        if !job.state.is_queued() {
+            return Err(format!("started {id:?} is {:?}", job.state));
+        }
+        if gpus.len() != usize::from(job.gpus) {
+            return Err(format!("{id:?} wants {} GPUs, got {gpus:?}", job.gpus));
+        }
+        for g in gpus {
+            let i = usize::from(g.0);
+            if i >= self.gpu_count {
+                return Err(format!("{id:?} got {g:?} outside the topology"));
+            }
+            if !self.healthy[i] {
+                return Err(format!("{id:?} got failed {g:?}"));
+            }
+            if let Some(other) = self.owner[i] {
+                return Err(format!("{id:?} got {g:?}, held by {other:?}"));
+            }
+            self.owner[i] = Some(id);
+        }
+        if let Some(job) = self.jobs.get_mut(&id.0) {
+            job.state = JobState::Running;
+            job.first_start.get_or_insert(now);
+        }
+        Ok(())
+    }
+
+    /// The core's state against the model's.
+    fn compare<O: JobOrder, P: Placer<G>>(
+        &self,
+        core: &Scheduler<O, P, G, J, GANG>,
+    ) -> Result<(), String> {
+        core.check_invariants()
+            .map_err(|v| format!("core invariant: {v:?}"))?;
+        if core.now().0 != self.last_now {
+            return Err(format!(
+                "core time {} vs model {}",
+                core.now().0,
+                self.last_now
+            ));
+        }
+        let live: Vec<u32> = core.jobs().iter().map(|j| j.id().0).collect();
+        let mut sorted = live.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let expected: Vec<u32> = self.jobs.keys().copied().collect();
+        if sorted != expected || live.len() != sorted.len() {
+            return Err(format!("core live jobs {live:?}, model {expected:?}"));
+        }
+        if self.accepted != self.jobs.len() as u64 + self.left {
+            return Err("model accounting broke".into());
+        }
+        for job in core.jobs() {
+            let m = &self.jobs[&job.id().0];
+            let cap = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
+            let seen = (
+                job.spec.gpus,
+                job.state,
+                job.attained_gpu_ms,
+                job.executed.0,
+                job.preemptions,
+                job.first_started_at.map(|t| t.0),
+            );
+            let want = (
+                m.gpus,
+                m.state,
+                cap(m.attained_gpu_ms),
+                cap(m.executed_ms),
+                m.preemptions,
+                m.first_start,
+            );
+            if seen != want {
+                return Err(format!(
+                    "{:?}: core (gpus, state, attained, executed, preemptions, first start) \
+                     {seen:?}, model {want:?}",
+                    job.id()
+                ));
+            }
+        }
+        for g in 0..G {
+            let gpu = GpuId(g as u16);
+            let owner = self.owner.get(g).copied().flatten();
+            let healthy = self.healthy.get(g).copied().unwrap_or(false);
+            if core.gpu_owner(gpu) != owner || core.is_healthy(gpu) != healthy {
+                return Err(format!(
+                    "{gpu:?}: core owner {:?} healthy {}, model {owner:?} {healthy}",
+                    core.gpu_owner(gpu),
+                    core.is_healthy(gpu)
+                ));
+            }
+        }
+        let busy = self.owner.iter().filter(|o| o.is_some()).count();
+        if core.busy_gpu_count() != busy || core.healthy_gpu_count() != self.healthy_count() {
+            return Err("core GPU counters differ from the model".into());
+        }
+        Ok(())
+    }
+
+    /// After a complete pass: no queued job fits in the free healthy GPUs (orders that skip a
+    /// blocked head only).
+    fn check_no_idle_fit(&self, tally: &mut Tally) -> Result<(), String> {
+        if !self.skips_blocked_head {
+            return Ok(());
+        }
+        let free = self.free_count();
+        let queued = self.jobs.iter().filter(|(_, j)| j.state.is_queued());
+        let mut any = false;
+        for (id, job) in queued {
+            any = true;
+            if usize::from(job.gpus) <= free {
+                return Err(format!(
+                    "job {id} ({} GPUs) waits while {free} healthy GPUs are idle",
+                    job.gpus
+                ));
+            }
+        }
+        tally.idle_checks += u64::from(any);
+        Ok(())
+    }
+}
+
+type Snapshot = (Vec<gantry_core::Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
+
+fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snapshot {
+    let gpus = (0..G as u16).map(GpuId);
+    (
+        s.jobs().to_vec(),
+        gpus.clone().map(|g| s.gpu_owner(g)).collect(),
+        gpus.map(|g| s.is_healthy(g)).collect(),
+        s.now(),
+    )
+}
+
+/// Replays the operations encoded in `bytes` (`OP_BYTES` each) into a scheduler with this
+/// order, placer and topology and a `D`-slot decision buffer, and into the model; returns
+/// the first disagreement as text, naming the operation.
+pub fn check_stream<O: JobOrder, P: Placer<G>, const D: usize>(
+    order: O,
+    placer: P,
+    topology: Topology<G>,
+    bytes: &[u8],
+) -> Result<Tally, String> {
+    let mut core: Box<Scheduler<O, P, G, J, GANG>> =
+        Box::new(Scheduler::new(topology, order, placer));
+    let mut model = Model::new(&core);
+    let mut tally = Tally::default();
+    let mut clock = 0u64;
+    for (step, chunk) in bytes.chunks_exact(OP_BYTES).enumerate() {
+        let running: Vec<JobId> = (core.jobs().iter())
+            .filter(|j| j.state == JobState::Running)
+            .map(|j| j.id())
+            .collect();
+        let live: Vec<JobId> = core.jobs().iter().map(|j| j.id()).collect();
+        let op = Op::decode(chunk, &mut clock, &running, &live);
+        one_call::<O, P, D>(&mut core, &mut model, op, &mut tally)
+            .map_err(|e| format!("op {step} ({op:?}): {e}"))?;
+    }
+    Ok(tally)
+}
+
+fn one_call<O: JobOrder, P: Placer<G>, const D: usize>(
+    core: &mut Scheduler<O, P, G, J, GANG>,
+    model: &mut Model,
+    op: Op,
+    tally: &mut Tally,
+) -> Result<(), String> {
+    let refusals = model.refusals(op.now, &op.event);
+    let before = snapshot(core);
+    let mut out: heapless::Vec<Decision<GANG>, D> = heapless::Vec::new();
+    let now = TimeMs(op.now);
+    let result = if op.deferred {
+        core.handle_deferred(now, op.event, &mut out)
+    } else {
+        core.handle(now, op.event, &mut out)
+    };
+    let outcome = match result {
+        Err(err) => {
+            let why = refusal_of(&err);
+            if !why.is_some_and(|r| refusals.contains(&r)) {
+                return Err(format!(
+                    "refused with {err:?}; the model allows {refusals:?}"
+                ));
+            }
+            if snapshot(core) != before || !out.is_empty() {
+                return Err(format!(
+                    "refusal {err:?} changed the state or decided {out:?}"
+                ));
+            }
+            tally.refused_calls += 1;
+            return Ok(());
+        }
+        Ok(outcome) => outcome,
+    };
+    if !refusals.is_empty() {
+        return Err(format!("accepted; the model expected one of {refusals:?}"));
+    }
+    tally.accepted_calls += 1;
+    model.accrue(op.now);
+    let failed = model.apply_event(op.event)?;
+    let mut decisions: &[Decision<GANG>] = &out;
+    if let Some((job, gpu)) = failed {
+        let want = Decision::Preempt {
+            job,
+            reason: PreemptReason::GpuFailed(gpu),
+        };
+        if decisions.first() != Some(&want) {
+            return Err(format!("expected {want:?} first, got {decisions:?}"));
+        }
+        decisions = &decisions[1..];
+        tally.preemptions += 1;
+    }
+    model.apply_decisions(decisions, op.now, !op.deferred, tally)?;
+    let mut more = outcome.more_pending;
+    let mut rounds = 0;
+    while more {
+        rounds += 1;
+        if rounds > MAX_ROUNDS {
+            return Err(format!("more_pending after {MAX_ROUNDS} follow-up ticks"));
+        }
+        out.clear();
+        more = core
+            .handle(now, Event::Tick, &mut out)
+            .map_err(|e| format!("follow-up tick refused: {e:?}"))?
+            .more_pending;
+        model.apply_decisions(&out, op.now, true, tally)?;
+        tally.follow_ups += 1;
+    }
+    model.compare(core)?;
+    if !op.deferred {
+        model.check_no_idle_fit(tally)?;
+    }
+    Ok(())
+}
+
+/// The model's own checks fail on the faults they exist to catch (so a passing stream means
+/// something): decisions a broken core could make, fed to the model by hand.
+#[cfg(test)]
+mod catches {
+    use super::*;
+    use gantry_core::{Fifo, FirstFit, GpuSet, LinkWeights};
+
+    fn model_with_two_jobs() -> Model {
+        let topology = Topology::<G>::uniform(1, 1, 4, LinkWeights::PROXIMITY_DRL).unwrap();
+        let core: Scheduler<Fifo, FirstFit, G, J, GANG> = Scheduler::new(topology, Fifo, FirstFit);
+        let mut model = Model::new(&core);
+        for id in [1, 2] {
+            model
+                .apply_event(Event::Submit(JobSpec::new(JobId(id), 2)))
+                .unwrap();
+        }
+        model
+    }
+
+    fn start(job: u32, gpus: &[u16]) -> Decision<GANG> {
+        let mut set = GpuSet::new();
+        for &g in gpus {
+            set.insert(GpuId(g)).unwrap();
+        }
+        Decision::Start {
+            job: JobId(job),
+            gpus: set,
+        }
+    }
+
+    fn apply(model: &mut Model, decisions: &[Decision<GANG>]) -> Result<(), String> {
+        model.apply_decisions(decisions, 0, true, &mut Tally::default())
+    }
+
+    #[test]
+    fn a_gpu_given_twice_is_caught() {
+        let mut m = model_with_two_jobs();
+        let err = apply(&mut m, &[start(1, &[0, 1]), start(2, &[1, 2])]).unwrap_err();
+        assert!(err.contains("held by"), "{err}");
+    }
+
+    #[test]
+    fn a_failed_gpu_given_is_caught() {
+        let mut m = model_with_two_jobs();
+        m.apply_event(Event::GpuDown(GpuId(3))).unwrap();
+        let err = apply(&mut m, &[start(1, &[2, 3])]).unwrap_err();
+        assert!(err.contains("failed"), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_gang_or_a_bad_transition_is_caught() {
+        let mut m = model_with_two_jobs();
+        assert!(apply(&mut m, &[start(1, &[0])]).is_err());
+        let preempt = Decision::Preempt {
+            job: JobId(2),
+            reason: PreemptReason::Priority,
+        };
+        assert!(apply(&mut m, &[preempt]).is_err(), "FIFO does not preempt");
+        assert!(apply(&mut m, &[start(1, &[0, 1]), start(1, &[2, 3])]).is_err());
+    }
+
+    #[test]
+    fn an_idle_gpu_beside_a_fitting_job_is_caught() {
+        let mut m = model_with_two_jobs();
+        m.skips_blocked_head = true;
+        apply(&mut m, &[start(1, &[0, 1])]).unwrap();
+        let err = m.check_no_idle_fit(&mut Tally::default()).unwrap_err();
+        assert!(err.contains("waits while 2 healthy GPUs are idle"), "{err}");
+    }
+
+    #[test]
+    fn service_is_credited_per_gpu_and_saturates() {
+        let mut m = model_with_two_jobs();
+        apply(&mut m, &[start(1, &[0, 1])]).unwrap();
+        m.accrue(1_000);
+        assert_eq!(m.jobs[&1].attained_gpu_ms, 2_000);
+        assert_eq!(m.jobs[&2].attained_gpu_ms, 0);
+        m.accrue(u64::MAX);
+        assert!(m.jobs[&1].attained_gpu_ms > u128::from(u64::MAX));
+    }
+}
