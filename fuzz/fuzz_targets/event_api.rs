@@ -1,91 +1,123 @@
-//! Fuzzes the core's event API: arbitrary bytes become an event sequence (garbage included:
-//! unknown ids, zero-GPU and oversized jobs, GPU ids out of range, time going backwards,
-//! past deadlines) fed to schedulers with preemptive and non-preemptive orders. After every
-//! event the invariants must hold, and an event that returned an error must have changed
-//! nothing. Any panic is a finding.
+//! Fuzzes the core's event API against the independent model of
+//! `core/tests/model/mod.rs` (included by path: the same checks the test
+//! `core/tests/model_check.rs` runs on seeded streams).
+//!
+//! The first `HEADER` bytes choose the order (all of them), the placer, the decision buffer
+//! (1 to 64 slots), the tree's shape, heterogeneous GPU speeds and the link weights — at any
+//! scale from 2^-60 to 2^60 per level, or raw `f64` bits (NaN, infinities, negatives,
+//! subnormals); the rest are operations of `model::OP_BYTES` bytes each: garbage events
+//! included (unknown ids, zero-GPU and oversized jobs, GPU ids out of range, time going
+//! backwards), times up to `u64::MAX`, deferred calls. After every call the model's checks
+//! must hold; any panic is a finding.
 #![no_main]
 
-use gantry_core::placement::{LoadBalance, ProximityGreedy};
+#[path = "../../core/tests/model/mod.rs"]
+mod model;
+
+use gantry_core::order::{CompatPolicy, TiresiasCompat};
+use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};
 use gantry_core::{
-    BestFit, Decision, DurationMs, Event, Fifo, GpuId, Job, JobId, JobOrder, JobSpec, JobState, Las, LasConfig,
-    LinkWeights, Placer, Scheduler, TimeMs, Tias, Topology,
+    BestFit, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig, LengthMetric,
+    LinkWeights, Placer, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
 };
 use libfuzzer_sys::fuzz_target;
+use model::{G, check_stream};
 
-const G: usize = 16;
-const J: usize = 8;
-const GANG: usize = 8;
+/// Bytes that configure the run before the operations start.
+const HEADER: usize = 16;
 
-fn event_of(op: &[u8], now: &mut u64, running: &[JobId]) -> (u64, Event) {
-    let (kind, a, b, c) = (op[0], op[1], op[2], op[3]);
-    let at = *now;
-    match kind % 9 {
-        0 | 1 => {
-            let mut spec = JobSpec::new(JobId(u32::from(a % 24)), u16::from(b % 12));
-            if c & 1 == 1 {
-                spec.deadline = Some(TimeMs(now.saturating_add(u64::from(c) * 97).saturating_sub(50)));
-            }
-            if c & 2 == 2 {
-                spec.declared_length = Some(DurationMs(u64::from(a) * 131));
-            }
-            if c == 255 {
-                spec.deadline = Some(TimeMs::MAX);
-            }
-            (at, Event::Submit(spec))
-        }
-        2 => (at, Event::Finish(JobId(u32::from(a % 24)))),
-        3 => (at, running.get(usize::from(a)).map_or(Event::Tick, |&id| Event::Finish(id))),
-        4 => (at, Event::Cancel(JobId(u32::from(a % 24)))),
-        5 => (at, Event::GpuDown(GpuId(u16::from(a % 20)))),
-        6 => (at, Event::GpuUp(GpuId(u16::from(a % 20)))),
-        7 => {
-            *now = now.saturating_add(u64::from(u16::from_le_bytes([a, b])));
-            (*now, Event::Tick)
-        }
-        _ => (now.saturating_sub(u64::from(a)), Event::Tick),
+/// A link weight from one byte of exponent and a flag: the Proximity-DRL weight scaled by
+/// 2^(e − 128) / 2 (2^-64 … 2^63), or (flag) the raw bits of `raw`.
+fn weight(base: f64, exponent: u8, raw_bits: bool, raw: u64) -> f64 {
+    if raw_bits {
+        f64::from_bits(raw)
+    } else {
+        base * libm::exp2((f64::from(exponent) - 128.0) / 2.0)
     }
 }
 
-type Snapshot = (Vec<Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
-
-fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snapshot {
-    let gpus = (0..G as u16).map(GpuId);
-    (s.jobs().to_vec(), gpus.clone().map(|g| s.gpu_owner(g)).collect(), gpus.map(|g| s.is_healthy(g)).collect(), s.now())
-}
-
-fn run<O: JobOrder, P: Placer<G>>(order: O, placer: P, data: &[u8]) {
-    let topology = Topology::<G>::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).expect("fixed shape");
-    let mut s: Scheduler<O, P, G, J, GANG> = Scheduler::new(topology, order, placer);
-    let mut now = 0u64;
-    for op in data.chunks_exact(4) {
-        let running: Vec<JobId> = s.jobs().iter().filter(|j| j.state == JobState::Running).map(Job::id).collect();
-        let (at, event) = event_of(op, &mut now, &running);
-        let before = snapshot(&s);
-        let mut out: heapless::Vec<Decision<GANG>, 4> = heapless::Vec::new();
-        match s.handle(TimeMs(at), event, &mut out) {
-            Err(err) => assert!(snapshot(&s) == before && out.is_empty(), "{event:?} -> {err:?} changed state"),
-            Ok(outcome) => {
-                // A small buffer: drain what is pending, as a caller must.
-                let mut more = outcome.more_pending;
-                let mut rounds = 0;
-                while more {
-                    out.clear();
-                    more = s.handle(TimeMs(at), Event::Tick, &mut out).expect("tick at same time").more_pending;
-                    rounds += 1;
-                    assert!(rounds < 64, "more_pending never ends");
-                }
+fn topology(h: &[u8]) -> Topology<G> {
+    let w = LinkWeights::PROXIMITY_DRL;
+    let raw = u64::from_le_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]);
+    let flags = h[3];
+    let weights = LinkWeights {
+        gpu_peer: weight(w.gpu_peer, h[4], flags & 0x10 != 0, raw),
+        gpu_machine: weight(w.gpu_machine, h[5], flags & 0x20 != 0, raw.rotate_left(16)),
+        machine_rack: weight(w.machine_rack, h[6], flags & 0x40 != 0, raw.rotate_left(32)),
+        rack_root: weight(w.rack_root, h[7], flags & 0x80 != 0, raw.rotate_left(48)),
+    };
+    // 1–2 racks × 1–3 machines × 1–4 GPUs, speeds 1..=4000 per mille from the header.
+    let mut topo = Topology::new(weights);
+    let racks = 1 + (flags & 1);
+    let machines = 1 + (flags >> 1) % 3;
+    for r in 0..racks {
+        if topo.add_rack().is_err() {
+            break;
+        }
+        for m in 0..machines {
+            let i = usize::from(r * 3 + m);
+            let gpus = 1 + u16::from(h[8 + i % 8] % 4);
+            let speed = 1 + u16::from(h[(4 + i) % HEADER]) * 15;
+            if topo.add_machine(gpus, speed).is_err() {
+                break;
             }
         }
-        if let Err(v) = s.check_invariants() {
-            panic!("{event:?}: {v:?}");
-        }
-        let held: usize = s.jobs().iter().filter(|j| j.state == JobState::Running).map(|j| usize::from(j.spec.gpus)).sum();
-        assert_eq!(held, s.busy_gpu_count(), "GPU accounting");
+    }
+    topo
+}
+
+fn with_buffer<O: JobOrder, P: Placer<G>>(order: O, placer: P, h: &[u8], ops: &[u8]) {
+    let topo = topology(h);
+    let result = match h[2] % 4 {
+        0 => check_stream::<_, _, 1>(order, placer, topo, ops),
+        1 => check_stream::<_, _, 2>(order, placer, topo, ops),
+        2 => check_stream::<_, _, 4>(order, placer, topo, ops),
+        _ => check_stream::<_, _, 64>(order, placer, topo, ops),
+    };
+    if let Err(e) = result {
+        panic!("model check: {e}");
+    }
+}
+
+fn with_placer<O: JobOrder>(order: O, h: &[u8], ops: &[u8]) {
+    match h[1] % 6 {
+        0 => with_buffer(order, FirstFit, h, ops),
+        1 => with_buffer(order, BestFit, h, ops),
+        2 => with_buffer(order, RandomPlacer::new(u64::from(h[8])), h, ops),
+        3 => with_buffer(order, LoadBalance, h, ops),
+        4 => with_buffer(order, ProximityGreedy, h, ops),
+        _ => with_buffer(order, ExactOptimal::<G>::new(OptimalConfig::default()), h, ops),
     }
 }
 
 fuzz_target!(|data: &[u8]| {
-    run(Fifo, BestFit, data);
-    run(Las::new(LasConfig::default()), ProximityGreedy, data);
-    run(Tias::default(), LoadBalance, data);
+    if data.len() < HEADER {
+        return;
+    }
+    let (h, ops) = data.split_at(HEADER);
+    let mut guarded = LasConfig::default();
+    guarded.promote_knob_permille = 1_000;
+    let mut las_time = LasConfig::default();
+    las_time.service = LengthMetric::Time;
+    let compat = |p| TiresiasCompat::new(p);
+    match h[0] % 14 {
+        0 => with_placer(Fifo, h, ops),
+        1 => with_placer(Sjf::default(), h, ops),
+        2 => with_placer(Srtf::default(), h, ops),
+        3 => with_placer(Srtf { metric: LengthMetric::GpuTime }, h, ops),
+        4 => with_placer(Edf, h, ops),
+        5 => with_placer(Las::new(LasConfig::default()), h, ops),
+        6 => with_placer(Las::new(guarded), h, ops),
+        7 => with_placer(Las::new(las_time), h, ops),
+        8 => with_placer(Tias::default(), h, ops),
+        9 => with_placer(
+            Tias::new(TiasConfig { hopeless: HopelessPolicy::Reject, ..TiasConfig::default() }),
+            h,
+            ops,
+        ),
+        10 => with_placer(compat(CompatPolicy::Dlas(LengthMetric::Time)), h, ops),
+        11 => with_placer(compat(CompatPolicy::Dlas(LengthMetric::GpuTime)), h, ops),
+        12 => with_placer(compat(CompatPolicy::Shortest(LengthMetric::Time)), h, ops),
+        _ => with_placer(compat(CompatPolicy::Shortest(LengthMetric::GpuTime)), h, ops),
+    }
 });

@@ -1,14 +1,15 @@
 //! `gantry compare`: several job orders × placers on the same workload, in parallel (rayon),
 //! one row each.
 
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, RunInfo, cell};
 use crate::policy::{OrderKind, PlacerKind};
 use crate::sim::{SimError, simulate};
 use crate::workload::Workload;
 use rayon::prelude::*;
 
 /// Simulates every `(order, placer)` pair on `workload`; rows come back in the order of the
-/// pairs (orders outer, placers inner), whatever order the threads finish in.
+/// pairs (orders outer, placers inner), whatever order the threads finish in, each labelled
+/// with the run ([`RunInfo`]).
 pub fn compare(
     workload: &Workload,
     orders: &[OrderKind],
@@ -28,7 +29,10 @@ pub fn compare(
                 placer,
                 &workload.config,
             )
-            .map(|out| Metrics::from_output(&out))
+            .map(|out| {
+                let run = RunInfo::new(&workload.name, workload.cluster, &workload.config);
+                Metrics::from_output(&out).with_run(run)
+            })
         })
         .collect()
 }
@@ -45,6 +49,7 @@ pub fn table(rows: &[Metrics]) -> String {
         "avg JCT deadline (s)",
         "avg JCT non-deadline (s)",
         "p99 JCT (s)",
+        "avg waiting (s)",
         "makespan (s)",
         "deadline miss rate",
         "preemptions",
@@ -56,15 +61,16 @@ pub fn table(rows: &[Metrics]) -> String {
             m.order.clone(),
             m.placement.clone(),
             m.jobs.to_string(),
-            format!("{:.0}", m.avg_jct_s),
-            format!("{:.0}", m.avg_jct_deadline_s),
-            format!("{:.0}", m.avg_jct_nondeadline_s),
-            format!("{:.0}", m.p99_jct_s),
+            cell(m.avg_jct_s, 0),
+            cell(m.avg_jct_deadline_s, 0),
+            cell(m.avg_jct_nondeadline_s, 0),
+            cell(m.p99_jct_s, 0),
+            cell(m.avg_waiting_s, 0),
             format!("{:.0}", m.makespan_s),
-            format!("{:.3}", m.deadline_miss_rate),
+            cell(m.deadline_miss_rate, 3),
             m.preemptions.to_string(),
-            format!("{:.3}", m.utilization),
-            format!("{:.4}", m.avg_comm_cost),
+            cell(m.utilization, 3),
+            cell(m.avg_comm_cost, 4),
         ]);
     }
     t.to_string()

@@ -4,11 +4,13 @@
 //! `gantry-core` scheduler through its event API, metrics, and the `gantry` CLI.
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
+pub mod cli;
 pub mod compare;
 pub mod dag;
 pub mod gpu;
 pub mod learn;
 pub mod metrics;
+pub mod paths;
 pub mod policy;
 pub mod proximity;
 pub mod record;
@@ -26,14 +28,10 @@ pub(crate) mod test_support {
     /// `../shared/{relative}` beside the repository (traces, anchors), or `None` after a
     /// one-line "skipped" notice, so tests on real data pass where the data is absent.
     pub(crate) fn shared(relative: &str) -> Option<PathBuf> {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared")
-            .join(relative);
-        if path.exists() {
-            Some(path)
-        } else {
+        let path = crate::paths::shared_data(relative);
+        if path.is_none() {
             println!("skipped: ../shared/{relative} not found");
-            None
         }
+        path
     }
 }

@@ -2,17 +2,23 @@
 //! library modules.
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use gantry::cli::{
+    PpoModel, check_ppo_model, error_text, is_closed_pipe, refuse_flags, write_line, write_out,
+};
 use gantry::compare;
 use gantry::dag::{self, cli::DagArgs};
-use gantry::metrics::Metrics;
+use gantry::learn::scorer::DEFAULT_PPO_MODEL;
+use gantry::metrics::{Metrics, RunInfo};
+use gantry::paths::{require_input, resolve_repo_path};
 use gantry::policy::{OrderKind, PlacerKind};
-use gantry::proximity::cli::{ScenarioArgs, TrainPlacementArgs, run_scenario, run_train, table};
+use gantry::proximity::cli::{
+    SCENARIO_FLAG_IDS, ScenarioArgs, TrainPlacementArgs, run_scenario, run_train, table,
+};
 use gantry::record::{self, RecordHeader};
 use gantry::sim::simulate;
-use gantry::workload::WorkloadArgs;
-use std::io::Write as _;
-use std::path::PathBuf;
+use gantry::workload::{WORKLOAD_FLAG_IDS, WorkloadArgs};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// gantry: a GPU-cluster scheduling core (TIAS job order, Proximity-DRL placement,
@@ -65,7 +71,8 @@ enum CheckInput {
 
 #[derive(Args, Debug)]
 struct TiresiasCheckArgs {
-    /// The anchor folder (`inputs/`, `perjob/`, `results.md`).
+    /// The anchor folder (`inputs/`, `perjob/`, `results.md`); relative paths also resolve
+    /// against the repository.
     #[arg(long, default_value = "../shared/anchors/tiresias")]
     anchors: PathBuf,
     /// Inputs, comma separated.
@@ -89,9 +96,16 @@ struct SimulateArgs {
     /// Record every event and decision to this file (replay with `gantry replay`).
     #[arg(long)]
     record: Option<PathBuf>,
+    /// Write one CSV row per job (submit, start, finish, GPUs, deadline, met, waiting, …).
+    #[arg(long, value_name = "FILE")]
+    jobs_csv: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// With `--placement ppo`: if the model cannot be loaded, run proximity-greedy under the
+    /// label `ppo→greedy` instead of failing.
+    #[arg(long)]
+    allow_fallback: bool,
 }
 
 #[derive(Args, Debug)]
@@ -107,6 +121,10 @@ struct CompareArgs {
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
+    /// With `ppo` among the placers: if its model cannot be loaded, run proximity-greedy
+    /// under the label `ppo→greedy` instead of failing.
+    #[arg(long)]
+    allow_fallback: bool,
     /// Instead of a trace: a placement scenario (`proximity-drl`, their environment).
     #[command(flatten)]
     scenario: ScenarioArgs,
@@ -119,9 +137,50 @@ struct ReplayArgs {
     /// Print the recording as text instead of replaying it.
     #[arg(long)]
     dump: bool,
+    /// After a replay that matches, print the run's metrics (rebuilt from the recording).
+    #[arg(long)]
+    metrics: bool,
+    /// With `--metrics`: one JSON object instead of a table.
+    #[arg(long, requires = "metrics")]
+    json: bool,
+}
+
+/// Creates (truncates) an output file before a long run, so a bad path fails at once.
+fn create_output(path: &Path, flag: &str) -> anyhow::Result<std::fs::File> {
+    std::fs::File::create(path).with_context(|| format!("{flag} {}", path.display()))
+}
+
+/// The label of a `ppo` row when its model is missing and fallback is allowed; an error
+/// when it is not allowed. `None`: no `ppo` row, or its model loaded.
+fn ppo_fallback(placers: &[PlacerKind], allow_fallback: bool) -> anyhow::Result<Option<String>> {
+    if !placers.contains(&PlacerKind::Ppo) {
+        return Ok(None);
+    }
+    Ok(
+        match check_ppo_model(Path::new(DEFAULT_PPO_MODEL), allow_fallback)? {
+            PpoModel::Loaded => None,
+            PpoModel::Fallback(label) => Some(label),
+        },
+    )
+}
+
+/// Relabels `ppo` rows that ran proximity-greedy.
+fn label_fallback(rows: &mut [Metrics], label: Option<&String>) {
+    for row in rows.iter_mut().filter(|r| r.placement == "ppo") {
+        if let Some(label) = label {
+            row.placement = label.clone();
+        }
+    }
 }
 
 fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
+    let fallback = ppo_fallback(&[args.placement], args.allow_fallback)?;
+    let record_file = (args.record.as_deref())
+        .map(|p| create_output(p, "--record"))
+        .transpose()?;
+    if let Some(path) = &args.jobs_csv {
+        create_output(path, "--jobs-csv")?;
+    }
     let workload = args.workload.load()?;
     let out = simulate(
         &workload.jobs,
@@ -131,7 +190,7 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
         &workload.config,
     )
     .with_context(|| format!("simulating {}", workload.name))?;
-    if let Some(path) = &args.record {
+    if let (Some(path), Some(mut file)) = (&args.record, record_file) {
         let header = RecordHeader::new(
             &workload.name,
             workload.cluster,
@@ -139,76 +198,114 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
             args.placement,
             &workload.config,
         );
-        std::fs::write(path, record::encode(&header, &out))
+        std::io::Write::write_all(&mut file, &record::encode(&header, &out))
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    let metrics = Metrics::from_output(&out);
-    if args.json {
-        println!("{}", serde_json::to_string(&metrics)?);
-    } else {
-        println!("{}", workload.describe());
-        println!("{}", metrics.table());
+    if let Some(path) = &args.jobs_csv {
+        Metrics::write_jobs_csv(&out, path)?;
     }
-    Ok(())
+    let run = RunInfo::new(&workload.name, workload.cluster, &workload.config);
+    let mut metrics = [Metrics::from_output(&out).with_run(run)];
+    label_fallback(&mut metrics, fallback.as_ref());
+    if args.json {
+        write_line(serde_json::to_string(&metrics[0])?)
+    } else {
+        write_line(workload.describe())?;
+        write_line(metrics[0].table())
+    }
 }
 
-fn run_compare(args: &CompareArgs) -> anyhow::Result<()> {
+/// `compare`: a scenario refuses the trace flags, a trace run refuses the scenario's.
+fn run_compare(args: &CompareArgs, matches: &clap::ArgMatches) -> anyhow::Result<()> {
+    let command = Cli::command();
+    let command = command
+        .find_subcommand("compare")
+        .context("the compare subcommand")?;
     if args.scenario.scenario.is_some() {
+        let mut refused: Vec<&str> = WORKLOAD_FLAG_IDS.to_vec();
+        refused.push("orders");
+        refuse_flags(
+            command,
+            matches,
+            &refused,
+            "compare --scenario proximity-drl",
+            "it runs Proximity-DRL's own 32-GPU environment and 30-job episodes: choose them \
+             with --seeds, --jobs and --variant, the placers with --placements",
+        )?;
         let mut scenario = args.scenario.clone();
         scenario.json = args.json;
+        scenario.allow_fallback = args.allow_fallback;
         if !args.placements.is_empty() {
             scenario.placements = args.placements.clone();
         }
-        let rows = run_scenario(&scenario)?;
-        if args.json {
-            println!("{}", serde_json::to_string(&rows)?);
+        let run = run_scenario(&scenario)?;
+        return if args.json {
+            write_line(serde_json::to_string(&run.rows)?)
         } else {
-            println!("{}", table(&rows));
-        }
-        return Ok(());
+            write_line(&run.info)?;
+            write_line(table(&run.rows))
+        };
     }
-    let workload = args.workload.load()?;
+    refuse_flags(
+        command,
+        matches,
+        &SCENARIO_FLAG_IDS,
+        "compare on a trace",
+        "those flags belong to --scenario proximity-drl",
+    )?;
     let placements = if args.placements.is_empty() {
         vec![PlacerKind::FirstFit]
     } else {
         args.placements.clone()
     };
-    let rows = compare::compare(&workload, &args.orders, &placements)?;
+    let fallback = ppo_fallback(&placements, args.allow_fallback)?;
+    let workload = args.workload.load()?;
+    let mut rows = compare::compare(&workload, &args.orders, &placements)?;
+    label_fallback(&mut rows, fallback.as_ref());
     if args.json {
-        println!("{}", serde_json::to_string(&rows)?);
+        write_line(serde_json::to_string(&rows)?)
     } else {
-        println!("{}", workload.describe());
-        println!("{}", compare::table(&rows));
+        write_line(workload.describe())?;
+        write_line(compare::table(&rows))
     }
-    Ok(())
 }
 
 fn run_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let recording = record::read(&args.file)?;
     if args.dump {
-        // A closed pipe (`| head`) is not an error for a dump.
-        let _ = std::io::stdout()
-            .lock()
-            .write_all(record::dump(&recording).as_bytes());
+        write_out(record::dump(&recording))?;
         return Ok(ExitCode::SUCCESS);
     }
     let report = record::replay(&recording)?;
     match &report.mismatch {
         None => {
-            println!(
+            let matched = format!(
                 "{}: all {} entries replayed, every decision matches",
                 args.file.display(),
                 report.total
             );
+            if !args.metrics {
+                write_line(matched)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let h = &recording.header;
+            let run = RunInfo::new(&h.trace, h.cluster, &h.config);
+            let metrics = Metrics::from_output(&record::outcome(&recording)?).with_run(run);
+            if args.json {
+                write_line(serde_json::to_string(&metrics)?)?;
+            } else {
+                write_line(matched)?;
+                write_line(metrics.table())?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Some(m) => {
-            println!(
+            write_line(format!(
                 "{}: {} of {} entries matched; {m}",
                 args.file.display(),
                 report.matched,
                 report.total
-            );
+            ))?;
             Ok(ExitCode::FAILURE)
         }
     }
@@ -222,8 +319,7 @@ fn run_dag(args: &DagArgs) -> anyhow::Result<()> {
         eprintln!("gantry: Gantt chart written to {}", path.display());
     }
     if args.json {
-        println!("{}", serde_json::to_string(&reports)?);
-        return Ok(());
+        return write_line(serde_json::to_string(&reports)?);
     }
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::ASCII_MARKDOWN);
@@ -249,9 +345,12 @@ fn run_dag(args: &DagArgs) -> anyhow::Result<()> {
             format!("{:.1}", r.plan_ms),
         ]);
     }
-    println!("input: {} (seed {})", args.input.display(), args.seed);
-    println!("{table}");
-    Ok(())
+    write_line(format!(
+        "input: {} (seed {})",
+        args.input.display(),
+        args.seed
+    ))?;
+    write_line(table)
 }
 
 fn run_tiresias_check(args: &TiresiasCheckArgs) -> anyhow::Result<()> {
@@ -264,44 +363,69 @@ fn run_tiresias_check(args: &TiresiasCheckArgs) -> anyhow::Result<()> {
             CheckInput::P10k => &PHILLY_10K[..],
         });
     }
-    let rows = tc::check(&args.anchors, &inputs)?;
+    let rows = tc::check(&require_input(&args.anchors, "--anchors")?, &inputs)?;
     if args.json {
-        println!("{}", serde_json::to_string(&rows)?);
-    } else {
-        println!("{}", tc::table(&rows));
-        for r in rows.iter().filter(|r| !r.first_differences.is_empty()) {
-            println!(
-                "{} {} {}: {}",
-                r.policy,
-                r.input,
-                r.cluster,
-                r.first_differences.join("; ")
-            );
-        }
+        return write_line(serde_json::to_string(&rows)?);
+    }
+    write_line(tc::table(&rows))?;
+    for r in rows.iter().filter(|r| !r.first_differences.is_empty()) {
+        write_line(format!(
+            "{} {} {}: {}",
+            r.policy,
+            r.input,
+            r.cluster,
+            r.first_differences.join("; ")
+        ))?;
     }
     Ok(())
 }
 
-fn main() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+fn run(cli: &Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Simulate(args) => run_simulate(args).map(|()| ExitCode::SUCCESS),
-        Command::Compare(args) => run_compare(args).map(|()| ExitCode::SUCCESS),
+        Command::Compare(args) => {
+            let sub = matches
+                .subcommand_matches("compare")
+                .context("compare's arguments")?;
+            run_compare(args, sub).map(|()| ExitCode::SUCCESS)
+        }
         Command::Replay(args) => run_replay(args),
         Command::Dag(args) => run_dag(args).map(|()| ExitCode::SUCCESS),
         Command::TiresiasCheck(args) => run_tiresias_check(args).map(|()| ExitCode::SUCCESS),
         Command::Train(TrainCommand::Placement(args)) => {
-            println!("{}", run_train(args)?);
+            write_line(run_train(args)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Train(TrainCommand::Dag(args)) => {
-            let report = gantry::learn::ddqn::run_train_dag(args)?;
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            let mut args = args.clone();
+            args.worl_traces = resolve_repo_path(&args.worl_traces);
+            let report = gantry::learn::ddqn::run_train_dag(&args)?;
+            write_line(serde_json::to_string_pretty(&report)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::DagTable(args) => {
-            print!("{}", gantry::dag::table::run(args)?);
+            let mut args = args.clone();
+            args.traces = require_input(&args.traces, "--traces")?;
+            write_out(gantry::dag::table::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Parses, runs, and reports an error as one line `gantry: error: …` (exit 1). A closed
+/// stdout (`gantry … | head`) ends the run quietly with status 0.
+fn main() -> ExitCode {
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    match run(&cli, &matches) {
+        Ok(code) => code,
+        Err(e) if is_closed_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gantry: error: {}", error_text(&e));
+            ExitCode::FAILURE
         }
     }
 }

@@ -1,14 +1,58 @@
-//! Summary metrics of a simulation, as a table or one JSON object.
+//! Summary metrics of a simulation, as a table or one JSON object, and the run they came
+//! from ([`RunInfo`]). A metric with nothing to average over (no deadline job, no finished
+//! job) is `None`: "—" in tables, `null` in JSON, never a misleading 0.
 
-use crate::sim::SimOutput;
+use crate::sim::{ClusterSpec, JobRecord, SimConfig, SimOutput, SpeedModel};
 use serde::Serialize;
+
+/// What was simulated: enough to re-run it (`--json` output carries it as `run`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// The trace (a path, or the bundled sample's name).
+    pub trace: String,
+    /// The cluster, `RACKSxMACHINESxGPUS`.
+    pub cluster: String,
+    /// GPUs in the cluster.
+    pub gpus: usize,
+    /// The seed of every random choice.
+    pub seed: u64,
+    /// How placement affects speed.
+    pub speed_model: SpeedModel,
+    /// Tick period of time-driven orders, s.
+    pub tick_s: f64,
+    /// Restart overhead after a preemption, s.
+    pub restart_overhead_s: f64,
+    /// Injected GPU failures per GPU per day, if any.
+    pub faults_per_gpu_day: Option<f64>,
+    /// The gantry version that ran it.
+    pub gantry_version: &'static str,
+}
+
+impl RunInfo {
+    /// The run of `trace` on `cluster` with `config`, by this build.
+    pub fn new(trace: &str, cluster: ClusterSpec, config: &SimConfig) -> Self {
+        Self {
+            trace: trace.to_string(),
+            cluster: cluster.to_string(),
+            gpus: cluster.gpus(),
+            seed: config.seed,
+            speed_model: config.speed_model,
+            tick_s: config.tick_ms as f64 / 1000.0,
+            restart_overhead_s: config.restart_overhead_ms as f64 / 1000.0,
+            faults_per_gpu_day: config.faults.map(|f| f.rate_per_gpu_day),
+            gantry_version: env!("CARGO_PKG_VERSION"),
+        }
+    }
+}
 
 /// The numbers `gantry simulate` reports. Times in seconds.
 #[derive(Clone, Debug, Serialize)]
 pub struct Metrics {
+    /// What was simulated (set by the caller that knows the trace; `null` otherwise).
+    pub run: Option<RunInfo>,
     /// Job order.
     pub order: String,
-    /// Placer.
+    /// Placer (with what ran in its place when a learned model was missing).
     pub placement: String,
     /// Jobs that finished.
     pub jobs: usize,
@@ -19,59 +63,80 @@ pub struct Metrics {
     /// Jobs neither finished, refused nor rejected when the simulation ran out of events.
     pub unfinished: usize,
     /// Mean job completion time (finish − submit) over finished jobs.
-    pub avg_jct_s: f64,
+    pub avg_jct_s: Option<f64>,
     /// Median JCT.
-    pub p50_jct_s: f64,
+    pub p50_jct_s: Option<f64>,
     /// 95th percentile JCT.
-    pub p95_jct_s: f64,
+    pub p95_jct_s: Option<f64>,
     /// 99th percentile JCT.
-    pub p99_jct_s: f64,
+    pub p99_jct_s: Option<f64>,
     /// Last finish − first submit.
     pub makespan_s: f64,
-    /// Mean first start − submit over started jobs.
-    pub avg_queueing_delay_s: f64,
+    /// Mean first start − submit over started jobs: the wait before the first start only
+    /// (0 for a job started at once and then preempted for hours; see `avg_waiting_s`).
+    pub avg_queueing_delay_s: Option<f64>,
+    /// Mean total time finished jobs spent queued, holding no GPU, between submit and finish:
+    /// the first wait plus every wait after a preemption (JCT − time holding GPUs).
+    pub avg_waiting_s: Option<f64>,
     /// GPU-time held by jobs / (cluster GPUs × makespan).
-    pub utilization: f64,
+    pub utilization: Option<f64>,
     /// Mean communication cost over all placements the jobs ran on.
-    pub avg_comm_cost: f64,
+    pub avg_comm_cost: Option<f64>,
     /// Preemptions, all causes.
     pub preemptions: u64,
     /// Deadline jobs among the trace's jobs.
     pub deadline_jobs: usize,
     /// Deadline jobs that finished late, were rejected or did not finish / deadline jobs.
-    pub deadline_miss_rate: f64,
+    pub deadline_miss_rate: Option<f64>,
     /// Mean JCT of finished jobs without a deadline.
-    pub avg_jct_nondeadline_s: f64,
+    pub avg_jct_nondeadline_s: Option<f64>,
     /// Mean JCT of finished deadline jobs.
-    pub avg_jct_deadline_s: f64,
+    pub avg_jct_deadline_s: Option<f64>,
     /// GPU failures injected (`--faults`).
     pub gpu_failures: u64,
     /// Jobs preempted and requeued because a GPU under them failed.
     pub requeues: u64,
     /// Accepted jobs that neither finished nor were rejected: must be 0.
     pub jobs_lost: usize,
+    /// Arrivals the simulator held back because the core's job table was full (they were
+    /// submitted later, in arrival order; their JCT still counts from the trace's submit).
+    pub held_back: u64,
 }
 
-fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+/// The mean, or `None` over nothing.
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
     let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 { 0.0 } else { sum / n as f64 }
+    (n > 0).then(|| sum / n as f64)
 }
 
-/// The nearest-rank percentile `q` (0..=1) of sorted values.
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
+/// The nearest-rank percentile `q` (0..=1) of sorted values, or `None` over nothing.
+fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     let rank = (q * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
+    sorted.get(rank.clamp(1, sorted.len().max(1)) - 1).copied()
+}
+
+/// Seconds from milliseconds.
+fn secs(ms: u64) -> f64 {
+    ms as f64 / 1000.0
+}
+
+/// Time a finished job spent queued: JCT − time holding GPUs (`busy_gpu_ms` / its gang).
+fn waiting_ms(j: &JobRecord) -> Option<u64> {
+    let finish = j.finish_ms?;
+    let held = j.busy_gpu_ms / u64::from(j.gpus.max(1));
+    Some(finish.saturating_sub(j.submit_ms).saturating_sub(held))
+}
+
+/// A metric for a table: "—" when it has no population.
+pub(crate) fn cell(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "—".to_string(), |v| format!("{v:.decimals$}"))
 }
 
 impl Metrics {
     /// Summarises a simulation.
     pub fn from_output(out: &SimOutput) -> Self {
         let finished: Vec<_> = out.jobs.iter().filter(|j| j.finish_ms.is_some()).collect();
-        let jct =
-            |j: &&crate::sim::JobRecord| (j.finish_ms.unwrap_or(0) - j.submit_ms) as f64 / 1000.0;
+        let jct = |j: &&JobRecord| secs(j.finish_ms.unwrap_or(0).saturating_sub(j.submit_ms));
         let mut jcts: Vec<f64> = finished.iter().map(jct).collect();
         jcts.sort_by(f64::total_cmp);
         let first_submit = out.jobs.iter().map(|j| j.submit_ms).min().unwrap_or(0);
@@ -97,6 +162,7 @@ impl Metrics {
         let refused = out.jobs.iter().filter(|j| j.refused.is_some()).count();
         let rejected = out.jobs.iter().filter(|j| j.rejected).count();
         Metrics {
+            run: None,
             order: out.order.to_string(),
             placement: out.placer.to_string(),
             jobs: finished.len(),
@@ -107,17 +173,14 @@ impl Metrics {
             p50_jct_s: percentile(&jcts, 0.50),
             p95_jct_s: percentile(&jcts, 0.95),
             p99_jct_s: percentile(&jcts, 0.99),
-            makespan_s: makespan_ms as f64 / 1000.0,
-            avg_queueing_delay_s: mean(
-                out.jobs
-                    .iter()
-                    .filter_map(|j| j.first_start_ms.map(|s| (s - j.submit_ms) as f64 / 1000.0)),
-            ),
-            utilization: if makespan_ms == 0 {
-                0.0
-            } else {
-                busy as f64 / (out.cluster_gpus as f64 * makespan_ms as f64)
-            },
+            makespan_s: secs(makespan_ms),
+            avg_queueing_delay_s: mean(out.jobs.iter().filter_map(|j| {
+                j.first_start_ms
+                    .map(|s| secs(s.saturating_sub(j.submit_ms)))
+            })),
+            avg_waiting_s: mean(out.jobs.iter().filter_map(waiting_ms).map(secs)),
+            utilization: (makespan_ms > 0 && out.cluster_gpus > 0)
+                .then(|| busy as f64 / (out.cluster_gpus as f64 * makespan_ms as f64)),
             avg_comm_cost: mean(
                 out.jobs
                     .iter()
@@ -125,11 +188,8 @@ impl Metrics {
             ),
             preemptions: out.jobs.iter().map(|j| u64::from(j.preemptions)).sum(),
             deadline_jobs: deadline_jobs.len(),
-            deadline_miss_rate: if deadline_jobs.is_empty() {
-                0.0
-            } else {
-                missed as f64 / deadline_jobs.len() as f64
-            },
+            deadline_miss_rate: (!deadline_jobs.is_empty())
+                .then(|| missed as f64 / deadline_jobs.len() as f64),
             avg_jct_nondeadline_s: mean(
                 finished.iter().filter(|j| j.deadline_ms.is_none()).map(jct),
             ),
@@ -137,15 +197,22 @@ impl Metrics {
             gpu_failures: out.gpu_failures,
             requeues: out.jobs.iter().map(|j| u64::from(j.requeues)).sum(),
             jobs_lost: out.jobs.len() - finished.len() - refused - rejected,
+            held_back: out.held_back,
         }
     }
 
-    /// A two-column table for humans.
+    /// The same metrics labelled with the run they came from.
+    pub fn with_run(mut self, run: RunInfo) -> Self {
+        self.run = Some(run);
+        self
+    }
+
+    /// A two-column markdown table for humans.
     pub fn table(&self) -> String {
         let mut t = comfy_table::Table::new();
         t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
         t.set_header(["metric", "value"]);
-        let rows: [(&str, String); 16] = [
+        let rows: [(&str, String); 18] = [
             (
                 "order / placement",
                 format!("{} / {}", self.order, self.placement),
@@ -155,17 +222,18 @@ impl Metrics {
                 "refused / rejected / unfinished",
                 format!("{} / {} / {}", self.refused, self.rejected, self.unfinished),
             ),
-            ("avg JCT (s)", format!("{:.1}", self.avg_jct_s)),
-            ("p50 JCT (s)", format!("{:.1}", self.p50_jct_s)),
-            ("p95 JCT (s)", format!("{:.1}", self.p95_jct_s)),
-            ("p99 JCT (s)", format!("{:.1}", self.p99_jct_s)),
+            ("avg JCT (s)", cell(self.avg_jct_s, 1)),
+            ("p50 JCT (s)", cell(self.p50_jct_s, 1)),
+            ("p95 JCT (s)", cell(self.p95_jct_s, 1)),
+            ("p99 JCT (s)", cell(self.p99_jct_s, 1)),
             ("makespan (s)", format!("{:.1}", self.makespan_s)),
+            ("avg total waiting (s)", cell(self.avg_waiting_s, 1)),
             (
-                "avg queueing delay (s)",
-                format!("{:.1}", self.avg_queueing_delay_s),
+                "avg wait before first start (s)",
+                cell(self.avg_queueing_delay_s, 1),
             ),
-            ("GPU utilisation", format!("{:.3}", self.utilization)),
-            ("avg comm cost", format!("{:.4}", self.avg_comm_cost)),
+            ("GPU utilisation", cell(self.utilization, 3)),
+            ("avg comm cost", cell(self.avg_comm_cost, 4)),
             ("preemptions", self.preemptions.to_string()),
             (
                 "GPU failures / requeues / jobs lost",
@@ -174,16 +242,18 @@ impl Metrics {
                     self.gpu_failures, self.requeues, self.jobs_lost
                 ),
             ),
-            ("deadline jobs", self.deadline_jobs.to_string()),
             (
-                "deadline miss rate",
-                format!("{:.3}", self.deadline_miss_rate),
+                "arrivals held back (job table full)",
+                self.held_back.to_string(),
             ),
+            ("deadline jobs", self.deadline_jobs.to_string()),
+            ("deadline miss rate", cell(self.deadline_miss_rate, 3)),
             (
                 "avg JCT non-deadline / deadline (s)",
                 format!(
-                    "{:.1} / {:.1}",
-                    self.avg_jct_nondeadline_s, self.avg_jct_deadline_s
+                    "{} / {}",
+                    cell(self.avg_jct_nondeadline_s, 1),
+                    cell(self.avg_jct_deadline_s, 1)
                 ),
             ),
         ];
@@ -192,18 +262,128 @@ impl Metrics {
         }
         t.to_string()
     }
+
+    /// One CSV row per trace job (`--jobs-csv`), for users who analyse runs themselves.
+    /// Times in seconds from the trace's first submit; empty cells where a job never
+    /// started, never finished or has no deadline; `met` is empty without a deadline.
+    pub fn write_jobs_csv(out: &SimOutput, path: &std::path::Path) -> anyhow::Result<()> {
+        let mut w =
+            csv::Writer::from_path(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        w.write_record([
+            "job",
+            "gpus",
+            "submit_s",
+            "first_start_s",
+            "finish_s",
+            "deadline_s",
+            "met",
+            "jct_s",
+            "waiting_s",
+            "preemptions",
+            "requeues",
+            "outcome",
+        ])?;
+        let opt = |v: Option<u64>| v.map_or(String::new(), |ms| format!("{:.3}", secs(ms)));
+        for j in &out.jobs {
+            let met = j.deadline_ms.map(|d| j.finish_ms.is_some_and(|f| f <= d));
+            let outcome = if j.refused.is_some() {
+                "refused"
+            } else if j.rejected {
+                "rejected"
+            } else if j.finish_ms.is_some() {
+                "finished"
+            } else {
+                "unfinished"
+            };
+            w.write_record([
+                j.id.to_string(),
+                j.gpus.to_string(),
+                format!("{:.3}", secs(j.submit_ms)),
+                opt(j.first_start_ms),
+                opt(j.finish_ms),
+                opt(j.deadline_ms),
+                met.map_or(String::new(), |m| m.to_string()),
+                opt(j.finish_ms.map(|f| f.saturating_sub(j.submit_ms))),
+                opt(waiting_ms(j)),
+                j.preemptions.to_string(),
+                j.requeues.to_string(),
+                outcome.to_string(),
+            ])?;
+        }
+        w.flush()?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::percentile;
+    use super::*;
+    use crate::sim::DecisionLog;
+
+    fn output(jobs: Vec<JobRecord>) -> SimOutput {
+        SimOutput {
+            jobs,
+            cluster_gpus: 4,
+            order: "las",
+            placer: "first-fit",
+            log: DecisionLog::default(),
+            held_back: 3,
+            placer_faults: 0,
+            anomalies: Vec::new(),
+            gpu_failures: 0,
+        }
+    }
+
+    /// A 2-GPU job started at once, preempted at 10 s, restarted at 30 s, finished at 50 s.
+    fn preempted_job() -> JobRecord {
+        JobRecord {
+            id: 0,
+            gpus: 2,
+            submit_ms: 0,
+            first_start_ms: Some(0),
+            finish_ms: Some(50_000),
+            preemptions: 1,
+            busy_gpu_ms: (10_000 + 20_000) * 2,
+            placement_costs: vec![0.1, 0.1],
+            ..JobRecord::default()
+        }
+    }
+
+    #[test]
+    fn waiting_counts_the_time_queued_after_a_preemption() {
+        let m = Metrics::from_output(&output(vec![preempted_job()]));
+        assert_eq!(m.avg_queueing_delay_s, Some(0.0));
+        assert_eq!(m.avg_waiting_s, Some(20.0));
+        assert_eq!(m.avg_jct_s, Some(50.0));
+        assert_eq!(m.held_back, 3);
+    }
+
+    #[test]
+    fn metrics_without_a_population_are_none_and_null() {
+        let m = Metrics::from_output(&output(vec![preempted_job()]));
+        assert_eq!(m.deadline_jobs, 0);
+        assert_eq!(m.deadline_miss_rate, None);
+        assert_eq!(m.avg_jct_deadline_s, None);
+        assert_eq!(m.avg_jct_nondeadline_s, Some(50.0));
+        let json = serde_json::to_value(&m).unwrap();
+        assert!(json["avg_jct_deadline_s"].is_null(), "{json}");
+        assert!(json["deadline_miss_rate"].is_null(), "{json}");
+        let table = m.table();
+        assert!(table.contains("| 50.0 / —"), "{table}");
+        let empty = Metrics::from_output(&output(Vec::new()));
+        assert_eq!(
+            (empty.avg_jct_s, empty.p99_jct_s, empty.utilization),
+            (None, None, None)
+        );
+    }
 
     #[test]
     fn nearest_rank_percentiles() {
         let xs: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&xs, 0.5), 50.0);
-        assert_eq!(percentile(&xs, 0.99), 99.0);
-        assert_eq!(percentile(&xs, 1.0), 100.0);
-        assert_eq!(percentile(&[], 0.5), 0.0);
+        assert_eq!(percentile(&xs, 0.5), Some(50.0));
+        assert_eq!(percentile(&xs, 0.99), Some(99.0));
+        assert_eq!(percentile(&xs, 1.0), Some(100.0));
+        assert_eq!(percentile(&xs, 0.0), Some(1.0));
+        assert_eq!(percentile(&[], 0.5), None);
     }
 }

@@ -6,11 +6,13 @@
 //! gantry version, trace name, cluster, order, placer, simulation config with its seed,
 //! core capacities), then postcard [`LogEntry`]s back to back until the end of the file.
 
+use crate::cli::value_name;
 use crate::policy::{AnyOrder, AnyPlacer, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind};
 use crate::sim::{
-    ClusterSpec, DECISION_BUFFER, HostDecision, HostScheduler, LogEntry, SimConfig, SimOutput,
+    ClusterSpec, DECISION_BUFFER, DecisionLog, HostDecision, HostScheduler, JobRecord, LogEntry,
+    SimConfig, SimOutput,
 };
-use gantry_core::{Decision, Event, Topology};
+use gantry_core::{Decision, Event, PreemptReason, SchedError, Topology};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -299,8 +301,19 @@ fn describe_decision(decision: &HostDecision) -> String {
             let ids: Vec<String> = gpus.as_slice().iter().map(|g| g.0.to_string()).collect();
             format!("start job {} on [{}]", job.0, ids.join(","))
         }
-        Decision::Preempt { job, reason } => format!("preempt job {} ({reason:?})", job.0),
-        Decision::Reject { job, reason } => format!("reject job {} ({reason:?})", job.0),
+        Decision::Preempt {
+            job,
+            reason: PreemptReason::Priority,
+        } => format!("preempt job {} (priority)", job.0),
+        Decision::Preempt {
+            job,
+            reason: PreemptReason::GpuFailed(gpu),
+        } => format!("preempt job {} (gpu {} failed)", job.0, gpu.0),
+        Decision::Reject { job, reason } => match reason {
+            gantry_core::RejectReason::DeadlineUnreachable => {
+                format!("reject job {} (deadline unreachable)", job.0)
+            }
+        },
     }
 }
 
@@ -323,13 +336,13 @@ fn describe_outcome(entry: &LogEntry) -> String {
 pub fn dump(recording: &Recording) -> String {
     let h = &recording.header;
     let mut s = format!(
-        "# gantry recording v{} (gantry {}): trace {}, cluster {}, order {:?}, placer {:?}, seed {}, {} entries\n",
+        "# gantry recording v{} (gantry {}): trace {}, cluster {}, order {}, placer {}, seed {}, {} entries\n",
         h.format_version,
         h.gantry_version,
         h.trace,
         h.cluster,
-        h.order,
-        h.placer,
+        value_name(&h.order),
+        value_name(&h.placer),
         h.config.seed,
         recording.entries.len()
     );
@@ -343,4 +356,94 @@ pub fn dump(recording: &Recording) -> String {
         );
     }
     s
+}
+
+/// What the recorded run did to each job, rebuilt from the log alone: submissions (the
+/// first one the core saw for a job id), starts and their placements' communication cost,
+/// preemptions, finishes, rejections and refusals — the input of
+/// [`Metrics::from_output`](crate::metrics::Metrics::from_output), so `gantry replay
+/// --metrics` prints the run's metrics. They equal `simulate`'s except that a job held back
+/// by the simulator behind a full job table counts from its first submission attempt (the
+/// log does not hold the trace's own time), and `held_back` counts the jobs the core refused
+/// with a full table. O(entries + jobs).
+pub fn outcome(recording: &Recording) -> Result<SimOutput, RecordError> {
+    let header = &recording.header;
+    let topology: Topology<HOST_GPUS> = header
+        .cluster
+        .topology()
+        .map_err(|_| RecordError::Cluster(header.cluster))?;
+    let mut jobs: std::collections::BTreeMap<u32, JobRecord> = Default::default();
+    let mut running: std::collections::HashMap<u32, (u64, u64)> = Default::default();
+    let mut full: std::collections::BTreeSet<u32> = Default::default();
+    let mut gpu_failures = 0;
+    for e in &recording.entries {
+        let now = e.now.0;
+        match (e.event, &e.error) {
+            (Event::Submit(spec), error) => {
+                let record = jobs.entry(spec.id.0).or_insert_with(|| JobRecord {
+                    id: spec.id.0,
+                    gpus: spec.gpus,
+                    submit_ms: now,
+                    deadline_ms: spec.deadline.map(|d| d.0),
+                    ..JobRecord::default()
+                });
+                record.refused = error.as_ref().map(ToString::to_string);
+                if let Some(SchedError::JobTableFull(_)) = error {
+                    full.insert(spec.id.0);
+                }
+            }
+            (Event::Finish(id), None) => {
+                if let Some(record) = jobs.get_mut(&id.0) {
+                    stop(record, running.remove(&id.0), now);
+                    record.finish_ms = Some(now);
+                }
+            }
+            (Event::GpuDown(_), None) => gpu_failures += 1,
+            _ => {}
+        }
+        for d in &e.decisions {
+            let Some(record) = jobs.get_mut(&d.job().0) else {
+                continue;
+            };
+            match d {
+                Decision::Start { gpus, .. } => {
+                    record.first_start_ms.get_or_insert(now);
+                    record
+                        .placement_costs
+                        .push(topology.comm_cost(gpus.as_slice()));
+                    running.insert(record.id, (now, gpus.len() as u64));
+                }
+                Decision::Preempt { reason, .. } => {
+                    stop(record, running.remove(&record.id), now);
+                    record.preemptions += 1;
+                    if matches!(reason, PreemptReason::GpuFailed(_)) {
+                        record.requeues += 1;
+                    }
+                }
+                Decision::Reject { .. } => record.rejected = true,
+            }
+        }
+    }
+    Ok(SimOutput {
+        jobs: jobs.into_values().collect(),
+        cluster_gpus: header.cluster.gpus(),
+        order: gantry_core::JobOrder::name(&AnyOrder::new(header.order)),
+        // The learned placer's name without loading its model.
+        placer: match header.placer {
+            PlacerKind::Ppo => "ppo",
+            kind => gantry_core::Placer::<HOST_GPUS>::name(&AnyPlacer::new(kind, 0)),
+        },
+        log: DecisionLog::default(),
+        held_back: full.len() as u64,
+        placer_faults: 0,
+        anomalies: Vec::new(),
+        gpu_failures,
+    })
+}
+
+/// Credits a run that ends at `now` to the job's GPU time.
+fn stop(record: &mut JobRecord, run: Option<(u64, u64)>, now: u64) {
+    if let Some((started, gpus)) = run {
+        record.busy_gpu_ms += now.saturating_sub(started) * gpus;
+    }
 }

@@ -48,6 +48,22 @@ pub struct WorkloadArgs {
     pub faults: Option<f64>,
 }
 
+/// The clap ids of every [`WorkloadArgs`] flag: what `compare --scenario` refuses (it
+/// simulates no trace). A test keeps the list complete.
+pub const WORKLOAD_FLAG_IDS: [&str; 11] = [
+    "trace",
+    "format",
+    "cluster",
+    "limit",
+    "seed",
+    "deadlines",
+    "keep_deadlines",
+    "speed_model",
+    "tick_s",
+    "restart_overhead_s",
+    "faults",
+];
+
 /// A loaded workload, ready to simulate.
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -129,5 +145,31 @@ impl Workload {
             );
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        workload: WorkloadArgs,
+    }
+
+    #[test]
+    fn the_flag_id_list_names_every_workload_flag() {
+        let command = Flags::command();
+        let mut ids: Vec<&str> = command
+            .get_arguments()
+            .map(|a| a.get_id().as_str())
+            .filter(|id| *id != "help")
+            .collect();
+        ids.sort_unstable();
+        let mut listed = WORKLOAD_FLAG_IDS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(ids, listed);
     }
 }

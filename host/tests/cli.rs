@@ -119,3 +119,395 @@ fn dag_gantt_writes_one_panel_per_planner() {
     assert!(text.contains("heft: makespan") && text.contains("random: makespan"));
     assert!(text.contains("time (ms)"));
 }
+
+/// A scratch folder for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `../shared/{relative}` beside the repository, or `None` after a "skipped" line.
+fn shared(relative: &str) -> Option<std::path::PathBuf> {
+    let path = gantry::paths::shared_data(relative);
+    if path.is_none() {
+        println!("skipped: ../shared/{relative} not found");
+    }
+    path
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    use std::io::BufRead as _;
+    // The reader is gone before gantry writes a byte: every write fails with EPIPE.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gantry"))
+        .args(["simulate", "--limit", "100"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    // `replay --dump | head -1`: the reader leaves after one line of a long dump.
+    let file = scratch("cli-pipe").join("run.gantry");
+    let rec = gantry(&[
+        "simulate",
+        "--limit",
+        "200",
+        "--record",
+        file.to_str().unwrap(),
+    ]);
+    assert!(rec.status.success(), "{}", stderr(&rec));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gantry"))
+        .args(["replay", file.to_str().unwrap(), "--dump"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("# gantry recording"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+/// Three synthetic jobs in Proximity-DRL's job-sequence layout (work sizes from their
+/// formula), so the scenario runs without `../shared`.
+fn synthetic_sequences(dir: &std::path::Path) -> std::path::PathBuf {
+    use gantry::proximity::jobs::total_work;
+    let mut text = String::from(
+        "seed,job_id,gpu_request,job_len,gradsize_mb,d_m_tflop,d_f_work,d_f_if_job0_bug_fixed\n",
+    );
+    let jobs: [(u16, u32, f64, f64); 3] =
+        [(2, 5, 100.0, 0.2), (4, 3, 250.0, 0.5), (1, 8, 50.0, 0.1)];
+    for (i, &(g, len, grad, d_m)) in jobs.iter().enumerate() {
+        let (g0, len0) = (jobs[0].0, jobs[0].1);
+        text += &format!(
+            "0,{i},{g},{len},{grad},{d_m},{},{}\n",
+            total_work(grad, d_m, g0, len0),
+            total_work(grad, d_m, g, len)
+        );
+    }
+    let path = dir.join("sequences.csv");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_missing_model_fails_unless_fallback_is_allowed_and_then_labels_the_row() {
+    let dir = scratch("cli-fallback");
+    let jobs = synthetic_sequences(&dir);
+    let args = [
+        "compare",
+        "--scenario",
+        "proximity-drl",
+        "--seeds",
+        "0",
+        "--jobs",
+        jobs.to_str().unwrap(),
+        "--placements",
+        "greedy,ppo",
+        "--model",
+        "/no/such/model.onnx",
+    ];
+    let out = gantry(&args);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--allow-fallback"),
+        "{}",
+        stderr(&out)
+    );
+    let out = gantry(&[&args[..], &["--allow-fallback"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("| ppo→greedy (fallback: model missing) |"),
+        "{text}"
+    );
+    assert!(!text.contains("| ppo "), "a row labelled plain ppo: {text}");
+    // The scenario prints markdown like every other table, and says where episodes came from.
+    assert!(text.contains("|-----"), "{text}");
+    assert!(
+        text.contains("episodes: Proximity-DRL's recorded sequences"),
+        "{text}"
+    );
+    // With the shipped model the row is the learned placer.
+    let out = gantry(&args[..args.len() - 2]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("| ppo "), "{}", stdout(&out));
+}
+
+#[test]
+fn flags_that_do_not_apply_are_refused() {
+    let out = gantry(&[
+        "compare",
+        "--scenario",
+        "proximity-drl",
+        "--trace",
+        "x.csv",
+        "--orders",
+        "las",
+        "--cluster",
+        "1x1x8",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("compare --scenario proximity-drl does not use --trace, --cluster, --orders"),
+        "{err}"
+    );
+    let out = gantry(&["compare", "--seeds", "0-3", "--variant", "fixed"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("compare on a trace does not use --seeds, --variant"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn metrics_without_a_population_print_a_dash_and_json_null() {
+    let out = gantry(&["simulate", "--limit", "100"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let value = |name: &str| {
+        let row = text
+            .lines()
+            .find(|l| l.starts_with(&format!("| {name} ")))
+            .unwrap_or_else(|| panic!("no row {name} in {text}"));
+        row.split('|').nth(2).unwrap_or("").trim().to_string()
+    };
+    assert_eq!(value("deadline miss rate"), "—", "{text}");
+    assert!(
+        value("avg JCT non-deadline / deadline (s)").ends_with(" / —"),
+        "{text}"
+    );
+    assert_eq!(value("arrivals held back (job table full)"), "0", "{text}");
+    let out = gantry(&["simulate", "--limit", "100", "--json", "--order", "las"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["avg_jct_deadline_s"].is_null(), "{v}");
+    assert!(v["deadline_miss_rate"].is_null(), "{v}");
+    assert!(v["avg_jct_nondeadline_s"].is_number(), "{v}");
+    assert!(v["avg_waiting_s"].is_number() && v["held_back"] == 0, "{v}");
+    let run = &v["run"];
+    assert_eq!(run["cluster"], "4x8x8", "{v}");
+    assert_eq!(run["seed"], 0, "{v}");
+    assert_eq!(run["speed_model"], "comm-cost", "{v}");
+    assert_eq!(run["gantry_version"], env!("CARGO_PKG_VERSION"), "{v}");
+    assert!(
+        run["trace"].as_str().unwrap().starts_with("philly_sample"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_bad_output_path_fails_before_anything_runs_in_one_line() {
+    // The trace does not exist either: the error must be about --record, checked first.
+    let out = gantry(&[
+        "simulate",
+        "--trace",
+        "/no/such/trace.csv",
+        "--record",
+        "/no/such/dir/x",
+    ]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("gantry: error: --record /no/such/dir/x: "),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("Caused by"), "{err}");
+    let out = gantry(&["simulate", "--jobs-csv", "/no/such/dir/jobs.csv"]);
+    assert!(stderr(&out).starts_with("gantry: error: --jobs-csv /no/such/dir/jobs.csv: "));
+}
+
+#[test]
+fn a_wrong_format_names_the_format_whose_header_matches() {
+    let file = scratch("cli-format").join("tiresias.csv");
+    std::fs::write(&file, "job_id,num_gpu,submit_time,duration\n1,2,0,60\n").unwrap();
+    let out = gantry(&["simulate", "--trace", file.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "missing column `timestamp` of --format philly; the header matches --format tiresias"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let ok = gantry(&[
+        "simulate",
+        "--trace",
+        file.to_str().unwrap(),
+        "--format",
+        "tiresias",
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+}
+
+#[test]
+fn defaults_resolve_against_the_repository_from_another_directory() {
+    let elsewhere = scratch("cli-elsewhere");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gantry"))
+            .args(args)
+            .current_dir(&elsewhere)
+            .output()
+            .unwrap()
+    };
+    // The shipped model, from anywhere.
+    let out = run(&["simulate", "--limit", "50", "--placement", "ppo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("/ ppo "), "{}", stdout(&out));
+    // An input that is nowhere: a clear message naming the flag.
+    let out = run(&[
+        "tiresias-check",
+        "--anchors",
+        "no/such/anchors",
+        "--inputs",
+        "tiny",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("--anchors no/such/anchors: not found here nor under the repository"),
+        "{}",
+        stderr(&out)
+    );
+    // `../shared` defaults, from anywhere.
+    if shared("anchors/tiresias").is_some() {
+        let out = run(&["tiresias-check", "--inputs", "tiny"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    if shared("traces/proximity-drl/DNN_properties.csv").is_some() {
+        let out = run(&[
+            "compare",
+            "--scenario",
+            "proximity-drl",
+            "--seeds",
+            "0",
+            "--placements",
+            "greedy",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains("episodes: gantry's own seeded generator"),
+            "{}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn replay_prints_the_runs_metrics_and_a_readable_dump() {
+    let file = scratch("cli-replay").join("las.gantry");
+    let args = [
+        "simulate", "--limit", "300", "--order", "las", "--faults", "0.5", "--json", "--record",
+    ];
+    let out = gantry(&[&args[..], &[file.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let simulated: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        simulated["gpu_failures"].as_u64().unwrap() > 0,
+        "{simulated}"
+    );
+    let out = gantry(&["replay", file.to_str().unwrap(), "--metrics", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let replayed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(replayed, simulated);
+    let out = gantry(&["replay", file.to_str().unwrap(), "--dump"]);
+    let dump = stdout(&out);
+    assert!(
+        dump.contains("order las, placer first-fit"),
+        "{}",
+        &dump[..200]
+    );
+    assert!(dump.contains(" failed); start job "), "no failure line");
+    assert!(
+        !dump.contains("GpuId(") && !dump.contains("GpuFailed"),
+        "Debug text in the dump"
+    );
+}
+
+#[test]
+fn jobs_csv_has_one_row_per_job() {
+    let file = scratch("cli-jobs").join("jobs.csv");
+    let out = gantry(&[
+        "simulate",
+        "--limit",
+        "40",
+        "--deadlines",
+        "0.5:1.5:3",
+        "--jobs-csv",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "job,gpus,submit_s,first_start_s,finish_s,deadline_s,met,jct_s,waiting_s,preemptions,requeues,outcome"
+        )
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 40);
+    let with_deadline = rows.iter().filter(|r| !r[5].is_empty()).count();
+    assert!(with_deadline > 0 && with_deadline < 40, "{with_deadline}");
+    for r in &rows {
+        assert_eq!(
+            r[5].is_empty(),
+            r[6].is_empty(),
+            "met only with a deadline: {r:?}"
+        );
+        assert_eq!(r[11], "finished", "{r:?}");
+    }
+}
+
+#[test]
+fn train_placement_writes_under_target_and_shows_progress() {
+    let Some(_) = shared("traces/proximity-drl/DNN_properties.csv") else {
+        return;
+    };
+    let shipped =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/proximity_ppo.onnx");
+    let before = std::fs::read(&shipped).unwrap();
+    let out = gantry(&[
+        "train",
+        "placement",
+        "--updates",
+        "2",
+        "--episodes-per-update",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("target/trained/proximity_ppo.onnx"), "{err}");
+    assert!(
+        err.contains("flags differ from the shipped recipe"),
+        "{err}"
+    );
+    assert!(
+        err.contains("update 1/2") && err.contains("update 2/2"),
+        "{err}"
+    );
+    assert!(stdout(&out).contains("target/trained/proximity_ppo.onnx"));
+    assert_eq!(
+        std::fs::read(&shipped).unwrap(),
+        before,
+        "the shipped model changed"
+    );
+}

@@ -18,15 +18,7 @@ pub mod tract_model;
 /// Where to open a model file: `path` itself when it exists or is absolute, else the same
 /// relative path under the repository this binary was built from — so the shipped
 /// `models/*.onnx` defaults work from any working directory (tests run in their crate's
-/// folder), while a user's own path is taken as given.
+/// folder), while a user's own path is taken as given. See [`crate::paths`].
 pub fn resolve_model_path(path: &std::path::Path) -> std::path::PathBuf {
-    if path.is_absolute() || path.exists() {
-        return path.to_path_buf();
-    }
-    let in_repo = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(path);
-    if in_repo.exists() {
-        in_repo
-    } else {
-        path.to_path_buf()
-    }
+    crate::paths::resolve_repo_path(path)
 }

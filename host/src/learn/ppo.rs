@@ -197,6 +197,25 @@ impl Default for PpoConfig {
     }
 }
 
+impl PpoConfig {
+    /// The recipe of the shipped `models/proximity_ppo.onnx` (`models/MODEL_CARD.md`): pure
+    /// PPO (no imitation), 300 updates × 16 episodes, per-job credit against the optimum with
+    /// fragmentation weight 0.2, lr 3e-4, no critic warm-up, seed 0, variant compat. The
+    /// defaults of `gantry train placement`.
+    pub fn shipped() -> Self {
+        Self {
+            seed: 0,
+            updates: 300,
+            bc_updates: 0,
+            credit: Credit::JobOptimum,
+            lr: 3e-4,
+            critic_warmup: 0,
+            frag_coef: 0.2,
+            ..Self::default()
+        }
+    }
+}
+
 /// Actor (per-GPU scorer) and critic.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PpoPolicy {

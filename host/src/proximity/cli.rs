@@ -1,12 +1,15 @@
 //! Command-line arguments and drivers for the Proximity-DRL scenario and PPO training.
 
-use super::compare::{ScenarioRow, compare, load_anchor_episodes};
+use super::compare::{ScenarioRow, compare, kind_name, load_anchor_episodes};
 use super::env::Variant;
 use super::jobs::{generate_episode, load_anchor_sequences, load_models};
+use crate::cli::{PpoModel, check_ppo_model};
 use crate::learn::ppo::{Credit, PpoConfig, train, write_curve, write_model};
 use crate::learn::scorer::{DEFAULT_PPO_MODEL, TractScorer};
+use crate::paths::{default_training_out, require_input};
 use crate::policy::PlacerKind;
 use clap::{Args, ValueEnum};
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
 /// Default location of their 35-model table.
@@ -38,15 +41,66 @@ pub struct ScenarioArgs {
     /// Environment: their code's quirks (`compat`) or fixed.
     #[arg(long, value_enum, default_value_t = Variant::Compat)]
     pub variant: Variant,
-    /// PPO model for the `ppo` placer.
+    /// PPO model for the `ppo` placer (relative paths also resolve against the repository).
     #[arg(long, default_value = DEFAULT_PPO_MODEL)]
     pub model: PathBuf,
-    /// Their DNN model table (for the generator).
+    /// Their DNN model table (for the generator; relative paths also resolve against the
+    /// repository).
     #[arg(long, default_value = DEFAULT_MODEL_TABLE)]
     pub model_table: PathBuf,
     /// Print a JSON array instead of a table (set from `compare --json`).
     #[arg(skip)]
     pub json: bool,
+    /// Run proximity-greedy under the label `ppo→greedy` when the PPO model cannot be loaded
+    /// (set from `compare --allow-fallback`); otherwise that is an error.
+    #[arg(skip)]
+    pub allow_fallback: bool,
+}
+
+/// The clap ids of the scenario's own flags (refused on a trace run).
+pub const SCENARIO_FLAG_IDS: [&str; 5] = ["seeds", "jobs", "variant", "model", "model_table"];
+
+/// What a scenario run was: printed above its table, and carried by every JSON row.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ScenarioInfo {
+    /// The scenario.
+    pub scenario: &'static str,
+    /// The environment variant.
+    pub variant: Variant,
+    /// Episode seeds, as given.
+    pub seeds: String,
+    /// Where the episodes come from: their recorded sequences, or gantry's generator.
+    pub episodes: String,
+    /// The PPO model, when the `ppo` placer ran one.
+    pub model: Option<String>,
+    /// The gantry version that ran it.
+    pub gantry_version: &'static str,
+}
+
+impl std::fmt::Display for ScenarioInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "scenario: {} (variant {}), seeds {}; episodes: {}",
+            self.scenario,
+            crate::cli::value_name(&self.variant),
+            self.seeds,
+            self.episodes
+        )?;
+        if let Some(model) = &self.model {
+            write!(f, "; ppo model {model}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A scenario run: what ran, and one row per placer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioRun {
+    /// What ran.
+    pub info: ScenarioInfo,
+    /// One row per placer, each carrying `info` as `run`.
+    pub rows: Vec<ScenarioRow>,
 }
 
 /// The placers a scenario compares unless `--placements` names others.
@@ -61,40 +115,44 @@ pub fn default_scenario_placers() -> Vec<PlacerKind> {
     ]
 }
 
-/// `gantry train placement` arguments.
+/// `gantry train placement` arguments. Every default is the recipe of the shipped
+/// `models/proximity_ppo.onnx` ([`PpoConfig::shipped`], `models/MODEL_CARD.md`), so the
+/// command with no flags reproduces it byte for byte — but writes it under `target/`.
 #[derive(Args, Debug, Clone)]
 pub struct TrainPlacementArgs {
     /// Seed of every random choice.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Where to write the ONNX model.
-    #[arg(long, default_value = DEFAULT_PPO_MODEL)]
-    pub out: PathBuf,
-    /// Policy updates.
+    /// Where to write the ONNX model [default: target/trained/proximity_ppo.onnx in the
+    /// repository; `--out models/proximity_ppo.onnx` replaces the shipped model].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Policy updates [default: 300, the shipped recipe].
     #[arg(long)]
     pub updates: Option<usize>,
-    /// Episodes per update.
+    /// Episodes per update [default: 16].
     #[arg(long)]
     pub episodes_per_update: Option<usize>,
-    /// Imitation (behaviour-cloning) updates before PPO; 0 = pure PPO.
+    /// Imitation (behaviour-cloning) updates before PPO; 0 = pure PPO [default: 0].
     #[arg(long)]
     pub bc_updates: Option<usize>,
-    /// PPO Adam step size (default 1e-4).
+    /// PPO Adam step size [default: 3e-4].
     #[arg(long)]
     pub lr: Option<f32>,
-    /// Surrogate clip ε (default 0.2).
+    /// Surrogate clip ε [default: 0.2].
     #[arg(long)]
     pub clip: Option<f32>,
-    /// Entropy bonus at the start (default 0.001).
+    /// Entropy bonus at the start [default: 0.001].
     #[arg(long)]
     pub ent_coef: Option<f32>,
-    /// Critic-only updates at the start of PPO (default 20).
+    /// Critic-only updates at the start of PPO [default: 0].
     #[arg(long)]
     pub critic_warmup: Option<usize>,
-    /// Credit assignment: GAE over the episode, or per job against the optimum's reward.
+    /// Credit assignment: GAE over the episode, or per job against the optimum's reward
+    /// [default: job-optimum].
     #[arg(long, value_enum)]
     pub credit: Option<Credit>,
-    /// Weight of the fragmentation term under `--credit job-optimum` (default 0).
+    /// Weight of the fragmentation term under `--credit job-optimum` [default: 0.2].
     #[arg(long)]
     pub frag_coef: Option<f32>,
     /// Learning-curve CSV (default: the model path with `.curve.csv`).
@@ -103,7 +161,7 @@ pub struct TrainPlacementArgs {
     /// Environment variant to train on.
     #[arg(long, value_enum, default_value_t = Variant::Compat)]
     pub variant: Variant,
-    /// Their DNN model table.
+    /// Their DNN model table (relative paths also resolve against the repository).
     #[arg(long, default_value = DEFAULT_MODEL_TABLE)]
     pub model_table: PathBuf,
 }
@@ -124,12 +182,15 @@ pub fn parse_seeds(s: &str) -> anyhow::Result<Vec<u64>> {
     Ok(out)
 }
 
-/// Runs the scenario comparison; returns the rows (the caller prints them).
-pub fn run_scenario(args: &ScenarioArgs) -> anyhow::Result<Vec<ScenarioRow>> {
+/// Runs the scenario comparison; returns what ran and the rows (the caller prints them).
+/// A `ppo` placer whose model cannot be loaded is an error unless `allow_fallback`, and
+/// then its row is labelled `ppo→greedy (fallback: …)`.
+pub fn run_scenario(args: &ScenarioArgs) -> anyhow::Result<ScenarioRun> {
     let seeds = parse_seeds(&args.seeds)?;
-    let (episodes, anchor) = match &args.jobs {
+    let (episodes, anchor, source) = match &args.jobs {
         Some(path) => {
-            let all = load_anchor_sequences(path)?;
+            let path = require_input(path, "--jobs")?;
+            let all = load_anchor_sequences(&path)?;
             let eps: Vec<_> = seeds
                 .iter()
                 .map(|s| {
@@ -147,36 +208,69 @@ pub fn run_scenario(args: &ScenarioArgs) -> anyhow::Result<Vec<ScenarioRow>> {
             } else {
                 None
             };
-            (eps, anchor)
+            let source = format!("Proximity-DRL's recorded sequences {}", path.display());
+            (eps, anchor, source)
         }
         None => {
-            let models = load_models(&args.model_table)?;
-            (
-                seeds
-                    .iter()
-                    .map(|&s| (s, generate_episode(&models, s)))
-                    .collect(),
-                None,
-            )
+            let table = require_input(&args.model_table, "--model-table")?;
+            let models = load_models(&table)?;
+            let eps = seeds
+                .iter()
+                .map(|&s| (s, generate_episode(&models, s)))
+                .collect();
+            let source = format!(
+                "gantry's own seeded generator of their 30-job episodes (model table {}); \
+                 pass --jobs FILE for their recorded sequences",
+                table.display()
+            );
+            (eps, None, source)
         }
     };
+    let mut fallback = None;
     let scorer = if args.placements.contains(&PlacerKind::Ppo) {
-        TractScorer::load_or_fallback(&args.model)
+        match check_ppo_model(&args.model, args.allow_fallback)? {
+            PpoModel::Loaded => TractScorer::load(&args.model)?,
+            PpoModel::Fallback(label) => {
+                fallback = Some(label);
+                TractScorer::unloaded()
+            }
+        }
     } else {
         TractScorer::unloaded()
     };
-    compare(
+    let info = ScenarioInfo {
+        scenario: "proximity-drl",
+        variant: args.variant,
+        seeds: args.seeds.clone(),
+        episodes: source,
+        model: (args.placements.contains(&PlacerKind::Ppo) && fallback.is_none()).then(|| {
+            crate::learn::resolve_model_path(&args.model)
+                .display()
+                .to_string()
+        }),
+        gantry_version: env!("CARGO_PKG_VERSION"),
+    };
+    let mut rows = compare(
         &episodes,
         &args.placements,
         args.variant,
         &scorer,
         anchor.as_ref(),
-    )
+    )?;
+    let ppo = kind_name(PlacerKind::Ppo);
+    for row in &mut rows {
+        row.run = Some(info.clone());
+        if let Some(label) = fallback.as_ref().filter(|_| row.placement == ppo) {
+            row.placement = label.clone();
+        }
+    }
+    Ok(ScenarioRun { info, rows })
 }
 
-/// Formats rows as a text table.
+/// Formats rows as a markdown table, like every other gantry table.
 pub fn table(rows: &[ScenarioRow]) -> String {
     let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
     t.set_header([
         "placement",
         "comm/job",
@@ -209,43 +303,114 @@ pub fn table(rows: &[ScenarioRow]) -> String {
     t.to_string()
 }
 
-/// Trains, exports and writes the model and learning curve; returns a one-line summary.
-pub fn run_train(args: &TrainPlacementArgs) -> anyhow::Result<String> {
-    let models = load_models(&args.model_table)?;
-    let mut cfg = PpoConfig {
+/// The training configuration the flags describe: the shipped recipe with each given flag
+/// in place of its value.
+pub fn train_config(args: &TrainPlacementArgs) -> PpoConfig {
+    let shipped = PpoConfig::shipped();
+    PpoConfig {
         seed: args.seed,
         variant: args.variant,
-        ..PpoConfig::default()
-    };
-    if let Some(u) = args.updates {
-        cfg.updates = u;
+        updates: args.updates.unwrap_or(shipped.updates),
+        bc_updates: args.bc_updates.unwrap_or(shipped.bc_updates),
+        episodes_per_update: args
+            .episodes_per_update
+            .unwrap_or(shipped.episodes_per_update),
+        lr: args.lr.unwrap_or(shipped.lr),
+        clip: args.clip.unwrap_or(shipped.clip),
+        ent_coef: args.ent_coef.unwrap_or(shipped.ent_coef),
+        critic_warmup: args.critic_warmup.unwrap_or(shipped.critic_warmup),
+        credit: args.credit.unwrap_or(shipped.credit),
+        frag_coef: args.frag_coef.unwrap_or(shipped.frag_coef),
+        ..shipped
     }
-    if let Some(b) = args.bc_updates {
-        cfg.bc_updates = b;
+}
+
+/// Progress of `train placement` on stderr: a bar on a terminal, else one line every
+/// twentieth of the run (so a log or CI shows it is alive).
+struct TrainProgress {
+    bar: Option<indicatif::ProgressBar>,
+    every: usize,
+    total: usize,
+}
+
+impl TrainProgress {
+    fn new(total: usize) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Self {
+            bar,
+            every: total.div_ceil(20).max(1),
+            total,
+        }
     }
-    if let Some(e) = args.episodes_per_update {
-        cfg.episodes_per_update = e;
-    }
-    cfg.lr = args.lr.unwrap_or(cfg.lr);
-    cfg.clip = args.clip.unwrap_or(cfg.clip);
-    cfg.ent_coef = args.ent_coef.unwrap_or(cfg.ent_coef);
-    cfg.critic_warmup = args.critic_warmup.unwrap_or(cfg.critic_warmup);
-    cfg.credit = args.credit.unwrap_or(cfg.credit);
-    cfg.frag_coef = args.frag_coef.unwrap_or(cfg.frag_coef);
-    let bar = indicatif::ProgressBar::new(cfg.updates as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let start = std::time::Instant::now();
-    let trained = train(&models, &cfg, |row| {
-        bar.set_message(format!(
+
+    fn update(&self, row: &crate::learn::ppo::CurveRow) {
+        let msg = format!(
             "return {:.3} comm/job {:.4} (opt {:.4}) H {:.3}",
             row.mean_return, row.comm_per_job, row.optimum_per_job, row.entropy
-        ));
-        bar.inc(1);
-    })?;
-    bar.finish();
+        );
+        match &self.bar {
+            Some(bar) => {
+                bar.set_message(msg);
+                bar.inc(1);
+            }
+            None if row.update % self.every == 0 || row.update == self.total => eprintln!(
+                "gantry: train placement: update {}/{} ({:.0} s): {msg}",
+                row.update, self.total, row.seconds
+            ),
+            None => {}
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}
+
+/// Trains, exports and writes the model and learning curve; returns a one-line summary.
+/// Writes to `--out`, or under the repository's `target/` ([`default_training_out`]),
+/// never over the shipped model unless `--out` names it.
+pub fn run_train(args: &TrainPlacementArgs) -> anyhow::Result<String> {
+    let models = load_models(&require_input(&args.model_table, "--model-table")?)?;
+    let cfg = train_config(args);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_training_out("proximity_ppo.onnx"));
+    eprintln!(
+        "gantry: training the PPO placement scorer: seed {}, {} imitation + {} PPO updates × \
+         {} episodes ({}); writing {}",
+        cfg.seed,
+        cfg.bc_updates,
+        cfg.updates,
+        cfg.episodes_per_update,
+        if cfg == PpoConfig::shipped() {
+            "the shipped recipe"
+        } else {
+            "flags differ from the shipped recipe"
+        },
+        out.display()
+    );
+    if cfg.bc_updates > 0 {
+        eprintln!(
+            "gantry: train placement: {} imitation updates first (no progress shown)",
+            cfg.bc_updates
+        );
+    }
+    let progress = TrainProgress::new(cfg.updates);
+    let start = std::time::Instant::now();
+    let trained = train(&models, &cfg, |row| progress.update(row))?;
+    progress.finish();
     let secs = start.elapsed().as_secs_f64();
     let meta = vec![
         ("producer".to_string(), "gantry train placement".to_string()),
@@ -269,16 +434,16 @@ pub fn run_train(args: &TrainPlacementArgs) -> anyhow::Result<String> {
         ),
     ];
     let bytes = trained.policy.to_onnx(meta)?;
-    write_model(&args.out, &bytes)?;
+    write_model(&out, &bytes)?;
     let curve = args
         .curve
         .clone()
-        .unwrap_or_else(|| args.out.with_extension("curve.csv"));
+        .unwrap_or_else(|| out.with_extension("curve.csv"));
     write_curve(&curve, &trained.curve)?;
     let last = trained.curve.last();
     Ok(format!(
         "wrote {} ({} bytes) and {}; {} updates in {secs:.1} s; weight hash {:016x}; last sampled comm/job {:.4} (optimum {:.4})",
-        args.out.display(),
+        out.display(),
         bytes.len(),
         curve.display(),
         cfg.updates,

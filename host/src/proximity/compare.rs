@@ -50,6 +50,8 @@ pub struct ScenarioRow {
     pub anchor_avg_jct: Option<f64>,
     /// The anchor's makespan, if known.
     pub anchor_makespan: Option<f64>,
+    /// What ran (set by [`run_scenario`](super::cli::run_scenario)).
+    pub run: Option<super::cli::ScenarioInfo>,
 }
 
 /// A placer on their tree by kind. `model` is the PPO scorer (loaded once by the caller).
@@ -187,6 +189,7 @@ pub fn compare(
             anchor_comm_cost_per_job: pick(|v| v.0),
             anchor_avg_jct: pick(|v| v.1),
             anchor_makespan: pick(|v| v.2),
+            run: None,
         });
     }
     if let Some(opt) = rows
@@ -203,10 +206,7 @@ pub fn compare(
 
 /// The CLI name of a placer kind.
 pub fn kind_name(kind: PlacerKind) -> String {
-    use clap::ValueEnum;
-    kind.to_possible_value()
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_else(|| format!("{kind:?}"))
+    crate::cli::value_name(&kind)
 }
 
 #[cfg(test)]

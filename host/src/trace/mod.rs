@@ -36,8 +36,39 @@ pub enum TraceFormat {
     Tiresias,
 }
 
-/// Loads a trace of any format; the first `limit` jobs by submit time are kept.
+/// Loads a trace of any format; the first `limit` jobs by submit time are kept. A header
+/// that lacks one of the format's columns is a [`TraceError::WrongFormat`] naming the
+/// formats whose header does match.
 pub fn load(path: &Path, format: TraceFormat, limit: Option<usize>) -> Result<Loaded, TraceError> {
+    match load_as(path, format, limit) {
+        Err(TraceError::MissingColumn { file, column }) => Err(TraceError::WrongFormat {
+            file,
+            column,
+            format,
+            matching: formats_matching(path, format),
+        }),
+        other => other,
+    }
+}
+
+/// The formats other than `tried` whose loader gets past the header of `path` (it may still
+/// find a bad row later). O(formats · file).
+fn formats_matching(path: &Path, tried: TraceFormat) -> Vec<TraceFormat> {
+    use clap::ValueEnum;
+    TraceFormat::value_variants()
+        .iter()
+        .copied()
+        .filter(|&f| f != tried)
+        .filter(|&f| {
+            !matches!(
+                load_as(path, f, Some(1)),
+                Err(TraceError::MissingColumn { .. } | TraceError::Io { .. })
+            )
+        })
+        .collect()
+}
+
+fn load_as(path: &Path, format: TraceFormat, limit: Option<usize>) -> Result<Loaded, TraceError> {
     match format {
         TraceFormat::Philly => {
             let jobs = philly::load(path, limit)?;
@@ -108,6 +139,39 @@ pub enum TraceError {
         /// The column.
         column: String,
     },
+    /// The header lacks a column of the format asked for (`--format`); `matching` names the
+    /// formats whose header it is.
+    #[error(
+        "{file}:1: header: missing column `{column}` of --format {}; {}",
+        format_name(*.format),
+        hint(.matching)
+    )]
+    WrongFormat {
+        /// The file.
+        file: String,
+        /// The missing column.
+        column: String,
+        /// The format asked for.
+        format: TraceFormat,
+        /// Formats whose header matches the file's.
+        matching: Vec<TraceFormat>,
+    },
+}
+
+/// A format's `--format` name.
+fn format_name(format: TraceFormat) -> String {
+    crate::cli::value_name(&format)
+}
+
+fn hint(matching: &[TraceFormat]) -> String {
+    if matching.is_empty() {
+        return "no format gantry reads has this header".to_string();
+    }
+    let names: Vec<String> = matching
+        .iter()
+        .map(|&f| format!("--format {}", format_name(f)))
+        .collect();
+    format!("the header matches {}", names.join(" or "))
 }
 
 /// A located field reader over one CSV record; keeps the messages uniform across loaders.
@@ -280,5 +344,36 @@ pub(crate) mod test_support {
     ) {
         let err = parse(header, "t.csv", None).unwrap_err().to_string();
         assert_eq!(err, format!("t.csv:1: header: missing column `{column}`"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrong_format_names_the_formats_whose_header_matches() {
+        let dir = std::env::temp_dir().join(format!("gantry-format-hint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("tiresias.csv");
+        std::fs::write(&file, "job_id,num_gpu,submit_time,duration\n1,2,0,60\n").unwrap();
+        let err = load(&file, TraceFormat::Philly, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with(
+                "header: missing column `timestamp` of --format philly; \
+                 the header matches --format tiresias"
+            ),
+            "{err}"
+        );
+        std::fs::write(&file, "a,b\n1,2\n").unwrap();
+        let err = load(&file, TraceFormat::Hydra, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("no format gantry reads has this header"),
+            "{err}"
+        );
     }
 }
