@@ -169,3 +169,36 @@ fn injected_faults_lose_no_job_on_a_real_slice() {
         );
     }
 }
+
+/// Faults make LAS faster on the bundled sample only through placement (re-placing long jobs
+/// that a priority preemption had restarted on scattered GPUs; `docs/reliability.md`, "Why
+/// faults make LAS faster"): with the ideal speed model, where placement does not matter,
+/// faults make neither LAS nor FIFO faster, whatever the fault seed.
+#[test]
+fn faults_never_speed_up_jobs_when_placement_does_not_matter() {
+    use gantry::sim::{FaultConfig, SpeedModel};
+    let jobs = philly_sample(None).unwrap();
+    let avg_jct = |order, seed, faults: Option<f64>| {
+        let config = SimConfig {
+            seed,
+            speed_model: SpeedModel::Ideal,
+            faults: faults.map(FaultConfig::with_rate),
+            ..SimConfig::default()
+        };
+        let out = simulate(
+            &jobs,
+            ClusterSpec::DEFAULT,
+            order,
+            PlacerKind::FirstFit,
+            &config,
+        );
+        Metrics::from_output(&out.unwrap()).avg_jct_s.unwrap()
+    };
+    for order in [OrderKind::Las, OrderKind::Fifo] {
+        let calm = avg_jct(order, 0, None);
+        for seed in 0..3 {
+            let faulty = avg_jct(order, seed, Some(0.5));
+            assert!(faulty >= calm, "{order:?} seed {seed}: {faulty} < {calm}");
+        }
+    }
+}

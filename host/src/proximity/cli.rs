@@ -362,7 +362,7 @@ impl TrainProgress {
                 bar.set_message(msg);
                 bar.inc(1);
             }
-            None if row.update % self.every == 0 || row.update == self.total => eprintln!(
+            None if row.update.is_multiple_of(self.every) || row.update == self.total => eprintln!(
                 "gantry: train placement: update {}/{} ({:.0} s): {msg}",
                 row.update, self.total, row.seconds
             ),
