@@ -52,4 +52,4 @@ pub use scheduler::{
     DeadlineAdmission, HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig,
 };
 pub use time::{DurationMs, TimeMs};
-pub use topology::{LinkWeights, Topology, TopologyError};
+pub use topology::{CommCost, Levels, LinkWeights, Topology, TopologyError};
