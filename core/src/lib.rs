@@ -32,6 +32,7 @@ pub mod rng;
 pub mod scheduler;
 pub mod time;
 pub mod topology;
+pub mod wire;
 
 pub use error::SchedError;
 pub use event::{Decision, Event, PreemptReason, RejectReason};

@@ -491,7 +491,10 @@ impl<const G: usize> Topology<G> {
     pub fn added_cost_units(&self, picked: &[GpuId], gpu: GpuId) -> CommCost {
         let machine = self.machine_of(gpu);
         let rack = self.rack_of_machine(machine);
-        let peers = picked.iter().filter(|&&p| self.machine_of(p) == machine).count();
+        let peers = picked
+            .iter()
+            .filter(|&&p| self.machine_of(p) == machine)
+            .count();
         let rack_used = picked.iter().any(|&p| self.rack_of(p) == rack);
         added_units(self.weights.integer(), peers as u64, rack_used)
     }
@@ -693,7 +696,10 @@ mod tests {
             // The integers keep the reciprocals' ratios.
             let r = w.reciprocal();
             let ratio = r.gpu_peer / f64::from(want[0]);
-            for (x, n) in [r.gpu_machine, r.machine_rack, r.rack_root].iter().zip(&want[1..]) {
+            for (x, n) in [r.gpu_machine, r.machine_rack, r.rack_root]
+                .iter()
+                .zip(&want[1..])
+            {
                 assert!(libm::fabs(x / f64::from(*n) / ratio - 1.0) < 1e-12, "{b:?}");
             }
         }
@@ -722,7 +728,13 @@ mod tests {
     fn integer_costs_are_the_reported_costs_in_units() {
         let t = proximity_tree();
         // Proximity-DRL: one unit is 0.025.
-        for set in [&[0u16][..], &[0, 1], &[0, 1, 2, 3, 4], &[0, 16, 17], &[3, 2, 9, 31]] {
+        for set in [
+            &[0u16][..],
+            &[0, 1],
+            &[0, 1, 2, 3, 4],
+            &[0, 16, 17],
+            &[3, 2, 9, 31],
+        ] {
             let g = ids(set);
             let units = t.comm_cost_units(&g).0 as f64;
             assert!(close(units * 0.025, t.comm_cost(&g)), "{set:?}");

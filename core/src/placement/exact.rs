@@ -592,10 +592,10 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::placement::ProximityGreedy;
-    use crate::topology::LinkWeights;
-    use std::format;
     use crate::placement::test_support::{fresh_mask, place_job, proximity_tree};
     use crate::rng::SeededRng;
+    use crate::topology::LinkWeights;
+    use std::format;
 
     fn close(a: f64, b: f64) -> bool {
         libm::fabs(a - b) < 1e-9
@@ -611,7 +611,11 @@ mod tests {
             let k = i + 1;
             let p = optimal_placement(&topo, &mask, k, &OptimalConfig::default()).unwrap();
             assert!(p.exact);
-            assert!(close(set_cost(&topo, &p.set), w), "k {k}: {:?} vs {w}", p.cost);
+            assert!(
+                close(set_cost(&topo, &p.set), w),
+                "k {k}: {:?} vs {w}",
+                p.cost
+            );
             // One integer unit is 0.025 on Proximity-DRL's tree.
             assert_eq!(p.cost, CommCost((w / 0.025 + 0.5) as u64), "k {k}");
             assert_eq!(p.set.count(), k);
@@ -682,7 +686,10 @@ mod tests {
                 assert!(got.set.iter().all(|g| mask.allows(g)));
                 assert_eq!(got.cost, want[k].1, "mask {mask:?} k {k}");
                 let real = set_cost(topo, &got.set);
-                assert!(close(real, want[k].0), "mask {mask:?} k {k}: {real} vs {want:?}");
+                assert!(
+                    close(real, want[k].0),
+                    "mask {mask:?} k {k}: {real} vs {want:?}"
+                );
             }
         }
     }
@@ -879,15 +886,22 @@ mod tests {
             let mask = fresh_mask(&topo);
             let p = optimal_placement(&topo, &mask, 3, &OptimalConfig::default()).unwrap();
             let got: heapless::Vec<GpuId, 16> = p.set.iter().collect();
-            assert_eq!(got.as_slice(), &[GpuId(0), GpuId(4), GpuId(8)], "scale {scale}");
+            assert_eq!(
+                got.as_slice(),
+                &[GpuId(0), GpuId(4), GpuId(8)],
+                "scale {scale}"
+            );
             let spread = topo.comm_cost(&got);
             let packed = topo.comm_cost(&[GpuId(0), GpuId(1), GpuId(4)]);
             assert!(spread < packed / 5.0, "scale {scale}: {spread} vs {packed}");
             let mut exact = ExactOptimal::<16>::default();
             let placed = place_job(&mut exact, &topo, &mask, 3);
             let greedy = place_job(&mut ProximityGreedy, &topo, &mask, 3);
-            sets.push([placed.iter().copied().collect(), greedy.iter().copied().collect()])
-                .unwrap();
+            sets.push([
+                placed.iter().copied().collect(),
+                greedy.iter().copied().collect(),
+            ])
+            .unwrap();
         }
         assert!(sets.iter().all(|s| *s == sets[0]), "{sets:?}");
     }
@@ -935,8 +949,8 @@ mod tests {
                     let mask = random_mask(&topo, &mut masks);
                     let want = brute(&topo, &mask);
                     for k in 1..=mask.count() {
-                        let p = optimal_placement(&topo, &mask, k, &OptimalConfig::default())
-                            .unwrap();
+                        let p =
+                            optimal_placement(&topo, &mask, k, &OptimalConfig::default()).unwrap();
                         let ctx = || format!("tree {tree} {b:?} mask {mask:?} k {k}");
                         assert!(p.exact, "{}", ctx());
                         assert_eq!(p.cost, want[k].1, "{}", ctx());
@@ -968,7 +982,10 @@ mod tests {
         let mut placer = ExactOptimal::<4>::default();
         // place_job always submits JobId(1): job 1 (1 GPU) runs, finishes, a new job 1
         // (3 GPUs) sees the same free set.
-        assert_eq!(place_job(&mut placer, &topo, &mask, 1).as_slice(), &[GpuId(0)]);
+        assert_eq!(
+            place_job(&mut placer, &topo, &mask, 1).as_slice(),
+            &[GpuId(0)]
+        );
         let second = place_job(&mut placer, &topo, &mask, 3);
         assert_eq!(second.as_slice(), &[GpuId(1), GpuId(2), GpuId(3)]);
         assert!(close(topo.comm_cost(&second), 0.9));
