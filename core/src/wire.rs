@@ -49,8 +49,9 @@ use serde::{Deserialize, Serialize};
 /// The frame layout's version: the first byte of every payload.
 pub const WIRE_VERSION: u8 = 1;
 
-/// The frame check: CRC-32/ISCSI (Castagnoli), which detects every error of up to 3 bits and
-/// every burst of up to 32 bits in a frame.
+/// The frame check: CRC-32/ISCSI (Castagnoli). Like any 32-bit CRC it catches every burst
+/// error of up to 32 bits; the tests change every byte of every kind of frame and see each
+/// change refused.
 pub static FRAME_CRC: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
 
 /// GPUs of the reference firmware build (`tests/firmware`, `core/ffi`).
