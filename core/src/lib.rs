@@ -32,6 +32,7 @@ pub mod rng;
 pub mod scheduler;
 pub mod time;
 pub mod topology;
+pub mod wire;
 
 pub use error::SchedError;
 pub use event::{Decision, Event, PreemptReason, RejectReason};
@@ -52,4 +53,4 @@ pub use scheduler::{
     DeadlineAdmission, HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig,
 };
 pub use time::{DurationMs, TimeMs};
-pub use topology::{LinkWeights, Topology, TopologyError};
+pub use topology::{CommCost, Levels, LinkWeights, Topology, TopologyError};

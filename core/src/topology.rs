@@ -21,41 +21,251 @@
 use crate::ids::{GpuId, MachineId, RackId};
 use serde::{Deserialize, Serialize};
 
-/// Link weights (1 / bandwidth) for each level of the tree. Smaller is faster.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LinkWeights {
+/// One value per level of the tree, from the GPU's own links up to the root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Levels<T> {
     /// A direct GPU↔GPU link inside one machine (NVLink).
-    pub gpu_peer: f64,
+    pub gpu_peer: T,
     /// A GPU's link to its machine (PCIe / NVSwitch uplink).
-    pub gpu_machine: f64,
+    pub gpu_machine: T,
     /// A machine's link to its rack switch.
-    pub machine_rack: f64,
+    pub machine_rack: T,
     /// A rack's link to the root (spine).
-    pub rack_root: f64,
+    pub rack_root: T,
 }
 
-impl LinkWeights {
-    /// Proximity-DRL's tree: NVLink 40 inside a machine, 4 machine↔rack, 2 rack↔root.
-    pub const PROXIMITY_DRL: LinkWeights = LinkWeights::from_bandwidths(40.0, 40.0, 4.0, 2.0);
+/// A communication cost in integer weight units ([`LinkWeights::integer`]): what the
+/// placers compare. Integers make every comparison exact whatever unit the bandwidths were
+/// given in (issue 16, defect 2: an absolute epsilon on `f64` costs called a placement 7×
+/// the optimum "exact" when the bandwidths were in bytes/s), and keep soft-float `f64` off
+/// a microcontroller's event path. The closed form with weights ≤ `u32::MAX` and at most
+/// 65,535 GPUs stays below 2^64, and every sum saturates anyway.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct CommCost(pub u64);
 
-    /// Weights as reciprocals of per-level bandwidths (any consistent unit, e.g. GB/s).
+impl CommCost {
+    /// No placement: sorts after every real cost (the exact search's "infinity").
+    pub const MAX: CommCost = CommCost(u64::MAX);
+
+    /// `self + other`, saturating at [`CommCost::MAX`].
+    pub const fn saturating_add(self, other: CommCost) -> CommCost {
+        CommCost(self.0.saturating_add(other.0))
+    }
+
+    /// The cost of `count` links of integer weight `weight`, saturating.
+    pub const fn of_links(weight: u32, count: u64) -> CommCost {
+        CommCost((weight as u64).saturating_mul(count))
+    }
+}
+
+/// Link weights (1 / bandwidth) for each level of the tree, kept twice:
+///
+/// - [`reciprocal`](Self::reciprocal): `1 / bandwidth` in the caller's unit, as `f64`, for
+///   reports ([`Topology::comm_cost`], the simulator's speed model, Proximity-DRL's reward);
+/// - [`integer`](Self::integer): integers with the same ratios, for decisions
+///   ([`Topology::comm_cost_units`], every placer). Only ratios matter to a placement, so
+///   bandwidths in bytes/s and in GB/s give the same integers and the same decisions.
+///
+/// [`from_bandwidths`](Self::from_bandwidths) finds the integers exactly (the smallest
+/// integer vector proportional to the reciprocals) when every bandwidth is a decimal with at
+/// most 9 fractional digits at some common scale and that vector stays within 2^24;
+/// otherwise it rounds each weight to 24 bits relative to the heaviest one.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkWeights {
+    reciprocal: Levels<f64>,
+    integer: Levels<u32>,
+}
+
+/// Largest integer weight [`LinkWeights::from_bandwidths`] produces (2^24).
+pub const INTEGER_WEIGHT_LIMIT: u32 = 1 << 24;
+
+impl LinkWeights {
+    /// Proximity-DRL's tree: NVLink 40 inside a machine, 4 machine↔rack, 2 rack↔root
+    /// (integer weights 1, 1, 10, 20).
+    pub const PROXIMITY_DRL: LinkWeights = match LinkWeights::from_bandwidths(40.0, 40.0, 4.0, 2.0)
+    {
+        Ok(w) => w,
+        Err(_) => panic!("Proximity-DRL's bandwidths are positive"),
+    };
+
+    /// Weights as reciprocals of per-level bandwidths, in any consistent unit (GB/s, bytes/s).
+    /// A bandwidth that is not positive and finite is refused
+    /// ([`TopologyError::BadBandwidth`]). `const`: a firmware evaluates it at compile time,
+    /// so no floating point reaches the device.
     pub const fn from_bandwidths(
         gpu_peer: f64,
         gpu_machine: f64,
         machine_rack: f64,
         rack_root: f64,
-    ) -> LinkWeights {
-        LinkWeights {
-            gpu_peer: 1.0 / gpu_peer,
-            gpu_machine: 1.0 / gpu_machine,
-            machine_rack: 1.0 / machine_rack,
-            rack_root: 1.0 / rack_root,
+    ) -> Result<LinkWeights, TopologyError> {
+        let bandwidths = [gpu_peer, gpu_machine, machine_rack, rack_root];
+        let mut i = 0;
+        while i < 4 {
+            // NaN fails both comparisons.
+            if !(bandwidths[i] > 0.0 && bandwidths[i] <= f64::MAX) {
+                return Err(TopologyError::BadBandwidth { level: i as u8 });
+            }
+            i += 1;
         }
+        let integer = match exact_integer_weights(&bandwidths) {
+            Some(w) => w,
+            None => rounded_integer_weights(&bandwidths),
+        };
+        Ok(LinkWeights {
+            reciprocal: Levels {
+                gpu_peer: 1.0 / gpu_peer,
+                gpu_machine: 1.0 / gpu_machine,
+                machine_rack: 1.0 / machine_rack,
+                rack_root: 1.0 / rack_root,
+            },
+            integer: levels_from_array(integer),
+        })
+    }
+
+    /// Weights given directly as integers (a firmware that wants no floating point at all);
+    /// the reported (`f64`) cost of a placement is then its integer cost.
+    pub const fn from_integer_weights(weights: Levels<u32>) -> LinkWeights {
+        LinkWeights {
+            reciprocal: Levels {
+                gpu_peer: weights.gpu_peer as f64,
+                gpu_machine: weights.gpu_machine as f64,
+                machine_rack: weights.machine_rack as f64,
+                rack_root: weights.rack_root as f64,
+            },
+            integer: weights,
+        }
+    }
+
+    /// `1 / bandwidth` per level, in the caller's unit: for reports, never for decisions.
+    pub const fn reciprocal(&self) -> &Levels<f64> {
+        &self.reciprocal
+    }
+
+    /// Integer weights with the same ratios: what every placer compares.
+    pub const fn integer(&self) -> &Levels<u32> {
+        &self.integer
     }
 }
 
+const fn levels_from_array(w: [u32; 4]) -> Levels<u32> {
+    Levels {
+        gpu_peer: w[0],
+        gpu_machine: w[1],
+        machine_rack: w[2],
+        rack_root: w[3],
+    }
+}
+
+/// `x` as an integer if it is one to within 2^-40 relative (so `0.3 × 10` counts as 3), and
+/// at most 2^53.
+const fn as_integer(x: f64) -> Option<u64> {
+    if !(x >= 0.5 && x <= 9_007_199_254_740_992.0) {
+        return None;
+    }
+    let rounded = (x + 0.5) as u64;
+    let diff = x - rounded as f64;
+    let diff = if diff < 0.0 { -diff } else { diff };
+    if diff <= x * (1.0 / 1_099_511_627_776.0) {
+        Some(rounded)
+    } else {
+        None
+    }
+}
+
+const fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        let t = a % b;
+        a = b;
+        b = t;
+    }
+    a
+}
+
+/// The smallest integers proportional to `1 / bandwidth`: scale the bandwidths by 10^d until
+/// all are integers `B_i`, then `W_i = lcm(B) / B_i` divided by their gcd. `None` when no
+/// d ≤ 9 makes them integers or a weight would exceed [`INTEGER_WEIGHT_LIMIT`].
+const fn exact_integer_weights(bandwidths: &[f64; 4]) -> Option<[u32; 4]> {
+    let mut scale = 1.0;
+    let mut digits = 0;
+    while digits <= 9 {
+        let mut ints = [0u128; 4];
+        let mut all = true;
+        let mut i = 0;
+        while i < 4 {
+            match as_integer(bandwidths[i] * scale) {
+                Some(b) => ints[i] = b as u128,
+                None => all = false,
+            }
+            i += 1;
+        }
+        if all {
+            return primitive_reciprocals(ints);
+        }
+        scale *= 10.0;
+        digits += 1;
+    }
+    None
+}
+
+const fn primitive_reciprocals(ints: [u128; 4]) -> Option<[u32; 4]> {
+    let mut lcm: u128 = 1;
+    let mut i = 0;
+    while i < 4 {
+        let g = gcd(lcm, ints[i]);
+        lcm = match (lcm / g).checked_mul(ints[i]) {
+            Some(l) => l,
+            None => return None,
+        };
+        i += 1;
+    }
+    let mut w = [0u128; 4];
+    let mut common = 0u128;
+    i = 0;
+    while i < 4 {
+        w[i] = lcm / ints[i];
+        common = gcd(common, w[i]);
+        i += 1;
+    }
+    let mut out = [0u32; 4];
+    i = 0;
+    while i < 4 {
+        let v = w[i] / common;
+        if v > INTEGER_WEIGHT_LIMIT as u128 {
+            return None;
+        }
+        out[i] = v as u32;
+        i += 1;
+    }
+    Some(out)
+}
+
+/// `round(2^24 · min(B) / B_i)`, at least 1: each weight to 24 bits relative to the heaviest.
+const fn rounded_integer_weights(bandwidths: &[f64; 4]) -> [u32; 4] {
+    let mut min = bandwidths[0];
+    let mut i = 1;
+    while i < 4 {
+        if bandwidths[i] < min {
+            min = bandwidths[i];
+        }
+        i += 1;
+    }
+    let mut out = [0u32; 4];
+    i = 0;
+    while i < 4 {
+        let w = (INTEGER_WEIGHT_LIMIT as f64 * (min / bandwidths[i]) + 0.5) as u32;
+        out[i] = if w == 0 { 1 } else { w };
+        i += 1;
+    }
+    out
+}
+
 /// Why a topology could not be built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum TopologyError {
     /// More GPUs than the capacity `G`.
@@ -69,6 +279,12 @@ pub enum TopologyError {
     EmptyMachine,
     /// A GPU speed of zero (it would never finish anything).
     ZeroSpeed,
+    /// A link bandwidth that is not positive and finite (`level`: 0 GPU↔GPU, 1 GPU↔machine,
+    /// 2 machine↔rack, 3 rack↔root).
+    BadBandwidth {
+        /// Which level.
+        level: u8,
+    },
 }
 
 impl core::fmt::Display for TopologyError {
@@ -80,6 +296,10 @@ impl core::fmt::Display for TopologyError {
             TopologyError::NoRack => write!(f, "a machine was added before any rack"),
             TopologyError::EmptyMachine => write!(f, "a machine must have at least one GPU"),
             TopologyError::ZeroSpeed => write!(f, "a GPU speed must be positive"),
+            TopologyError::BadBandwidth { level } => write!(
+                f,
+                "link bandwidth of level {level} (0 GPU-GPU, 1 GPU-machine, 2 machine-rack, 3 rack-root) must be positive and finite"
+            ),
         }
     }
 }
@@ -237,9 +457,10 @@ impl<const G: usize> Topology<G> {
         gpu.0 < self.gpu_count
     }
 
-    /// The cost `gpu` adds to a set that already holds `picked` (which must not contain it):
-    /// its GPU↔machine edge, a peer link to every picked GPU on its machine, and its
-    /// machine↔rack and rack↔root edges when those are new to the set. O(|picked|).
+    /// The cost `gpu` adds to a set that already holds `picked` (which must not contain it),
+    /// in the caller's unit (`f64`, for reports): its GPU↔machine edge, a peer link to every
+    /// picked GPU on its machine, and its machine↔rack and rack↔root edges when those are
+    /// new to the set. O(|picked|).
     pub fn added_cost(&self, picked: &[GpuId], gpu: GpuId) -> f64 {
         let machine = self.machine_of(gpu);
         let rack = self.rack_of_machine(machine);
@@ -254,7 +475,7 @@ impl<const G: usize> Topology<G> {
                 rack_used = true;
             }
         }
-        let w = &self.weights;
+        let w = self.weights.reciprocal();
         let mut cost = w.gpu_machine + w.gpu_peer * f64::from(peers_on_machine);
         if peers_on_machine == 0 {
             cost += w.machine_rack;
@@ -265,9 +486,36 @@ impl<const G: usize> Topology<G> {
         cost
     }
 
-    /// The communication cost of a GPU set (see the module docs), summed pick by pick in the
-    /// given order, which the closed form does not depend on. O(|gpus|²); duplicates are
-    /// counted once.
+    /// What `gpu` adds to `picked`, as [`added_cost`](Self::added_cost), in exact integer
+    /// weight units (what placers compare). O(|picked|).
+    pub fn added_cost_units(&self, picked: &[GpuId], gpu: GpuId) -> CommCost {
+        let machine = self.machine_of(gpu);
+        let rack = self.rack_of_machine(machine);
+        let peers = picked
+            .iter()
+            .filter(|&&p| self.machine_of(p) == machine)
+            .count();
+        let rack_used = picked.iter().any(|&p| self.rack_of(p) == rack);
+        added_units(self.weights.integer(), peers as u64, rack_used)
+    }
+
+    /// The cost of a GPU set in exact integer weight units (duplicates counted once).
+    /// O(|gpus|²).
+    pub fn comm_cost_units(&self, gpus: &[GpuId]) -> CommCost {
+        let mut cost = CommCost(0);
+        for (i, &g) in gpus.iter().enumerate() {
+            if gpus[..i].contains(&g) {
+                continue;
+            }
+            cost = cost.saturating_add(self.added_cost_units(&gpus[..i], g));
+        }
+        cost
+    }
+
+    /// The communication cost of a GPU set (see the module docs) in the caller's unit, for
+    /// reports: summed pick by pick in the given order in `f64`. Decisions compare
+    /// [`comm_cost_units`](Self::comm_cost_units) instead. O(|gpus|²); duplicates are counted
+    /// once.
     pub fn comm_cost(&self, gpus: &[GpuId]) -> f64 {
         let mut cost = 0.0;
         for (i, &g) in gpus.iter().enumerate() {
@@ -278,6 +526,35 @@ impl<const G: usize> Topology<G> {
         }
         cost
     }
+}
+
+/// The integer cost one more GPU adds, given how many picked GPUs share its machine and
+/// whether its rack is already used (the closed form's increments).
+pub(crate) fn added_units(w: &Levels<u32>, peers_on_machine: u64, rack_used: bool) -> CommCost {
+    let mut cost = CommCost::of_links(w.gpu_machine, 1)
+        .saturating_add(CommCost::of_links(w.gpu_peer, peers_on_machine));
+    if peers_on_machine == 0 {
+        cost = cost.saturating_add(CommCost::of_links(w.machine_rack, 1));
+    }
+    if !rack_used {
+        cost = cost.saturating_add(CommCost::of_links(w.rack_root, 1));
+    }
+    cost
+}
+
+/// The closed form in integer units: `w_rack·racks + w_machine·machines + w_gpu·gpus +
+/// w_peer·pairs`, saturating.
+pub(crate) fn closed_form_units(
+    w: &Levels<u32>,
+    racks: u64,
+    machines: u64,
+    gpus: u64,
+    pairs: u64,
+) -> CommCost {
+    CommCost::of_links(w.rack_root, racks)
+        .saturating_add(CommCost::of_links(w.machine_rack, machines))
+        .saturating_add(CommCost::of_links(w.gpu_machine, gpus))
+        .saturating_add(CommCost::of_links(w.gpu_peer, pairs))
 }
 
 #[cfg(test)]
@@ -348,7 +625,7 @@ mod tests {
     #[test]
     fn heterogeneous_tree_costs_by_hand() {
         let mut t: Topology<8> =
-            Topology::new(LinkWeights::from_bandwidths(100.0, 20.0, 10.0, 5.0));
+            Topology::new(LinkWeights::from_bandwidths(100.0, 20.0, 10.0, 5.0).unwrap());
         t.add_rack().unwrap();
         t.add_machine(2, 1000).unwrap();
         t.add_machine(3, 2000).unwrap();
@@ -392,5 +669,86 @@ mod tests {
         );
         assert!(t.add_machine(4, 1000).is_ok());
         assert_eq!(t.gpus_of_machine(MachineId(0)), 0..4);
+    }
+
+    fn ints(w: &LinkWeights) -> [u32; 4] {
+        let i = w.integer();
+        [i.gpu_peer, i.gpu_machine, i.machine_rack, i.rack_root]
+    }
+
+    /// (bandwidths, expected integer weights): exact where the bandwidths are decimals at
+    /// some common scale, the same at every unit, rounded to 24 bits otherwise.
+    #[test]
+    fn integer_weights_are_exact_and_unit_free() {
+        let cases: [([f64; 4], [u32; 4]); 6] = [
+            ([40.0, 40.0, 4.0, 2.0], [1, 1, 10, 20]),
+            // Issue 16 defect 2's bandwidths, in GB/s and in bytes/s: lcm 37,449.
+            ([1.0, 73.0, 27.0, 19.0], [37_449, 513, 1_387, 1_971]),
+            ([1e9, 73e9, 27e9, 19e9], [37_449, 513, 1_387, 1_971]),
+            ([1e-9, 73e-9, 27e-9, 19e-9], [37_449, 513, 1_387, 1_971]),
+            // Decimals: ×10 → 125, 250, 30, 10.
+            ([12.5, 25.0, 3.0, 1.0], [6, 3, 25, 75]),
+            ([0.3, 0.6, 0.1, 0.05], [2, 1, 6, 12]),
+        ];
+        for (b, want) in cases {
+            let w = LinkWeights::from_bandwidths(b[0], b[1], b[2], b[3]).unwrap();
+            assert_eq!(ints(&w), want, "{b:?}");
+            // The integers keep the reciprocals' ratios.
+            let r = w.reciprocal();
+            let ratio = r.gpu_peer / f64::from(want[0]);
+            for (x, n) in [r.gpu_machine, r.machine_rack, r.rack_root]
+                .iter()
+                .zip(&want[1..])
+            {
+                assert!(libm::fabs(x / f64::from(*n) / ratio - 1.0) < 1e-12, "{b:?}");
+            }
+        }
+        // No small exact vector (four large primes): 24-bit rounding, heaviest = 2^24.
+        let w = LinkWeights::from_bandwidths(1_000_003.0, 999_983.0, 999_979.0, 7.0).unwrap();
+        let got = ints(&w);
+        assert_eq!(got[3], INTEGER_WEIGHT_LIMIT);
+        assert_eq!(got[0], (16_777_216.0 * (7.0 / 1_000_003.0) + 0.5) as u32);
+        let scaled = LinkWeights::from_bandwidths(1_000_003e6, 999_983e6, 999_979e6, 7e6).unwrap();
+        assert_eq!(ints(&scaled), got);
+    }
+
+    #[test]
+    fn bad_bandwidths_are_refused_with_their_level() {
+        for (level, b) in [(0u8, 0.0), (1, -4.0), (2, f64::NAN), (3, f64::INFINITY)] {
+            let mut bw = [40.0, 40.0, 4.0, 2.0];
+            bw[usize::from(level)] = b;
+            assert_eq!(
+                LinkWeights::from_bandwidths(bw[0], bw[1], bw[2], bw[3]),
+                Err(TopologyError::BadBandwidth { level })
+            );
+        }
+    }
+
+    #[test]
+    fn integer_costs_are_the_reported_costs_in_units() {
+        let t = proximity_tree();
+        // Proximity-DRL: one unit is 0.025.
+        for set in [
+            &[0u16][..],
+            &[0, 1],
+            &[0, 1, 2, 3, 4],
+            &[0, 16, 17],
+            &[3, 2, 9, 31],
+        ] {
+            let g = ids(set);
+            let units = t.comm_cost_units(&g).0 as f64;
+            assert!(close(units * 0.025, t.comm_cost(&g)), "{set:?}");
+        }
+        let integer = LinkWeights::from_integer_weights(Levels {
+            gpu_peer: 1,
+            gpu_machine: 2,
+            machine_rack: 3,
+            rack_root: 4,
+        });
+        let t2 = Topology::<32>::uniform(2, 4, 4, integer).unwrap();
+        let g = ids(&[0, 1, 5, 20]);
+        // 2 racks·4 + 3 machines·3 + 4 GPUs·2 + 1 pair·1.
+        assert_eq!(t2.comm_cost_units(&g), CommCost(8 + 9 + 8 + 1));
+        assert_eq!(t2.comm_cost(&g), 26.0);
     }
 }

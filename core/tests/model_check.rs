@@ -46,13 +46,10 @@ fn topology(seed: u64) -> Topology<G> {
     let shapes: [(u16, u16, u16); 4] = [(2, 2, 4), (1, 3, 4), (2, 2, 2), (1, 1, 5)];
     let (r, m, g) = shapes[(seed % 4) as usize];
     let scale = [1.0, 1e-9, 1e9, 3.7][((seed / 4) % 4) as usize];
-    let w = LinkWeights::PROXIMITY_DRL;
-    let weights = LinkWeights {
-        gpu_peer: w.gpu_peer * scale,
-        gpu_machine: w.gpu_machine * scale,
-        machine_rack: w.machine_rack * scale,
-        rack_root: w.rack_root * scale,
-    };
+    // Proximity-DRL's bandwidths (weights 0.025, 0.025, 0.25, 0.5) with weights × scale.
+    let weights =
+        LinkWeights::from_bandwidths(40.0 / scale, 40.0 / scale, 4.0 / scale, 2.0 / scale)
+            .expect("positive bandwidths");
     Topology::uniform(r, m, g, weights).expect("shapes fit G")
 }
 

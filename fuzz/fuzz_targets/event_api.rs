@@ -5,7 +5,8 @@
 //! The first `HEADER` bytes choose the order (all of them), the placer, the decision buffer
 //! (1 to 64 slots), the tree's shape, heterogeneous GPU speeds and the link weights — at any
 //! scale from 2^-60 to 2^60 per level, or raw `f64` bits (NaN, infinities, negatives,
-//! subnormals); the rest are operations of `model::OP_BYTES` bytes each: garbage events
+//! subnormals: refused by `LinkWeights::from_bandwidths`, then the raw bits are taken as
+//! integer weights, any `u32`); the rest are operations of `model::OP_BYTES` bytes each: garbage events
 //! included (unknown ids, zero-GPU and oversized jobs, GPU ids out of range, time going
 //! backwards), times up to `u64::MAX`, deferred calls. After every call the model's checks
 //! must hold; any panic is a finding.
@@ -18,7 +19,7 @@ use gantry_core::order::{CompatPolicy, TiresiasCompat};
 use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};
 use gantry_core::{
     BestFit, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig, LengthMetric,
-    LinkWeights, Placer, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
+    Levels, LinkWeights, Placer, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
 };
 use libfuzzer_sys::fuzz_target;
 use model::{G, check_stream};
@@ -37,15 +38,24 @@ fn weight(base: f64, exponent: u8, raw_bits: bool, raw: u64) -> f64 {
 }
 
 fn topology(h: &[u8]) -> Topology<G> {
-    let w = LinkWeights::PROXIMITY_DRL;
+    let w = LinkWeights::PROXIMITY_DRL.reciprocal();
     let raw = u64::from_le_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]);
     let flags = h[3];
-    let weights = LinkWeights {
-        gpu_peer: weight(w.gpu_peer, h[4], flags & 0x10 != 0, raw),
-        gpu_machine: weight(w.gpu_machine, h[5], flags & 0x20 != 0, raw.rotate_left(16)),
-        machine_rack: weight(w.machine_rack, h[6], flags & 0x40 != 0, raw.rotate_left(32)),
-        rack_root: weight(w.rack_root, h[7], flags & 0x80 != 0, raw.rotate_left(48)),
-    };
+    // Bandwidths are the weights' reciprocals; weights that are not positive and finite are
+    // refused by `from_bandwidths`, and the raw bits then give integer weights directly
+    // (any u32, zero included).
+    let weights = LinkWeights::from_bandwidths(
+        1.0 / weight(w.gpu_peer, h[4], flags & 0x10 != 0, raw),
+        1.0 / weight(w.gpu_machine, h[5], flags & 0x20 != 0, raw.rotate_left(16)),
+        1.0 / weight(w.machine_rack, h[6], flags & 0x40 != 0, raw.rotate_left(32)),
+        1.0 / weight(w.rack_root, h[7], flags & 0x80 != 0, raw.rotate_left(48)),
+    )
+    .unwrap_or(LinkWeights::from_integer_weights(Levels {
+        gpu_peer: raw as u32,
+        gpu_machine: (raw >> 16) as u32,
+        machine_rack: (raw >> 32) as u32,
+        rack_root: (raw >> 48) as u32,
+    }));
     // 1–2 racks × 1–3 machines × 1–4 GPUs, speeds 1..=4000 per mille from the header.
     let mut topo = Topology::new(weights);
     let racks = 1 + (flags & 1);

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod compare;
 pub mod dag;
+pub mod frames;
 pub mod gpu;
 pub mod learn;
 pub mod metrics;

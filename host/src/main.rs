@@ -8,15 +8,16 @@ use gantry::cli::{
 };
 use gantry::compare;
 use gantry::dag::{self, cli::DagArgs};
+use gantry::frames;
 use gantry::learn::scorer::DEFAULT_PPO_MODEL;
 use gantry::metrics::{Metrics, RunInfo};
 use gantry::paths::{require_input, resolve_repo_path};
-use gantry::policy::{OrderKind, PlacerKind};
+use gantry::policy::{CapacitySet, OrderKind, PlacerKind};
 use gantry::proximity::cli::{
     SCENARIO_FLAG_IDS, ScenarioArgs, TrainPlacementArgs, run_scenario, run_train, table,
 };
 use gantry::record::{self, RecordHeader};
-use gantry::sim::simulate;
+use gantry::sim::simulate_with_capacities;
 use gantry::workload::{WORKLOAD_FLAG_IDS, WorkloadArgs};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,6 +39,9 @@ enum Command {
     Compare(CompareArgs),
     /// Re-run the core on a recorded event stream; exit 0 only if every decision matches.
     Replay(ReplayArgs),
+    /// Frame streams for firmware: convert a recording, serve, corrupt, compare.
+    #[command(subcommand)]
+    Frames(FramesCommand),
     /// Plan a DAG workload on heterogeneous GPUs with several planners (HEFT, WOA, random).
     Dag(DagArgs),
     /// Cross-check against the Tiresias simulator's results (the peer anchor): its quirks
@@ -99,6 +103,10 @@ struct SimulateArgs {
     /// Write one CSV row per job (submit, start, finish, GPUs, deadline, met, waiting, …).
     #[arg(long, value_name = "FILE")]
     jobs_csv: Option<PathBuf>,
+    /// Core capacities: the host's, or the firmware's (64 GPUs, 256 live jobs, gangs of 8),
+    /// to record a stream the firmware must answer identically (`gantry frames convert`).
+    #[arg(long, value_enum, default_value_t = CapacitySet::Host)]
+    capacities: CapacitySet,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -106,6 +114,54 @@ struct SimulateArgs {
     /// label `ppo→greedy` instead of failing.
     #[arg(long)]
     allow_fallback: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum FramesCommand {
+    /// A recording made with `--capacities firmware` → the inbound frame stream (header and
+    /// events) and the outbound frames x86 answered.
+    Convert {
+        /// The recording.
+        recording: PathBuf,
+        /// Where to write the inbound frames.
+        #[arg(long)]
+        events: PathBuf,
+        /// Where to write the expected outbound frames.
+        #[arg(long)]
+        expected: PathBuf,
+    },
+    /// Answer an inbound stream as the firmware does (the host's reference device).
+    Serve {
+        /// The inbound frames.
+        events: PathBuf,
+        /// Where to write the outbound frames.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Mix seeded bad frames (corrupt, cut, other version, over-long, unfinished) into an
+    /// inbound stream.
+    Corrupt {
+        /// The inbound frames.
+        events: PathBuf,
+        /// Where to write the corrupted stream.
+        #[arg(long)]
+        out: PathBuf,
+        /// Seed of the corruption.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+    /// Compare two outbound streams byte for byte; exit 1 naming the first differing frame.
+    Diff {
+        /// The expected frames.
+        expected: PathBuf,
+        /// The frames a device wrote.
+        actual: PathBuf,
+    },
+    /// Print an inbound stream, one line per frame.
+    Dump {
+        /// The inbound frames.
+        events: PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -182,12 +238,13 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
         create_output(path, "--jobs-csv")?;
     }
     let workload = args.workload.load()?;
-    let out = simulate(
+    let out = simulate_with_capacities(
         &workload.jobs,
         workload.cluster,
         args.order,
         args.placement,
         &workload.config,
+        args.capacities,
     )
     .with_context(|| format!("simulating {}", workload.name))?;
     if let (Some(path), Some(mut file)) = (&args.record, record_file) {
@@ -197,7 +254,8 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
             args.order,
             args.placement,
             &workload.config,
-        );
+        )
+        .with_capacities(args.capacities);
         std::io::Write::write_all(&mut file, &record::encode(&header, &out))
             .with_context(|| format!("writing {}", path.display()))?;
     }
@@ -311,6 +369,77 @@ fn run_replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+fn read(path: &Path) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+fn run_frames(command: &FramesCommand) -> anyhow::Result<ExitCode> {
+    use embedded_io_adapters::std::FromStd;
+    match command {
+        FramesCommand::Convert {
+            recording,
+            events,
+            expected,
+        } => {
+            let recording = record::read(recording)?;
+            write(events, &frames::events(&recording)?)?;
+            write(expected, &frames::expected(&recording)?)?;
+            write_line(format_args!(
+                "{} events, {} ({} GPUs), {} + {}",
+                recording.entries.len(),
+                recording.header.cluster,
+                recording.header.cluster.gpus(),
+                events.display(),
+                expected.display()
+            ))?;
+        }
+        FramesCommand::Serve { events, out } => {
+            let input = std::fs::File::open(events)
+                .with_context(|| format!("reading {}", events.display()))?;
+            let output = create_output(out, "--out")?;
+            let summary = frames::serve(
+                FromStd::new(std::io::BufReader::new(input)),
+                FromStd::new(std::io::BufWriter::new(output)),
+            )?;
+            write_line(format_args!(
+                "{} frames answered ({} faults) into {}",
+                summary.frames,
+                summary.faults,
+                out.display()
+            ))?;
+        }
+        FramesCommand::Corrupt { events, out, seed } => {
+            write(out, &frames::corrupt(&read(events)?, *seed))?;
+        }
+        FramesCommand::Diff { expected, actual } => {
+            let (a, b) = (read(expected)?, read(actual)?);
+            if let Some(d) = frames::diff(&a, &b) {
+                write_line(format_args!(
+                    "{} vs {}: {d}",
+                    expected.display(),
+                    actual.display()
+                ))?;
+                return Ok(ExitCode::FAILURE);
+            }
+            write_line(format_args!(
+                "{} and {}: identical ({} bytes, {} frames)",
+                expected.display(),
+                actual.display(),
+                a.len(),
+                a.iter().filter(|&&x| x == 0).count()
+            ))?;
+        }
+        FramesCommand::Dump { events } => {
+            write_out(frames::dump_events(&read(events)?))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_dag(args: &DagArgs) -> anyhow::Result<()> {
     let problem = dag::load(&args.input, &args.load_options())?;
     let reports = dag::run_planners(&problem, &args.planners, &args.planner_options())?;
@@ -390,6 +519,7 @@ fn run(cli: &Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
             run_compare(args, sub).map(|()| ExitCode::SUCCESS)
         }
         Command::Replay(args) => run_replay(args),
+        Command::Frames(command) => run_frames(command),
         Command::Dag(args) => run_dag(args).map(|()| ExitCode::SUCCESS),
         Command::TiresiasCheck(args) => run_tiresias_check(args).map(|()| ExitCode::SUCCESS),
         Command::Train(TrainCommand::Placement(args)) => {

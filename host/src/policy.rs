@@ -26,6 +26,56 @@ pub const HOST_JOBS: usize = 32_768;
 /// Largest gang (Philly's largest jobs ask for 128 GPUs).
 pub const HOST_GANG: usize = 128;
 
+/// Which core capacities a simulation runs with: the host's, or the reference firmware
+/// build's (`gantry_core::wire::FIRMWARE_*`: 64 GPUs, 256 live jobs, gangs of 8), so a
+/// recording for the firmware meets a full job table or an oversized gang exactly where the
+/// firmware does.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum CapacitySet {
+    /// 2,048 GPUs, 32,768 live jobs, gangs of 128.
+    #[default]
+    Host,
+    /// 64 GPUs, 256 live jobs, gangs of 8 (the firmware under QEMU, the C ABI).
+    Firmware,
+}
+
+impl CapacitySet {
+    /// `[GPUs, live jobs, gang]`, as a recording's header stores them.
+    pub fn as_array(self) -> [u32; 3] {
+        match self {
+            CapacitySet::Host => [HOST_GPUS as u32, HOST_JOBS as u32, HOST_GANG as u32],
+            CapacitySet::Firmware => [
+                gantry_core::wire::FIRMWARE_GPUS as u32,
+                gantry_core::wire::FIRMWARE_JOBS as u32,
+                gantry_core::wire::FIRMWARE_GANG as u32,
+            ],
+        }
+    }
+
+    /// The set whose array this is.
+    pub fn from_array(capacities: [u32; 3]) -> Option<Self> {
+        [CapacitySet::Host, CapacitySet::Firmware]
+            .into_iter()
+            .find(|set| set.as_array() == capacities)
+    }
+
+    /// The largest cluster it holds.
+    pub fn gpus(self) -> usize {
+        self.as_array()[0] as usize
+    }
+}
+
 /// A job order by name.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
@@ -193,9 +243,10 @@ impl JobOrder for AnyOrder {
     }
 }
 
-/// Any placer the host knows, statically dispatched by `match`.
+/// Any placer the host knows, statically dispatched by `match`, for clusters of up to `G`
+/// GPUs.
 #[derive(Clone, Debug)]
-pub enum AnyPlacer {
+pub enum AnyPlacer<const G: usize = HOST_GPUS> {
     /// See [`FirstFit`].
     FirstFit(FirstFit),
     /// See [`BestFit`].
@@ -207,16 +258,16 @@ pub enum AnyPlacer {
     /// See [`ProximityGreedy`].
     Greedy(ProximityGreedy),
     /// See [`ExactOptimal`].
-    Optimal(Box<ExactOptimal<HOST_GPUS>>),
+    Optimal(Box<ExactOptimal<G>>),
     /// See [`PpoPlacer`].
-    Ppo(PpoPlacer),
+    Ppo(PpoPlacer<G>),
 }
 
 /// The learned placer: the core's [`ScoredPlacer`] over a [`TractScorer`]. A clone shares
 /// the model's plan and starts with fresh fault counters.
-pub struct PpoPlacer(pub Box<ScoredPlacer<TractScorer, HOST_GPUS>>);
+pub struct PpoPlacer<const G: usize = HOST_GPUS>(pub Box<ScoredPlacer<TractScorer, G>>);
 
-impl PpoPlacer {
+impl<const G: usize> PpoPlacer<G> {
     /// Loads the model at `path`; on failure says so once on stderr and places like
     /// proximity-greedy.
     pub fn load(path: &Path) -> Self {
@@ -229,13 +280,13 @@ impl PpoPlacer {
     }
 }
 
-impl Clone for PpoPlacer {
+impl<const G: usize> Clone for PpoPlacer<G> {
     fn clone(&self) -> Self {
         Self::from_scorer(self.0.scorer().clone())
     }
 }
 
-impl std::fmt::Debug for PpoPlacer {
+impl<const G: usize> std::fmt::Debug for PpoPlacer<G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PpoPlacer")
             .field("scorer", self.0.scorer())
@@ -244,7 +295,7 @@ impl std::fmt::Debug for PpoPlacer {
     }
 }
 
-impl AnyPlacer {
+impl<const G: usize> AnyPlacer<G> {
     /// The placer named `kind`; `seed` feeds randomised placers; `ppo` loads
     /// [`DEFAULT_PPO_MODEL`].
     pub fn new(kind: PlacerKind, seed: u64) -> Self {
@@ -267,19 +318,19 @@ impl AnyPlacer {
     }
 }
 
-impl Placer<HOST_GPUS> for AnyPlacer {
+impl<const G: usize> Placer<G> for AnyPlacer<G> {
     fn name(&self) -> &'static str {
         match self {
-            AnyPlacer::FirstFit(p) => Placer::<HOST_GPUS>::name(p),
-            AnyPlacer::BestFit(p) => Placer::<HOST_GPUS>::name(p),
-            AnyPlacer::Random(p) => Placer::<HOST_GPUS>::name(p),
-            AnyPlacer::LoadBalance(p) => Placer::<HOST_GPUS>::name(p),
-            AnyPlacer::Greedy(p) => Placer::<HOST_GPUS>::name(p),
-            AnyPlacer::Optimal(p) => Placer::<HOST_GPUS>::name(&**p),
-            AnyPlacer::Ppo(p) => Placer::<HOST_GPUS>::name(&*p.0),
+            AnyPlacer::FirstFit(p) => Placer::<G>::name(p),
+            AnyPlacer::BestFit(p) => Placer::<G>::name(p),
+            AnyPlacer::Random(p) => Placer::<G>::name(p),
+            AnyPlacer::LoadBalance(p) => Placer::<G>::name(p),
+            AnyPlacer::Greedy(p) => Placer::<G>::name(p),
+            AnyPlacer::Optimal(p) => Placer::<G>::name(&**p),
+            AnyPlacer::Ppo(p) => Placer::<G>::name(&*p.0),
         }
     }
-    fn pick(&mut self, view: &PlacementView<'_, HOST_GPUS>) -> Option<GpuId> {
+    fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
         match self {
             AnyPlacer::FirstFit(p) => p.pick(view),
             AnyPlacer::BestFit(p) => p.pick(view),

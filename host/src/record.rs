@@ -7,12 +7,15 @@
 //! core capacities), then postcard [`LogEntry`]s back to back until the end of the file.
 
 use crate::cli::value_name;
-use crate::policy::{AnyOrder, AnyPlacer, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind};
-use crate::sim::{
-    ClusterSpec, DECISION_BUFFER, DecisionLog, HostDecision, HostScheduler, JobRecord, LogEntry,
-    SimConfig, SimOutput,
+use crate::policy::{
+    AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
-use gantry_core::{Decision, Event, PreemptReason, SchedError, Topology};
+use crate::sim::{
+    ClusterSpec, DECISION_BUFFER, DecisionLog, HostDecision, JobRecord, LogEntry, SimConfig,
+    SimOutput,
+};
+use gantry_core::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
+use gantry_core::{Decision, Event, PreemptReason, SchedError, Scheduler, Topology};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -59,8 +62,19 @@ impl RecordHeader {
             order,
             placer,
             config: config.clone(),
-            capacities: [HOST_GPUS as u32, HOST_JOBS as u32, HOST_GANG as u32],
+            capacities: CapacitySet::Host.as_array(),
         }
+    }
+
+    /// The same header for a run on the core capacities `set`.
+    pub fn with_capacities(mut self, set: CapacitySet) -> Self {
+        self.capacities = set.as_array();
+        self
+    }
+
+    /// The capacity set the recording was made with, if this build has it.
+    pub fn capacity_set(&self) -> Option<CapacitySet> {
+        CapacitySet::from_array(self.capacities)
     }
 }
 
@@ -95,15 +109,19 @@ pub enum RecordError {
         /// The version found.
         found: u32,
     },
-    /// Recorded with other core capacities.
-    #[error("{path}: recorded with capacities {found:?}, this build has {expected:?}")]
+    /// Recorded with core capacities this build does not have.
+    #[error(
+        "{path}: recorded with capacities {found:?}, this build has {host:?} (host) and {firmware:?} (firmware)"
+    )]
     Capacities {
         /// The file.
         path: String,
         /// In the file.
         found: [u32; 3],
-        /// In this build.
-        expected: [u32; 3],
+        /// The host set.
+        host: [u32; 3],
+        /// The firmware set.
+        firmware: [u32; 3],
     },
     /// Truncated or corrupt bytes.
     #[error("{path}: byte {offset}: corrupt {what}: {source}")]
@@ -150,12 +168,12 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Recording, RecordError> {
             found: header.format_version,
         });
     }
-    let expected = [HOST_GPUS as u32, HOST_JOBS as u32, HOST_GANG as u32];
-    if header.capacities != expected {
+    if header.capacity_set().is_none() {
         return Err(RecordError::Capacities {
             path: name.to_string(),
             found: header.capacities,
-            expected,
+            host: CapacitySet::Host.as_array(),
+            firmware: CapacitySet::Firmware.as_array(),
         });
     }
     let mut entries = Vec::new();
@@ -215,21 +233,33 @@ pub struct ReplayReport {
     pub mismatch: Option<Mismatch>,
 }
 
-/// Replays every recorded event through a fresh core built from the header and compares
-/// each answer with the recorded one, stopping at the first difference.
+/// Replays every recorded event through a fresh core built from the header (with the
+/// capacities it was recorded with) and compares each answer with the recorded one,
+/// stopping at the first difference.
 pub fn replay(recording: &Recording) -> Result<ReplayReport, RecordError> {
+    match recording.header.capacity_set() {
+        Some(CapacitySet::Firmware) => {
+            replay_on::<FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>(recording)
+        }
+        _ => replay_on::<HOST_GPUS, HOST_JOBS, HOST_GANG>(recording),
+    }
+}
+
+fn replay_on<const G: usize, const J: usize, const GANG: usize>(
+    recording: &Recording,
+) -> Result<ReplayReport, RecordError> {
     let header = &recording.header;
-    let topology: Topology<HOST_GPUS> = header
+    let topology: Topology<G> = header
         .cluster
         .topology()
         .map_err(|_| RecordError::Cluster(header.cluster))?;
     let order = AnyOrder::new(header.order);
     let batched = header.order.batches_instants();
-    let placer = AnyPlacer::new(header.placer, header.config.seed);
+    let placer = AnyPlacer::<G>::new(header.placer, header.config.seed);
     let run = || {
-        let mut core = Box::new(HostScheduler::new(topology, order, placer));
+        let mut core = Box::new(Scheduler::<_, _, G, J, GANG>::new(topology, order, placer));
         for (index, expected) in recording.entries.iter().enumerate() {
-            let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
+            let mut out: heapless::Vec<Decision<GANG>, DECISION_BUFFER> = heapless::Vec::new();
             // Batched runs (the Tiresias copies) defer every event but the scheduling Tick.
             let result = if batched && expected.event != Event::Tick {
                 core.handle_deferred(expected.now, expected.event, &mut out)
@@ -240,7 +270,7 @@ pub fn replay(recording: &Recording) -> Result<ReplayReport, RecordError> {
                 now: expected.now,
                 event: expected.event,
                 error: result.err(),
-                decisions: out.to_vec(),
+                decisions: out.iter().map(crate::sim::host_decision).collect(),
             };
             if actual != *expected {
                 let mismatch = Mismatch {

@@ -32,14 +32,21 @@
 //! Among optimal placements, consolidate: fill racks with fewer usable GPUs first (then lower
 //! id), use as few machines as the cost allows, give each machine's count to the machine with
 //! the fewest usable GPUs that holds it (best fit, then lower id), and take each machine's
-//! lowest usable GPUs. Costs within 1e-9 are equal.
+//! lowest usable GPUs.
+//!
+//! # Exact arithmetic
+//!
+//! Every cost is an integer in weight units ([`CommCost`], [`LinkWeights::integer`]), so
+//! two placements tie exactly when their costs are equal, at any bandwidth unit, and the
+//! search uses no floating point (none reaches a microcontroller's event path). Only
+//! [`optimal_cost`], a report, converts to the caller's unit.
 
-use super::greedy::{COST_EPS, greedy_pick};
+use super::greedy::greedy_pick;
 use super::{GpuMask, PlacementView, Placer};
 use crate::ids::{GpuId, JobId, MachineId};
 use crate::job::{Job, JobSpec};
 use crate::time::TimeMs;
-use crate::topology::{LinkWeights, Topology};
+use crate::topology::{CommCost, Levels, Topology, closed_form_units};
 use core::cmp::Reverse;
 
 /// Limits of the exact search.
@@ -65,10 +72,10 @@ impl Default for OptimalConfig {
 pub struct OptimalPlan<const G: usize> {
     /// The chosen GPUs.
     pub set: GpuMask<G>,
-    /// Their communication cost.
-    pub cost: f64,
-    /// Whether the set is provably optimal (false: the budget was exceeded, or the link
-    /// weights were negative or not finite, and the set is proximity-greedy's).
+    /// Their communication cost, in exact integer units.
+    pub cost: CommCost,
+    /// Whether the set is provably optimal (false: the budget was exceeded and the set is
+    /// proximity-greedy's).
     pub exact: bool,
     /// The work estimate of the search (0 when trivial).
     pub work: u64,
@@ -76,8 +83,8 @@ pub struct OptimalPlan<const G: usize> {
 
 /// The minimum communication cost of placing `k` GPUs on `usable` GPUs, or `None` when
 /// fewer than `k` are usable or the search would exceed the default budget (so a `Some` is
-/// always the true optimum). Used to measure other placers' ratio to the optimum.
-/// Cost: see the module docs.
+/// always the true optimum), in the caller's unit (`f64`, a report). Used to measure other
+/// placers' ratio to the optimum. Cost: see the module docs.
 pub fn optimal_cost<const G: usize>(
     topology: &Topology<G>,
     usable: &GpuMask<G>,
@@ -85,7 +92,7 @@ pub fn optimal_cost<const G: usize>(
 ) -> Option<f64> {
     optimal_placement(topology, usable, k, &OptimalConfig::default())
         .filter(|p| p.exact)
-        .map(|p| p.cost)
+        .map(|p| set_cost(topology, &p.set))
 }
 
 /// A minimum-communication-cost set of `k` GPUs out of `usable` (ties: see the module docs),
@@ -111,7 +118,7 @@ pub fn optimal_placement<const G: usize>(
         return Some(plan(topology, set, true, 0));
     }
     let work = search.work_estimate(k);
-    if work > config.work_budget || !weights_sane(topology.weights()) {
+    if work > config.work_budget {
         return Some(plan(topology, greedy_set(topology, usable, k), false, work));
     }
     match search.solve(k) {
@@ -127,24 +134,19 @@ fn plan<const G: usize>(
     work: u64,
 ) -> OptimalPlan<G> {
     OptimalPlan {
-        cost: set_cost(topo, &set),
+        cost: set_cost_units(topo, &set),
         set,
         exact,
         work,
     }
 }
 
-fn weights_sane(w: &LinkWeights) -> bool {
-    [w.gpu_peer, w.gpu_machine, w.machine_rack, w.rack_root]
-        .iter()
-        .all(|x| x.is_finite() && *x >= 0.0)
-}
-
-/// Cost of a mask by the closed form, from per-machine counts. O(G + M).
-pub(crate) fn set_cost<const G: usize>(topo: &Topology<G>, set: &GpuMask<G>) -> f64 {
+/// Per-machine and per-rack counts of a mask: (racks used, machines used, GPUs, pairs on
+/// one machine). O(G + M).
+fn set_counts<const G: usize>(topo: &Topology<G>, set: &GpuMask<G>) -> [u64; 4] {
     let mut per_machine = [0u16; G];
     let mut per_rack = [0u16; G];
-    let mut k = 0u32;
+    let mut k = 0u64;
     for g in set.iter().filter(|&g| topo.contains(g)) {
         let m = topo.machine_of(g);
         if let Some(n) = per_machine.get_mut(m.index()) {
@@ -155,16 +157,28 @@ pub(crate) fn set_cost<const G: usize>(topo: &Topology<G>, set: &GpuMask<G>) -> 
         }
         k += 1;
     }
-    let w = topo.weights();
-    let racks = per_rack.iter().filter(|&&n| n > 0).count() as f64;
-    let machines = per_machine.iter().filter(|&&n| n > 0).count() as f64;
+    let racks = per_rack.iter().filter(|&&n| n > 0).count() as u64;
+    let machines = per_machine.iter().filter(|&&n| n > 0).count() as u64;
     let pairs: u64 = per_machine
         .iter()
         .map(|&n| u64::from(n) * u64::from(n.saturating_sub(1)) / 2)
         .sum();
-    w.rack_root * racks
-        + w.machine_rack * machines
-        + w.gpu_machine * f64::from(k)
+    [racks, machines, k, pairs]
+}
+
+/// Cost of a mask in exact integer units, by the closed form. O(G + M).
+pub(crate) fn set_cost_units<const G: usize>(topo: &Topology<G>, set: &GpuMask<G>) -> CommCost {
+    let [racks, machines, k, pairs] = set_counts(topo, set);
+    closed_form_units(topo.weights().integer(), racks, machines, k, pairs)
+}
+
+/// Cost of a mask by the closed form in the caller's unit (`f64`, for reports). O(G + M).
+pub(crate) fn set_cost<const G: usize>(topo: &Topology<G>, set: &GpuMask<G>) -> f64 {
+    let [racks, machines, k, pairs] = set_counts(topo, set);
+    let w = topo.weights().reciprocal();
+    w.rack_root * racks as f64
+        + w.machine_rack * machines as f64
+        + w.gpu_machine * k as f64
         + w.gpu_peer * pairs as f64
 }
 
@@ -285,9 +299,9 @@ impl<'a, const G: usize> Search<'a, G> {
 
     /// The optimal set, or `None` if the arithmetic went wrong (never with sane weights).
     fn solve(&self, k: usize) -> Option<GpuMask<G>> {
-        let w = *self.topo.weights();
+        let w = *self.topo.weights().integer();
         // best_j(c) for c in 1..=lim_j lives at table[offset[j] + c - 1]; Σ lim ≤ usable ≤ G.
-        let mut table = [f64::INFINITY; G];
+        let mut table = [CommCost::MAX; G];
         let mut offset = [0u16; G];
         let mut caps = [0u16; G];
         let mut fill = [0u16; G];
@@ -300,20 +314,20 @@ impl<'a, const G: usize> Search<'a, G> {
             rack_table(&w, &caps[..n], cells, &mut fill);
             next += lim;
         }
-        let best = |j: usize, c: usize| -> f64 {
+        let best = |j: usize, c: usize| -> CommCost {
             if c == 0 {
-                0.0
+                CommCost(0)
             } else {
                 table[usize::from(offset[j]) + c - 1]
             }
         };
 
         // Backward pass: recompute layer j, choose rack j's count, move on.
-        let mut layer_buf = [f64::INFINITY; G];
-        let mut tmp = [f64::INFINITY; G];
+        let mut layer_buf = [CommCost::MAX; G];
+        let mut tmp = [CommCost::MAX; G];
         self.layer(self.racks, k, &best, &mut layer_buf, &mut tmp);
         let mut target = layer_buf[k];
-        if !target.is_finite() {
+        if target == CommCost::MAX {
             return None;
         }
         let mut choice = [0u16; G];
@@ -323,7 +337,7 @@ impl<'a, const G: usize> Search<'a, G> {
             let lim = self.lim(j, k).min(c);
             let cr = (0..=lim)
                 .rev()
-                .find(|&cr| layer_buf[c - cr] + best(j, cr) <= target + COST_EPS)?;
+                .find(|&cr| layer_buf[c - cr].saturating_add(best(j, cr)) <= target)?;
             choice[j] = cr as u16;
             c -= cr;
             target = layer_buf[c];
@@ -350,18 +364,19 @@ impl<'a, const G: usize> Search<'a, G> {
         &self,
         upto: usize,
         k: usize,
-        best: &impl Fn(usize, usize) -> f64,
-        out: &mut [f64; G],
-        tmp: &mut [f64; G],
+        best: &impl Fn(usize, usize) -> CommCost,
+        out: &mut [CommCost; G],
+        tmp: &mut [CommCost; G],
     ) {
-        out[..=k].fill(f64::INFINITY);
-        out[0] = 0.0;
+        out[..=k].fill(CommCost::MAX);
+        out[0] = CommCost(0);
         for j in 0..upto {
             let lim = self.lim(j, k);
             for c in 0..=k {
                 tmp[c] = (0..=lim.min(c))
-                    .map(|cr| out[c - cr] + best(j, cr))
-                    .fold(f64::INFINITY, f64::min);
+                    .map(|cr| out[c - cr].saturating_add(best(j, cr)))
+                    .min()
+                    .unwrap_or(CommCost::MAX);
             }
             out[..=k].copy_from_slice(&tmp[..=k]);
         }
@@ -393,11 +408,8 @@ impl<'a, const G: usize> Search<'a, G> {
     }
 }
 
-fn rack_cost(w: &LinkWeights, machines: usize, gpus: usize, pairs: u64) -> f64 {
-    w.rack_root
-        + w.machine_rack * machines as f64
-        + w.gpu_machine * gpus as f64
-        + w.gpu_peer * pairs as f64
+fn rack_cost(w: &Levels<u32>, machines: usize, gpus: usize, pairs: u64) -> CommCost {
+    closed_form_units(w, 1, machines as u64, gpus as u64, pairs)
 }
 
 /// Adds one GPU to the least-filled of the first `t` machines with room (lowest index on
@@ -414,12 +426,12 @@ fn fill_one(caps: &[u16], fill: &mut [u16]) -> Option<u64> {
 /// Fills `cells[c-1]` with the best cost of c GPUs in one rack whose machines have the
 /// usable counts `caps` (largest first), for c in 1..=cells.len(). O(len·|caps|²).
 fn rack_table<const G: usize>(
-    w: &LinkWeights,
+    w: &Levels<u32>,
     caps: &[u16],
-    cells: &mut [f64],
+    cells: &mut [CommCost],
     fill: &mut [u16; G],
 ) {
-    cells.fill(f64::INFINITY);
+    cells.fill(CommCost::MAX);
     let lim = cells.len();
     for t in 1..=caps.len().min(lim) {
         let fill = &mut fill[..t];
@@ -428,7 +440,7 @@ fn rack_table<const G: usize>(
         let mut c = t;
         loop {
             if let Some(cell) = cells.get_mut(c - 1) {
-                *cell = cell.min(rack_cost(w, t, c, pairs));
+                *cell = (*cell).min(rack_cost(w, t, c, pairs));
             }
             if c >= lim {
                 break;
@@ -445,10 +457,10 @@ fn rack_table<const G: usize>(
 /// The fewest machines t whose water-filled counts for c GPUs reach `target`; the counts are
 /// left in `fill[..t]`. O(|caps|·c·|caps|).
 fn rack_counts<const G: usize>(
-    w: &LinkWeights,
+    w: &Levels<u32>,
     caps: &[u16],
     c: usize,
-    target: f64,
+    target: CommCost,
     fill: &mut [u16; G],
 ) -> Option<usize> {
     for t in 1..=caps.len().min(c) {
@@ -463,7 +475,7 @@ fn rack_counts<const G: usize>(
             }
             placed += 1;
         }
-        if placed == c && rack_cost(w, t, c, pairs) <= target + COST_EPS {
+        if placed == c && rack_cost(w, t, c, pairs) <= target {
             return Some(t);
         }
     }
@@ -484,9 +496,11 @@ pub struct OptimalStats {
 
 /// Exact-optimal placement behind the sequential [`Placer`] trait: at a job's first pick it
 /// computes a minimum-cost set for the whole job ([`optimal_placement`]) on the usable GPUs
-/// and then hands out its members, lowest id first. It keeps the plan with the job id and
-/// the free set it was computed on (`usable ∪ picked`); if either differs at a later pick,
-/// the rest of the job is placed by proximity-greedy and counted in
+/// and then hands out its members, lowest id first. It keeps the plan with everything the
+/// plan depends on: the request size and the free set it was computed on
+/// (`usable ∪ picked`). Not the job id: a finished job's id may come back with another
+/// request on the same free set (issue 16, defect 3). If either differs at a later pick, the
+/// rest of the job is placed by proximity-greedy and counted in
 /// [`OptimalStats::off_plan_picks`]. Per pick O(G) plus one search per job (module docs).
 /// Memory: `2·G` bytes of masks.
 #[derive(Clone, Debug)]
@@ -498,7 +512,9 @@ pub struct ExactOptimal<const G: usize> {
 
 #[derive(Clone, Debug)]
 struct Cached<const G: usize> {
-    job: JobId,
+    /// GPUs the job asked for.
+    gpus: u16,
+    /// The free set the plan was computed on.
     base: GpuMask<G>,
     set: GpuMask<G>,
 }
@@ -535,11 +551,11 @@ impl<const G: usize> Placer<G> for ExactOptimal<G> {
         for &g in view.picked {
             base.set(g, true);
         }
-        let id = view.job.id();
+        let gpus = view.job.spec.gpus;
         let fresh = self
             .plan
             .as_ref()
-            .is_some_and(|p| p.job == id && p.base == base);
+            .is_some_and(|p| p.gpus == gpus && p.base == base);
         if !fresh {
             if !view.picked.is_empty() {
                 self.stats.off_plan_picks = self.stats.off_plan_picks.saturating_add(1);
@@ -552,7 +568,7 @@ impl<const G: usize> Placer<G> for ExactOptimal<G> {
                 self.stats.inexact_plans = self.stats.inexact_plans.saturating_add(1);
             }
             self.plan = Some(Cached {
-                job: id,
+                gpus,
                 base,
                 set: found.set,
             });
@@ -573,10 +589,13 @@ impl<const G: usize> Placer<G> for ExactOptimal<G> {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
     use crate::placement::ProximityGreedy;
     use crate::placement::test_support::{fresh_mask, place_job, proximity_tree};
     use crate::rng::SeededRng;
+    use crate::topology::LinkWeights;
+    use std::format;
 
     fn close(a: f64, b: f64) -> bool {
         libm::fabs(a - b) < 1e-9
@@ -592,7 +611,13 @@ mod tests {
             let k = i + 1;
             let p = optimal_placement(&topo, &mask, k, &OptimalConfig::default()).unwrap();
             assert!(p.exact);
-            assert!(close(p.cost, w), "k {k}: {} vs {w}", p.cost);
+            assert!(
+                close(set_cost(&topo, &p.set), w),
+                "k {k}: {:?} vs {w}",
+                p.cost
+            );
+            // One integer unit is 0.025 on Proximity-DRL's tree.
+            assert_eq!(p.cost, CommCost((w / 0.025 + 0.5) as u64), "k {k}");
             assert_eq!(p.set.count(), k);
             assert!(close(optimal_cost(&topo, &mask, k).unwrap(), w));
         }
@@ -613,22 +638,28 @@ mod tests {
         (0..n).map(GpuId).collect()
     }
 
-    /// Brute force over every subset of the usable GPUs of size k. O(2^G · G²).
-    fn brute<const G: usize>(topo: &Topology<G>, usable: &GpuMask<G>, k: usize) -> Option<f64> {
+    /// Brute force over every subset of the usable GPUs: per size k, the least real (`f64`)
+    /// cost and the least integer cost. O(2^G · G²).
+    fn brute<const G: usize>(
+        topo: &Topology<G>,
+        usable: &GpuMask<G>,
+    ) -> std::vec::Vec<(f64, CommCost)> {
         let n = topo.gpu_count();
-        let mut best: Option<f64> = None;
-        for bits in 0u32..(1 << n) {
-            if bits.count_ones() as usize != k {
+        let mut best = std::vec![(f64::INFINITY, CommCost::MAX); n + 1];
+        best[0] = (0.0, CommCost(0));
+        for bits in 1u32..(1 << n) {
+            if (0..n).any(|g| bits & (1 << g) != 0 && !usable.allows(GpuId(g as u16))) {
                 continue;
             }
             let set: heapless::Vec<GpuId, G> = (0..n as u16)
                 .filter(|&g| bits & (1 << g) != 0)
                 .map(GpuId)
                 .collect();
-            if set.iter().all(|&g| usable.allows(g)) {
-                let c = topo.comm_cost(&set);
-                best = Some(best.map_or(c, |b: f64| b.min(c)));
-            }
+            let Some(b) = best.get_mut(set.len()) else {
+                continue;
+            };
+            b.0 = b.0.min(topo.comm_cost(&set));
+            b.1 = b.1.min(topo.comm_cost_units(&set));
         }
         best
     }
@@ -646,18 +677,18 @@ mod tests {
         let mut rng = SeededRng::new(seed);
         for _ in 0..rounds {
             let mask = random_mask(topo, &mut rng);
+            let want = brute(topo, &mask);
             for k in 0..=mask.count() {
-                let want = brute(topo, &mask, k);
                 let got = optimal_placement(topo, &mask, k, &OptimalConfig::default());
                 let got = got.expect("k ≤ usable");
                 assert!(got.exact);
                 assert_eq!(got.set.count(), k);
                 assert!(got.set.iter().all(|g| mask.allows(g)));
-                let want = want.unwrap_or(0.0);
+                assert_eq!(got.cost, want[k].1, "mask {mask:?} k {k}");
+                let real = set_cost(topo, &got.set);
                 assert!(
-                    close(got.cost, want),
-                    "mask {mask:?} k {k}: {} vs {want}",
-                    got.cost
+                    close(real, want[k].0),
+                    "mask {mask:?} k {k}: {real} vs {want:?}"
                 );
             }
         }
@@ -674,7 +705,7 @@ mod tests {
         // 3 racks; machines of 1..4 GPUs; weights where a peer link is costly, so spreading
         // inside a rack can beat packing.
         let mut topo: Topology<12> =
-            Topology::new(LinkWeights::from_bandwidths(8.0, 40.0, 16.0, 2.0));
+            Topology::new(LinkWeights::from_bandwidths(8.0, 40.0, 16.0, 2.0).unwrap());
         topo.add_rack().unwrap();
         topo.add_machine(4, 1000).unwrap();
         topo.add_machine(1, 1000).unwrap();
@@ -766,9 +797,10 @@ mod tests {
                     assert_eq!(p.set.count(), k);
                     assert!(p.set.iter().all(|g| mask.allows(g)));
                     let greedy = greedy_set(topo, &mask, k);
-                    assert!(p.cost <= set_cost(topo, &greedy) + 1e-9, "k {k}");
+                    assert!(p.cost <= set_cost_units(topo, &greedy), "k {k}");
                     let ids: heapless::Vec<GpuId, G> = p.set.iter().collect();
-                    assert!(close(p.cost, topo.comm_cost(&ids)));
+                    assert_eq!(p.cost, topo.comm_cost_units(&ids));
+                    assert!(close(set_cost(topo, &p.set), topo.comm_cost(&ids)));
                 }
             }
         }
@@ -802,7 +834,7 @@ mod tests {
         let p = optimal_placement(&topo, &mask, 5, &tiny).unwrap();
         assert!(!p.exact);
         assert!(p.work > 10);
-        assert!(close(p.cost, 1.275)); // greedy's 4 + 1
+        assert!(close(set_cost(&topo, &p.set), 1.275)); // greedy's 4 + 1
         let mut placer = ExactOptimal::<32>::new(tiny);
         place_job(&mut placer, &topo, &mask, 5);
         assert_eq!(placer.stats().inexact_plans, 1);
@@ -838,5 +870,127 @@ mod tests {
         assert!(m2.allows(next));
         assert_eq!(next, GpuId(2));
         assert_eq!(placer.stats().off_plan_picks, 1);
+    }
+
+    /// Issue 16, defect 2: with bandwidths in bytes/s the link weights are ~1e-9, and an
+    /// absolute tie tolerance of 1e-9 made every placement "optimal" (main picked [0, 1, 4],
+    /// cost 1.17e-9, over [0, 4, 8], 2.05e-10). Integer costs pick the same set at any unit.
+    #[test]
+    fn bandwidth_unit_does_not_change_the_optimum() {
+        let mut sets = heapless::Vec::<[heapless::Vec<GpuId, 16>; 2], 4>::new();
+        for scale in [1e9, 1.0, 1e-3, 1e12] {
+            let weights =
+                LinkWeights::from_bandwidths(1.0 * scale, 73.0 * scale, 27.0 * scale, 19.0 * scale)
+                    .unwrap();
+            let topo = Topology::<16>::uniform(1, 4, 4, weights).unwrap();
+            let mask = fresh_mask(&topo);
+            let p = optimal_placement(&topo, &mask, 3, &OptimalConfig::default()).unwrap();
+            let got: heapless::Vec<GpuId, 16> = p.set.iter().collect();
+            assert_eq!(
+                got.as_slice(),
+                &[GpuId(0), GpuId(4), GpuId(8)],
+                "scale {scale}"
+            );
+            let spread = topo.comm_cost(&got);
+            let packed = topo.comm_cost(&[GpuId(0), GpuId(1), GpuId(4)]);
+            assert!(spread < packed / 5.0, "scale {scale}: {spread} vs {packed}");
+            let mut exact = ExactOptimal::<16>::default();
+            let placed = place_job(&mut exact, &topo, &mask, 3);
+            let greedy = place_job(&mut ProximityGreedy, &topo, &mask, 3);
+            sets.push([
+                placed.iter().copied().collect(),
+                greedy.iter().copied().collect(),
+            ])
+            .unwrap();
+        }
+        assert!(sets.iter().all(|s| *s == sets[0]), "{sets:?}");
+    }
+
+    /// Issue 16, defect 2, as a property: on random small trees with random bandwidths,
+    /// at six units from 1e-9 to 1e12, the exact placer's set has the least integer cost
+    /// (brute force over every subset), the least real cost to a relative 1e-12, and is the
+    /// same set at every unit, as are proximity-greedy's picks.
+    #[test]
+    fn optimal_at_every_bandwidth_unit_on_random_trees() {
+        const SCALES: [f64; 6] = [1e-9, 1e-3, 1.0, 1e3, 1e9, 1e12];
+        let mut rng = SeededRng::new(16);
+        for tree in 0..24 {
+            // Bandwidths 1..=100, a third of them with one decimal.
+            let bandwidths: [f64; 4] = core::array::from_fn(|_| {
+                let b = f64::from(1 + rng.below(100));
+                if rng.below(3) == 0 { b / 10.0 } else { b }
+            });
+            let mut shape = heapless::Vec::<(bool, u16), 10>::new();
+            let mut gpus = 0;
+            while gpus < 10 {
+                let size = (1 + rng.below(4) as u16).min(10 - gpus);
+                let new_rack = shape.is_empty() || rng.below(2) == 0;
+                shape.push((new_rack, size)).unwrap();
+                gpus += size;
+                if rng.below(4) == 0 {
+                    break;
+                }
+            }
+            let mask_seed = rng.next_u64();
+            let mut first: Option<heapless::Vec<heapless::Vec<GpuId, 10>, 64>> = None;
+            for scale in SCALES {
+                let b = bandwidths.map(|x| x * scale);
+                let weights = LinkWeights::from_bandwidths(b[0], b[1], b[2], b[3]).unwrap();
+                let mut topo = Topology::<10>::new(weights);
+                for &(new_rack, size) in &shape {
+                    if new_rack {
+                        topo.add_rack().unwrap();
+                    }
+                    topo.add_machine(size, 1000).unwrap();
+                }
+                let mut masks = SeededRng::new(mask_seed);
+                let mut chosen = heapless::Vec::<heapless::Vec<GpuId, 10>, 64>::new();
+                for _ in 0..3 {
+                    let mask = random_mask(&topo, &mut masks);
+                    let want = brute(&topo, &mask);
+                    let usable = want.iter().enumerate().take(mask.count() + 1);
+                    for (k, &(least_real, least_units)) in usable.skip(1) {
+                        let p =
+                            optimal_placement(&topo, &mask, k, &OptimalConfig::default()).unwrap();
+                        let ctx = || format!("tree {tree} {b:?} mask {mask:?} k {k}");
+                        assert!(p.exact, "{}", ctx());
+                        assert_eq!(p.cost, least_units, "{}", ctx());
+                        let real = set_cost(&topo, &p.set);
+                        assert!(real <= least_real * (1.0 + 1e-12), "{}: {real}", ctx());
+                        chosen.push(p.set.iter().collect()).unwrap();
+                        let greedy = place_job(&mut ProximityGreedy, &topo, &mask, k as u16);
+                        chosen.push(greedy.iter().copied().collect()).unwrap();
+                    }
+                }
+                match &first {
+                    None => first = Some(chosen),
+                    Some(f) => assert_eq!(*f, chosen, "tree {tree} scale {scale}"),
+                }
+            }
+        }
+    }
+
+    /// Issue 16, defect 3: the cached plan was keyed on the job id and the free set, so a
+    /// new job reusing a finished job's id on the same free set got the old job's plan
+    /// (main: [0, 1, 2] at cost 1.1 instead of [1, 2, 3] at 0.9, 2 off-plan picks).
+    #[test]
+    fn a_reused_job_id_gets_its_own_plan() {
+        let mut topo = Topology::<4>::new(LinkWeights::PROXIMITY_DRL);
+        topo.add_rack().unwrap();
+        topo.add_machine(1, 1000).unwrap();
+        topo.add_machine(3, 1000).unwrap();
+        let mask = fresh_mask(&topo);
+        let mut placer = ExactOptimal::<4>::default();
+        // place_job always submits JobId(1): job 1 (1 GPU) runs, finishes, a new job 1
+        // (3 GPUs) sees the same free set.
+        assert_eq!(
+            place_job(&mut placer, &topo, &mask, 1).as_slice(),
+            &[GpuId(0)]
+        );
+        let second = place_job(&mut placer, &topo, &mask, 3);
+        assert_eq!(second.as_slice(), &[GpuId(1), GpuId(2), GpuId(3)]);
+        assert!(close(topo.comm_cost(&second), 0.9));
+        assert_eq!(placer.stats().off_plan_picks, 0);
+        assert_eq!(placer.stats().plans, 2);
     }
 }

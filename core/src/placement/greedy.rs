@@ -6,14 +6,11 @@ use crate::ids::{GpuId, MachineId};
 use crate::topology::Topology;
 use core::cmp::Reverse;
 
-/// Two costs closer than this are a tie (the weights are sums of a few reciprocals, so equal
-/// placements can differ in the last bits depending on summation order).
-pub(crate) const COST_EPS: f64 = 1e-9;
-
 /// Proximity-greedy: the usable GPU with the smallest added communication cost
-/// ([`Topology::added_cost`](crate::Topology::added_cost)) to the GPUs picked so far.
+/// ([`Topology::added_cost_units`](crate::Topology::added_cost_units), exact integers, so a
+/// tie is a true tie at any bandwidth unit) to the GPUs picked so far.
 ///
-/// Ties (within 1e-9) are broken by, in order (our choice; the paper has no greedy baseline):
+/// Ties are broken by, in order (our choice; the paper has no greedy baseline):
 /// 1. whether its rack's usable GPUs can hold all GPUs still needed (`need`);
 /// 2. how many of its rack's machines, fullest first, `need` would span;
 /// 3. its machine's fit for `need`;
@@ -51,13 +48,11 @@ pub fn greedy_pick<const G: usize>(view: &PlacementView<'_, G>) -> Option<GpuId>
     let topo = view.topology;
     let tally = PlacementTally::of(view);
     let usable = || view.usable.iter().filter(|&g| topo.contains(g));
-    let best = usable()
-        .map(|g| tally.added_cost(topo, g))
-        .fold(f64::INFINITY, f64::min);
+    let best = usable().map(|g| tally.added_cost_units(topo, g)).min()?;
     let need = view.remaining().max(1).min(usize::from(u16::MAX)) as u16;
     let spans = rack_spans(topo, &tally, need);
     usable()
-        .filter(|&g| tally.added_cost(topo, g) <= best + COST_EPS)
+        .filter(|&g| tally.added_cost_units(topo, g) == best)
         .min_by_key(|&g| {
             let machine = topo.machine_of(g);
             let rack = topo.rack_of_machine(machine);

@@ -31,10 +31,13 @@ impl<const G: usize> Placer<G> for LoadBalance {
     fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
         let topo = view.topology;
         let tally = PlacementTally::of(view);
-        // Free at the start of the job = usable now + picked for this job.
-        let machine_free = |m: MachineId| tally.machine_usable(m) + tally.machine_picks(m);
-        let rack_free = |r: RackId| tally.rack_usable(r) + tally.rack_picks(r);
-        let k = view.job.spec.gpus;
+        // Free at the start of the job = usable now + picked for this job. In u32: the two
+        // u16 tallies can sum past u16::MAX on a hand-built view (issue 16, defect 7).
+        let machine_free =
+            |m: MachineId| u32::from(tally.machine_usable(m)) + u32::from(tally.machine_picks(m));
+        let rack_free =
+            |r: RackId| u32::from(tally.rack_usable(r)) + u32::from(tally.rack_picks(r));
+        let k = u32::from(view.job.spec.gpus);
 
         let best_rack = (0..topo.rack_count() as u16)
             .map(RackId)
@@ -125,5 +128,27 @@ mod tests {
             let want: heapless::Vec<GpuId, 32> = want.iter().map(|&x| GpuId(x)).collect();
             assert_eq!(got.as_slice(), want.as_slice(), "taken {taken:?} k {k}");
         }
+    }
+
+    /// Issue 16, defect 7: the free counts summed two u16 tallies, which overflow on a
+    /// hand-built view whose `picked` holds 65,535 entries on machine 0 (debug: a panic;
+    /// release: a wrapped count that sent the descent to rack 1). Rack 0 has the most GPUs
+    /// free at the start of this job, so the pick stays in rack 0.
+    #[test]
+    fn free_counts_do_not_overflow_on_a_hand_built_view() {
+        extern crate std;
+        let topo = proximity_tree();
+        let mut mask = fresh_mask(&topo);
+        mask.set(GpuId(0), false);
+        let picked = std::vec![GpuId(0); usize::from(u16::MAX)];
+        let job = crate::placement::test_support::view_job(2);
+        let view = crate::placement::PlacementView {
+            topology: &topo,
+            usable: &mask,
+            picked: &picked,
+            job: &job,
+        };
+        let pick = LoadBalance.pick(&view).unwrap();
+        assert_eq!(topo.rack_of(pick), RackId(0), "picked {pick:?}");
     }
 }

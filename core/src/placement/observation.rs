@@ -103,7 +103,7 @@ pub fn encode<const G: usize>(
 ) -> usize {
     let topo = view.topology;
     let tally = PlacementTally::of(view);
-    let w = topo.weights();
+    let w = topo.weights().reciprocal();
     let iso = positive(w.gpu_machine + w.machine_rack + w.rack_root);
     let k = f64::from(view.job.spec.gpus.max(1));
     let need = view.remaining().min(usize::from(u16::MAX)) as u16;
@@ -165,7 +165,7 @@ pub fn encode<const G: usize>(
 /// Cost of the picked GPUs from the tallies (closed form). O(M + R).
 fn picked_cost<const G: usize>(view: &PlacementView<'_, G>, tally: &PlacementTally<G>) -> f64 {
     let topo = view.topology;
-    let w = topo.weights();
+    let w = topo.weights().reciprocal();
     let mut cost = w.gpu_machine * view.picked.len() as f64;
     for m in 0..topo.machine_count() {
         let n = u64::from(tally.machine_picks(MachineId(m as u16)));

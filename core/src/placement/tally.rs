@@ -3,7 +3,7 @@
 
 use super::PlacementView;
 use crate::ids::{GpuId, MachineId, RackId};
-use crate::topology::Topology;
+use crate::topology::{CommCost, Topology, added_units};
 
 /// Counts of one placement step, indexed by machine or rack id. Built once per pick in
 /// O(G + k) for G GPUs and k picked; every lookup after that is O(1). Memory: `10·G` bytes.
@@ -88,13 +88,22 @@ impl<const G: usize> PlacementTally<G> {
         self.usable_total
     }
 
-    /// The cost `gpu` would add to the picked set: the same value as
-    /// [`Topology::added_cost`], from the tallies in O(1) instead of O(k).
+    /// The cost `gpu` would add to the picked set, in exact integer units: the same value as
+    /// [`Topology::added_cost_units`], from the tallies in O(1) instead of O(k).
+    pub fn added_cost_units(&self, topo: &Topology<G>, gpu: GpuId) -> CommCost {
+        let machine = topo.machine_of(gpu);
+        let peers = self.machine_picks(machine);
+        let rack_used = self.rack_picks(topo.rack_of_machine(machine)) > 0;
+        added_units(topo.weights().integer(), u64::from(peers), rack_used)
+    }
+
+    /// The cost `gpu` would add to the picked set in the caller's unit (`f64`, for the
+    /// learned policy's features): the same value as [`Topology::added_cost`], in O(1).
     pub fn added_cost(&self, topo: &Topology<G>, gpu: GpuId) -> f64 {
         let machine = topo.machine_of(gpu);
         let peers = self.machine_picks(machine);
         let rack_used = self.rack_picks(topo.rack_of_machine(machine)) > 0;
-        let w = topo.weights();
+        let w = topo.weights().reciprocal();
         let mut cost = w.gpu_machine + w.gpu_peer * f64::from(peers);
         if peers == 0 {
             cost += w.machine_rack;
@@ -157,6 +166,8 @@ mod tests {
             let want = topo.added_cost(&picked, GpuId(g));
             let got = t.added_cost(&topo, GpuId(g));
             assert!(libm::fabs(want - got) < 1e-12, "gpu {g}: {got} vs {want}");
+            let units = t.added_cost_units(&topo, GpuId(g));
+            assert_eq!(units, topo.added_cost_units(&picked, GpuId(g)), "gpu {g}");
         }
         assert_eq!(t.machine_picks(MachineId(0)), 2);
         assert_eq!(t.rack_picks(RackId(1)), 1);

@@ -13,7 +13,9 @@ pub mod speed;
 pub use cluster::ClusterSpec;
 pub use speed::{SpeedModel, SpeedTable};
 
-use crate::policy::{AnyOrder, AnyPlacer, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind};
+use crate::policy::{
+    AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
+};
 use crate::trace::TraceJob;
 use gantry_core::{
     CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, SchedError, Scheduler, TimeMs,
@@ -171,15 +173,15 @@ impl DecisionLog {
 /// Why a simulation could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    /// The cluster does not fit the host's capacity.
-    #[error("cluster {0} has more than {HOST_GPUS} GPUs or is malformed")]
-    Cluster(ClusterSpec),
+    /// The cluster does not fit the core's capacity.
+    #[error("cluster {0} has more GPUs than the core's capacity ({1}) or is malformed")]
+    Cluster(ClusterSpec, usize),
     /// The simulation thread panicked (a bug).
     #[error("simulation thread panicked")]
     Panicked,
 }
 
-/// Runs `jobs` on `cluster` with the named order and placer.
+/// Runs `jobs` on `cluster` with the named order and placer, on the host's capacities.
 ///
 /// The scheduler (about 5 MB inline) is built on a dedicated thread with a large stack.
 pub fn simulate(
@@ -189,20 +191,53 @@ pub fn simulate(
     placer: PlacerKind,
     config: &SimConfig,
 ) -> Result<SimOutput, SimError> {
-    if cluster.gpus() > HOST_GPUS {
-        return Err(SimError::Cluster(cluster));
+    simulate_with_capacities(jobs, cluster, order, placer, config, CapacitySet::Host)
+}
+
+/// As [`simulate`], with the core built for `capacities` (the firmware's, to record a
+/// stream the firmware must answer byte for byte).
+pub fn simulate_with_capacities(
+    jobs: &[TraceJob],
+    cluster: ClusterSpec,
+    order: OrderKind,
+    placer: PlacerKind,
+    config: &SimConfig,
+    capacities: CapacitySet,
+) -> Result<SimOutput, SimError> {
+    use gantry_core::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
+    match capacities {
+        CapacitySet::Host => {
+            simulate_on::<HOST_GPUS, HOST_JOBS, HOST_GANG>(jobs, cluster, order, placer, config)
+        }
+        CapacitySet::Firmware => simulate_on::<FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>(
+            jobs, cluster, order, placer, config,
+        ),
     }
-    let topology: Topology<HOST_GPUS> =
-        cluster.topology().map_err(|_| SimError::Cluster(cluster))?;
+}
+
+fn simulate_on<const G: usize, const J: usize, const GANG: usize>(
+    jobs: &[TraceJob],
+    cluster: ClusterSpec,
+    order: OrderKind,
+    placer: PlacerKind,
+    config: &SimConfig,
+) -> Result<SimOutput, SimError> {
+    if cluster.gpus() > G {
+        return Err(SimError::Cluster(cluster, G));
+    }
+    let topology: Topology<G> = cluster
+        .topology()
+        .map_err(|_| SimError::Cluster(cluster, G))?;
     let batched = order.batches_instants();
     let order = AnyOrder::new(order);
-    let placer = AnyPlacer::new(placer, config.seed);
+    let placer = AnyPlacer::<G>::new(placer, config.seed);
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("gantry-sim".into())
             .stack_size(256 << 20)
             .spawn_scoped(scope, || {
-                let scheduler = Box::new(HostScheduler::new(topology, order, placer));
+                let scheduler =
+                    Box::new(Scheduler::<_, _, G, J, GANG>::new(topology, order, placer));
                 let mut engine = Engine::new(jobs, scheduler, config);
                 engine.batched = batched;
                 engine.run()
@@ -253,9 +288,35 @@ struct Run {
     gpus: u16,
 }
 
-struct Engine<'a> {
+/// A decision of a core with gangs of up to `GANG` GPUs as the host logs it (same postcard
+/// bytes: a gang is a length-prefixed list whatever its capacity).
+pub fn host_decision<const GANG: usize>(decision: &Decision<GANG>) -> HostDecision {
+    match decision {
+        Decision::Start { job, gpus } => {
+            let mut set = gantry_core::GpuSet::new();
+            for &g in gpus.as_slice() {
+                // GANG ≤ HOST_GANG and the ids are distinct: never refused.
+                let _ = set.insert(g);
+            }
+            Decision::Start {
+                job: *job,
+                gpus: set,
+            }
+        }
+        Decision::Preempt { job, reason } => Decision::Preempt {
+            job: *job,
+            reason: *reason,
+        },
+        Decision::Reject { job, reason } => Decision::Reject {
+            job: *job,
+            reason: *reason,
+        },
+    }
+}
+
+struct Engine<'a, const G: usize, const J: usize, const GANG: usize> {
     trace: &'a [TraceJob],
-    scheduler: Box<HostScheduler>,
+    scheduler: Box<Scheduler<AnyOrder, AnyPlacer<G>, G, J, GANG>>,
     config: &'a SimConfig,
     speeds: SpeedTable,
     queue: BinaryHeap<Reverse<Pending>>,
@@ -280,8 +341,12 @@ struct Engine<'a> {
     pass_due: bool,
 }
 
-impl<'a> Engine<'a> {
-    fn new(trace: &'a [TraceJob], scheduler: Box<HostScheduler>, config: &'a SimConfig) -> Self {
+impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GANG> {
+    fn new(
+        trace: &'a [TraceJob],
+        scheduler: Box<Scheduler<AnyOrder, AnyPlacer<G>, G, J, GANG>>,
+        config: &'a SimConfig,
+    ) -> Self {
         let speeds = SpeedTable::new(config.speed_model, scheduler.topology());
         let records = trace
             .iter()
@@ -402,7 +467,7 @@ impl<'a> Engine<'a> {
             jobs: self.records,
             cluster_gpus: self.scheduler.topology().gpu_count(),
             order: gantry_core::JobOrder::name(self.scheduler.order()),
-            placer: gantry_core::Placer::<HOST_GPUS>::name(self.scheduler.placer()),
+            placer: gantry_core::Placer::<G>::name(self.scheduler.placer()),
             log: self.log,
             held_back: self.held_back_count,
             placer_faults: self.scheduler.placer_faults(),
@@ -596,23 +661,24 @@ impl<'a> Engine<'a> {
         let deferred = self.batched && event != Event::Tick;
         self.pass_due |= deferred;
         loop {
-            let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
+            let mut out: heapless::Vec<Decision<GANG>, DECISION_BUFFER> = heapless::Vec::new();
             let result = if deferred {
                 self.scheduler.handle_deferred(TimeMs(now), event, &mut out)
             } else {
                 self.scheduler.handle(TimeMs(now), event, &mut out)
             };
-            self.log.push(&LogEntry {
+            let entry = LogEntry {
                 now: TimeMs(now),
                 event,
                 error: result.err(),
-                decisions: out.to_vec(),
-            });
+                decisions: out.iter().map(host_decision).collect(),
+            };
+            self.log.push(&entry);
             let outcome = result?;
             if let Event::Finish(JobId(job)) = event {
                 self.finish(now, job);
             }
-            for decision in &out {
+            for decision in &entry.decisions {
                 self.apply(now, decision);
             }
             if !outcome.more_pending {

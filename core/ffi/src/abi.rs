@@ -1,0 +1,342 @@
+//! The `extern "C"` functions. Each checks its pointers before turning them into
+//! references; every `unsafe` block says why it is sound.
+
+use super::convert::*;
+use super::*;
+
+/// Exact bytes of one scheduler on this target (at most `GANTRY_SCHEDULER_STORAGE_BYTES`).
+#[unsafe(no_mangle)]
+pub extern "C" fn gantry_scheduler_size() -> usize {
+    core::mem::size_of::<FfiScheduler>()
+}
+
+/// Builds a scheduler for `config` in `storage` (`storage_bytes` long, aligned to
+/// `GANTRY_SCHEDULER_ALIGN`) and stores its handle in `*out`. On
+/// `GANTRY_STATUS_BAD_TOPOLOGY`, `*fault` (if not null) says why, for a fault frame.
+///
+/// # Safety
+/// `storage` must be valid for writes of `storage_bytes` bytes and not used otherwise while
+/// the handle lives; `config` and `out` must be valid pointers; `fault` valid or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_scheduler_init(
+    storage: *mut u8,
+    storage_bytes: usize,
+    config: *const GantryConfig,
+    out: *mut *mut GantryScheduler,
+    fault: *mut GantryFault,
+) -> GantryStatus {
+    if storage.is_null() || config.is_null() || out.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    if storage_bytes < core::mem::size_of::<FfiScheduler>() {
+        return GantryStatus::StorageTooSmall;
+    }
+    if !(storage as usize).is_multiple_of(core::mem::align_of::<FfiScheduler>()) {
+        return GantryStatus::StorageMisaligned;
+    }
+    // SAFETY: `config` is non-null and, by the contract, points to a valid GantryConfig.
+    let config = unsafe { &*config };
+    let topology = match topology(config) {
+        Ok(t) => t,
+        Err(f) => {
+            // SAFETY: `fault` is null or valid for writes, by the contract.
+            let _ = unsafe { store_fault(f, fault) };
+            return GantryStatus::BadTopology;
+        }
+    };
+    let scheduler = FfiScheduler::new(topology, order::new(), placer::new(config.seed));
+    let slot = storage.cast::<FfiScheduler>();
+    // SAFETY: `slot` is non-null, aligned for FfiScheduler and has room for one (checked
+    // above), and the caller reserves it for this handle; `write` does not drop old bytes.
+    unsafe {
+        slot.write(scheduler);
+        *out = slot.cast::<GantryScheduler>();
+    }
+    GantryStatus::Ok
+}
+
+/// Handles one event at `now_ms`: writes the decisions to `decisions` (room for
+/// `capacity` ≥ `GANTRY_MAX_DECISIONS`), their number to `*count`, and whether the pass was
+/// cut short (call again with a `TICK` at the same time) to `*more_pending`. A refusal
+/// returns its status and fills `*error` (if not null); the state is then unchanged.
+///
+/// # Safety
+/// `scheduler` must come from [`gantry_scheduler_init`]; `event` and `count` valid;
+/// `decisions` valid for `capacity` writes; `more_pending` and `error` valid or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_handle(
+    scheduler: *mut GantryScheduler,
+    now_ms: u64,
+    event: *const GantryEvent,
+    decisions: *mut GantryDecision,
+    capacity: usize,
+    count: *mut usize,
+    more_pending: *mut bool,
+    error: *mut GantryError,
+) -> GantryStatus {
+    if scheduler.is_null() || event.is_null() || decisions.is_null() || count.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    if capacity < GANTRY_MAX_DECISIONS {
+        return GantryStatus::BufferTooSmall;
+    }
+    // SAFETY: non-null, and by the contract the handle points to an initialised
+    // FfiScheduler that nothing else borrows during this call; `event` is valid.
+    let (scheduler, event) = unsafe { (&mut *scheduler.cast::<FfiScheduler>(), &*event) };
+    let Some(event) = event_from_c(event) else {
+        return GantryStatus::BadArgument;
+    };
+    let mut out = heapless::Vec::<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>::new();
+    let result = scheduler.handle(TimeMs(now_ms), event, &mut out);
+    // SAFETY: `decisions` is valid for `capacity` ≥ GANTRY_MAX_DECISIONS ≥ out.len() writes.
+    let slots = unsafe { core::slice::from_raw_parts_mut(decisions, capacity) };
+    for (slot, d) in slots.iter_mut().zip(&out) {
+        *slot = decision_to_c(d);
+    }
+    // SAFETY: `count` is valid; `more_pending` and `error` are valid or null.
+    unsafe {
+        *count = out.len();
+        if let Some(m) = more_pending.as_mut() {
+            *m = result.is_ok_and(|o| o.more_pending);
+        }
+        match result {
+            Ok(_) => GantryStatus::Ok,
+            Err(e) => {
+                let c = error_to_c(&e);
+                if let Some(slot) = error.as_mut() {
+                    *slot = c;
+                }
+                status_of(&c)
+            }
+        }
+    }
+}
+
+fn status_of(e: &GantryError) -> GantryStatus {
+    const ALL: [GantryStatus; 13] = [
+        GantryStatus::TimeWentBackwards,
+        GantryStatus::UnknownJob,
+        GantryStatus::DuplicateJob,
+        GantryStatus::ZeroGpuRequest,
+        GantryStatus::RequestExceedsCluster,
+        GantryStatus::GangTooLarge,
+        GantryStatus::DeadlineAlreadyPassed,
+        GantryStatus::DeadlineUnreachable,
+        GantryStatus::JobTableFull,
+        GantryStatus::JobNotRunning,
+        GantryStatus::UnknownGpu,
+        GantryStatus::DecisionBufferFull,
+        GantryStatus::OtherSchedError,
+    ];
+    ALL.into_iter()
+        .find(|&s| s as u32 == e.status)
+        .unwrap_or(GantryStatus::OtherSchedError)
+}
+
+/// Decodes one inbound frame (`len` bytes between two `0x00` delimiters, delimiter
+/// excluded; unstuffed in place) into `*out`. A frame that cannot be used returns
+/// `GANTRY_STATUS_FRAME_FAULT` with `out->fault` set: a bad frame, or a header for another
+/// build (capacities, link weights, order, placer).
+///
+/// # Safety
+/// `frame` must be valid for reads and writes of `len` bytes; `out` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_frame_decode(
+    frame: *mut u8,
+    len: usize,
+    out: *mut GantryInbound,
+) -> GantryStatus {
+    if frame.is_null() || out.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    // SAFETY: valid for `len` reads and writes and for one GantryInbound, by the contract.
+    let (bytes, out) = unsafe { (core::slice::from_raw_parts_mut(frame, len), &mut *out) };
+    *out = GantryInbound::default();
+    let fault = match wire::decode::<Inbound>(bytes) {
+        Err(e) => Fault::Frame(e),
+        Ok(Inbound::Event { now, event }) => {
+            out.kind = GANTRY_INBOUND_EVENT;
+            out.now_ms = now.0;
+            out.event = event_to_c(&event);
+            return GantryStatus::Ok;
+        }
+        Ok(Inbound::Hello(header)) => {
+            out.kind = GANTRY_INBOUND_HELLO;
+            match config_from_header(&header) {
+                Ok(config) => {
+                    out.config = config;
+                    return GantryStatus::Ok;
+                }
+                Err(fault) => fault,
+            }
+        }
+    };
+    out.fault = fault_to_c(&fault);
+    GantryStatus::FrameFault
+}
+
+/// Writes `message` as a frame into `buf` (`capacity` bytes) and its length to `*len`.
+///
+/// # Safety
+/// `buf` valid for `capacity` writes; `len` valid.
+unsafe fn encode_into(
+    message: &OutboundRef<'_, FIRMWARE_GANG>,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> GantryStatus {
+    if buf.is_null() || len.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    // SAFETY: valid for `capacity` writes and `len` valid, by the contract.
+    let (buf, len) = unsafe { (core::slice::from_raw_parts_mut(buf, capacity), &mut *len) };
+    match wire::encode(message, buf) {
+        Some(frame) => {
+            *len = frame.len();
+            GantryStatus::Ok
+        }
+        None => GantryStatus::BufferTooSmall,
+    }
+}
+
+/// Encodes the answer to an accepted header at inbound frame `frame`.
+///
+/// # Safety
+/// `buf` valid for `capacity` writes; `len` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_frame_encode_ready(
+    frame: u32,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> GantryStatus {
+    // SAFETY: the same contract, passed on.
+    unsafe { encode_into(&OutboundRef::Ready { frame }, buf, capacity, len) }
+}
+
+/// Encodes the answer to the event at inbound frame `frame`: `error` (null when the event
+/// was accepted) or the `count` decisions [`gantry_handle`] produced.
+///
+/// # Safety
+/// `decisions` valid for `count` reads (or null with `count` 0); `error` valid or null;
+/// `buf` valid for `capacity` writes; `len` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_frame_encode_outcome(
+    frame: u32,
+    error: *const GantryError,
+    decisions: *const GantryDecision,
+    count: usize,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> GantryStatus {
+    if count > GANTRY_MAX_DECISIONS || (decisions.is_null() && count > 0) {
+        return GantryStatus::BadArgument;
+    }
+    let mut out = heapless::Vec::<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>::new();
+    if count > 0 {
+        // SAFETY: non-null and valid for `count` reads, by the contract.
+        let slice = unsafe { core::slice::from_raw_parts(decisions, count) };
+        for c in slice {
+            let Some(d) = decision_from_c(c) else {
+                return GantryStatus::BadArgument;
+            };
+            if out.push(d).is_err() {
+                return GantryStatus::BadArgument;
+            }
+        }
+    }
+    // SAFETY: `error` is valid or null.
+    let error = match unsafe { error.as_ref() } {
+        None => None,
+        Some(c) => match error_from_c(c) {
+            Some(e) => Some(e),
+            None => return GantryStatus::BadArgument,
+        },
+    };
+    let message = OutboundRef::Outcome {
+        frame,
+        error,
+        decisions: &out,
+    };
+    // SAFETY: the same contract, passed on.
+    unsafe { encode_into(&message, buf, capacity, len) }
+}
+
+/// Encodes the fault answer to the unusable inbound frame `frame`.
+///
+/// # Safety
+/// `fault` valid; `buf` valid for `capacity` writes; `len` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_frame_encode_fault(
+    frame: u32,
+    fault: *const GantryFault,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> GantryStatus {
+    // SAFETY: `fault` is valid or null.
+    let Some(fault) = (unsafe { fault.as_ref() }).and_then(fault_from_c) else {
+        return GantryStatus::BadArgument;
+    };
+    // SAFETY: the same contract, passed on.
+    unsafe { encode_into(&OutboundRef::Fault { frame, fault }, buf, capacity, len) }
+}
+
+/// Encodes the fault for an event that came before any accepted header.
+///
+/// # Safety
+/// `buf` valid for `capacity` writes; `len` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_frame_encode_no_session(
+    frame: u32,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> GantryStatus {
+    let fault = Fault::NoSession;
+    // SAFETY: the same contract, passed on.
+    unsafe { encode_into(&OutboundRef::Fault { frame, fault }, buf, capacity, len) }
+}
+
+/// Stores `f` in `*fault`.
+///
+/// # Safety
+/// `fault` valid or null.
+unsafe fn store_fault(f: Fault, fault: *mut GantryFault) -> GantryStatus {
+    // SAFETY: `fault` is valid or null, by the contract.
+    match unsafe { fault.as_mut() } {
+        Some(slot) => {
+            *slot = fault_to_c(&f);
+            GantryStatus::Ok
+        }
+        None => GantryStatus::NullPointer,
+    }
+}
+
+/// The fault for a frame longer than the caller's receive buffer of `capacity` bytes
+/// (skipped up to its delimiter), as the Rust firmware reports it.
+///
+/// # Safety
+/// `fault` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_frame_fault_too_long(
+    capacity: u32,
+    fault: *mut GantryFault,
+) -> GantryStatus {
+    // SAFETY: the same contract, passed on.
+    unsafe { store_fault(Fault::Frame(wire::FrameError::TooLong { capacity }), fault) }
+}
+
+/// The fault for a stream that ended `bytes` into a frame.
+///
+/// # Safety
+/// `fault` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_frame_fault_truncated(
+    bytes: u32,
+    fault: *mut GantryFault,
+) -> GantryStatus {
+    // SAFETY: the same contract, passed on.
+    unsafe { store_fault(Fault::Frame(wire::FrameError::Truncated { bytes }), fault) }
+}

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The core on a Cortex-M4F, and from C: builds the Rust firmware (tests/firmware) and the C
+# example (tests/firmware/c over core/ffi), records real-trace streams on x86 with the
+# firmware's capacities, runs every stream under QEMU mps2-an386, compares every answer
+# byte with x86's, measures size, stack, instructions, soft-float and the no-panic link,
+# and prints one JSON object last.
+#
+#   scripts/firmware-check.sh            every order x placer pair the firmware builds
+#   scripts/firmware-check.sh --ci       the pairs CI runs (TIAS+best-fit, LAS+best-fit, LAS+optimal)
+#   scripts/firmware-check.sh --aarch64  also cross-build the host for aarch64 and compare
+#                                        the sample's decision logs under qemu-aarch64 (slow)
+#
+# Needs qemu-system-arm, gcc-arm-none-eabi + libnewlib-arm-none-eabi (and for --aarch64
+# gcc-aarch64-linux-gnu, qemu-user); `--install` installs them with apt-get.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+MODE=all
+AARCH64=0
+INSTALL=0
+for arg in "$@"; do
+    case "$arg" in
+        --ci) MODE=ci ;;
+        --aarch64) AARCH64=1 ;;
+        --install) INSTALL=1 ;;
+        *) echo "unknown argument: $arg" >&2; exit 2 ;;
+    esac
+done
+
+log() { printf '[firmware-check %ss] %s\n' "$SECONDS" "$*" >&2; }
+
+if [ "$INSTALL" = 1 ]; then
+    packages="qemu-system-arm gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi"
+    [ "$AARCH64" = 1 ] && packages="$packages gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+    missing=""
+    for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+    if [ -n "$missing" ]; then
+        log "installing$missing"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >&2
+    fi
+fi
+for tool in qemu-system-arm arm-none-eabi-gcc arm-none-eabi-nm arm-none-eabi-size arm-none-eabi-objdump; do
+    command -v "$tool" >/dev/null || { echo "missing $tool (run with --install)" >&2; exit 1; }
+done
+
+OUT=$ROOT/target/firmware-check
+rm -rf "$OUT"
+mkdir -p "$OUT"
+FW_DIR=$ROOT/tests/firmware
+FW_TARGET=$FW_DIR/target/thumbv7em-none-eabihf/release
+GANTRY=$ROOT/target/release/gantry
+
+ORDERS="tias las fifo"
+PLACERS="first-fit best-fit random load-balance greedy optimal"
+ALL_FEATURES=$(echo "$ORDERS $PLACERS" | tr ' ' ',')
+if [ "$MODE" = ci ]; then
+    PAIRS="tias:best-fit las:best-fit las:optimal"
+else
+    PAIRS=""
+    for o in $ORDERS; do for p in $PLACERS; do PAIRS="$PAIRS $o:$p"; done; done
+    PAIRS=${PAIRS# }
+fi
+
+log "host build (gantry)"
+cargo build --release -p gantry --bin gantry >&2
+
+# Real trace: the bundled 1,500-job Philly sample (CC-BY-4.0) on 2x4x8 = 64 GPUs, recorded
+# with the firmware's capacities (64 GPUs, 256 live jobs, gangs of 8, 64 decisions a call),
+# with seeded deadlines on 30 % of the jobs (the trace has none; without them TIAS is LAS).
+log "recording streams:$PAIRS"
+for pair in $PAIRS; do
+    o=${pair%%:*}; p=${pair##*:}
+    "$GANTRY" simulate --cluster 2x4x8 --capacities firmware --order "$o" --placement "$p" \
+        --deadlines 0.3:1.5:3 --record "$OUT/$o-$p.gantry" --json > "$OUT/$o-$p.metrics.json"
+    "$GANTRY" replay "$OUT/$o-$p.gantry" > /dev/null
+    "$GANTRY" frames convert "$OUT/$o-$p.gantry" --events "$OUT/$o-$p.events" \
+        --expected "$OUT/$o-$p.expected" >&2
+done
+# Bad frames mixed into the first stream: x86's reference device answers them.
+first=tias-best-fit  # in every mode; the C example is built for this pair
+"$GANTRY" frames corrupt "$OUT/$first.events" --out "$OUT/corrupt.events" --seed 1
+"$GANTRY" frames serve "$OUT/corrupt.events" --out "$OUT/corrupt.expected" >&2
+
+build_firmware() { # name features [bin]
+    local name=$1 features=$2 bin=${3:-gantry-firmware}
+    (cd "$FW_DIR" && cargo build --release --bin "$bin" --no-default-features --features "$features" >&2)
+    cp "$FW_TARGET/$bin" "$OUT/$name.elf"
+}
+log "firmware: format and clippy (its own workspace, not covered by the host's)"
+(cd "$FW_DIR" && cargo fmt --check && cargo clippy --release --no-default-features \
+    --features "$ALL_FEATURES" -- -D warnings >&2)
+log "firmware builds"
+build_firmware fw-tias-best-fit tias,best-fit
+build_firmware fw-all "$ALL_FEATURES"
+
+run_qemu() { # elf events answers -> prints the firmware's JSON line
+    local elf=$1 events=$2 answers=$3
+    timeout 900 qemu-system-arm -machine mps2-an386 -cpu cortex-m4 -nographic -icount shift=0 \
+        -semihosting-config "enable=on,target=native,arg=fw,arg=$events,arg=$answers" \
+        -kernel "$elf" < /dev/null | tail -n 1
+}
+
+IDENTICAL=true
+STREAMS=0
+compare() { # expected actual label
+    if "$GANTRY" frames diff "$1" "$2" >&2; then return 0; fi
+    log "DIFFERENT: $3"
+    IDENTICAL=false
+}
+
+log "running streams under QEMU"
+for pair in $PAIRS; do
+    o=${pair%%:*}; p=${pair##*:}
+    elf=$OUT/fw-all.elf
+    [ "$pair" = tias:best-fit ] && elf=$OUT/fw-tias-best-fit.elf
+    run_qemu "$elf" "$OUT/$o-$p.events" "$OUT/$o-$p.rust" > "$OUT/$o-$p.fw.json"
+    compare "$OUT/$o-$p.expected" "$OUT/$o-$p.rust" "$o+$p (Rust firmware)"
+    STREAMS=$((STREAMS + 1))
+done
+run_qemu "$OUT/fw-all.elf" "$OUT/corrupt.events" "$OUT/corrupt.rust" > "$OUT/corrupt.fw.json"
+compare "$OUT/corrupt.expected" "$OUT/corrupt.rust" "bad frames (Rust firmware)"
+
+log "C example (core/ffi staticlib + arm-none-eabi-gcc)"
+cargo rustc -p gantry-ffi --release --target thumbv7em-none-eabihf --crate-type staticlib >&2
+CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os -Wall -Wextra -Werror"
+arm-none-eabi-gcc $CFLAGS --specs=nano.specs --specs=rdimon.specs -nostartfiles \
+    -I core/ffi/include -T tests/firmware/c/link.ld \
+    tests/firmware/c/startup.c tests/firmware/c/main.c \
+    "$(arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 --specs=rdimon.specs -print-file-name=rdimon-crt0.o)" \
+    target/thumbv7em-none-eabihf/release/libgantry_ffi.a -Wl,--gc-sections -lrdimon \
+    -o "$OUT/gantry-c.elf"
+C_IDENTICAL=true
+for stream in tias-best-fit corrupt; do
+    [ -f "$OUT/$stream.events" ] || continue
+    run_qemu "$OUT/gantry-c.elf" "$OUT/$stream.events" "$OUT/$stream.c" > "$OUT/$stream.c.json"
+    if ! "$GANTRY" frames diff "$OUT/$stream.expected" "$OUT/$stream.c" >&2; then
+        log "DIFFERENT: $stream (C example)"
+        C_IDENTICAL=false
+        IDENTICAL=false
+    fi
+done
+
+log "no-panic link check"
+build_firmware no-panic-linkable tias,best-fit no-panic
+PANIC_SITES=$(arm-none-eabi-objdump -d --no-show-raw-insn -C "$OUT/no-panic-linkable.elf" \
+    | grep -cE '\s(bl|b|b\.w)\s+[0-9a-f]+ <core::(panicking::|slice::index::|option::(unwrap|expect)_failed|result::unwrap_failed)' || true)
+if (cd "$FW_DIR" && cargo build --release --bin no-panic --no-default-features \
+        --features tias,best-fit,no-panic-check > "$OUT/no-panic-link.log" 2>&1); then
+    NO_PANIC=true
+else
+    grep -q gantry_panic_is_reachable "$OUT/no-panic-link.log" || { cat "$OUT/no-panic-link.log" >&2; exit 1; }
+    NO_PANIC=false
+fi
+
+field() { # file key
+    sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1
+}
+flash() { # elf: vector table + .text + .rodata + .data
+    arm-none-eabi-size -A "$1" | awk '$1 ~ /^\.(vector_table|isr_vector|text|rodata|data|ARM\.exidx|init_array|fini_array|preinit_array)$/ { s += $2 } END { print s }'
+}
+soft_float() { arm-none-eabi-nm "$1" | grep -c ' __aeabi_d' || true; }
+
+TIAS=$OUT/tias-best-fit.fw.json
+LAS=$OUT/las-best-fit.fw.json
+SOFT_FLOAT=$(( $(soft_float "$OUT/fw-all.elf") + $(soft_float "$OUT/fw-tias-best-fit.elf") ))
+
+AARCH64_JSON=""
+if [ "$AARCH64" = 1 ]; then
+    log "aarch64 cross-build of the host (tract included: slow)"
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+    export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++
+    rustup target add aarch64-unknown-linux-gnu >&2
+    start=$SECONDS
+    cargo build --release -p gantry --bin gantry --target aarch64-unknown-linux-gnu >&2
+    build_s=$((SECONDS - start))
+    ARM_GANTRY="qemu-aarch64 -L /usr/aarch64-linux-gnu $ROOT/target/aarch64-unknown-linux-gnu/release/gantry"
+    same=0; differ=""
+    for o in fifo las tias; do for p in first-fit best-fit random load-balance greedy optimal ppo; do
+        "$GANTRY" simulate --order $o --placement $p --record "$OUT/x86-$o-$p.gantry" > /dev/null
+        $ARM_GANTRY simulate --order $o --placement $p --record "$OUT/arm-$o-$p.gantry" > /dev/null
+        if cmp -s "$OUT/x86-$o-$p.gantry" "$OUT/arm-$o-$p.gantry"; then same=$((same + 1)); else differ="$differ $o+$p"; fi
+    done; done
+    AARCH64_JSON=",\"aarch64_build_s\":$build_s,\"aarch64_identical_logs\":$same,\"aarch64_differing\":\"${differ# }\""
+fi
+
+cat <<EOF
+{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
+EOF
+[ "$IDENTICAL" = true ] && [ "$C_IDENTICAL" = true ] || { log "answers differ from x86"; exit 1; }

@@ -1,0 +1,130 @@
+/*
+ * A C firmware over gantry's C ABI (core/ffi, include/gantry.h): reads a frame stream of
+ * events from a host file over semihosting (newlib's rdimon), answers every frame with the
+ * same bytes as the Rust firmware (tests/firmware/src/main.rs), writes them to another file.
+ *
+ *   qemu-system-arm -machine mps2-an386 -cpu cortex-m4 -nographic \
+ *     -semihosting-config enable=on,target=native,arg=fw,arg=EVENTS,arg=ANSWERS -kernel ELF
+ *
+ * No heap is used by gantry: the scheduler lives in `storage`, sized by the header.
+ */
+#include <stdio.h>
+#include "gantry.h"
+
+#define IN_FRAME_BYTES 256
+
+static uint8_t storage[GANTRY_SCHEDULER_STORAGE_BYTES]
+    __attribute__((aligned(GANTRY_SCHEDULER_ALIGN)));
+static GantryDecision decisions[GANTRY_MAX_DECISIONS];
+static uint8_t frame[IN_FRAME_BYTES];
+static uint8_t answer[GANTRY_MAX_FRAME_BYTES];
+
+static GantryScheduler *scheduler;
+static unsigned long faults;
+
+static int emit(FILE *out, GantryStatus status, size_t len) {
+    if (status != GANTRY_STATUS_OK) {
+        fprintf(stderr, "encoding failed: status %d\n", (int)status);
+        return -1;
+    }
+    return fwrite(answer, 1, len, out) == len ? 0 : -1;
+}
+
+static int emit_fault(FILE *out, uint32_t index, const GantryFault *fault) {
+    size_t len = 0;
+    faults++;
+    return emit(out, gantry_frame_encode_fault(index, fault, answer, sizeof answer, &len), len);
+}
+
+/* Answers the inbound frame `index` (`len` bytes, delimiter excluded). */
+static int answer_frame(FILE *out, uint32_t index, size_t len) {
+    GantryInbound in;
+    size_t n = 0;
+    GantryStatus st = gantry_frame_decode(frame, len, &in);
+    if (st == GANTRY_STATUS_FRAME_FAULT) {
+        if (in.kind == GANTRY_INBOUND_HELLO) {
+            scheduler = NULL; /* a header for another build ends the session */
+        }
+        return emit_fault(out, index, &in.fault);
+    }
+    if (in.kind == GANTRY_INBOUND_HELLO) {
+        GantryFault fault;
+        st = gantry_scheduler_init(storage, sizeof storage, &in.config, &scheduler, &fault);
+        if (st == GANTRY_STATUS_BAD_TOPOLOGY) {
+            scheduler = NULL;
+            return emit_fault(out, index, &fault);
+        }
+        if (st != GANTRY_STATUS_OK) {
+            return -1;
+        }
+        return emit(out, gantry_frame_encode_ready(index, answer, sizeof answer, &n), n);
+    }
+    if (scheduler == NULL) {
+        faults++;
+        return emit(out, gantry_frame_encode_no_session(index, answer, sizeof answer, &n), n);
+    }
+    size_t count = 0;
+    GantryError error;
+    st = gantry_handle(scheduler, in.now_ms, &in.event, decisions, GANTRY_MAX_DECISIONS, &count,
+                       NULL, &error);
+    const GantryError *refusal = st == GANTRY_STATUS_OK ? NULL : &error;
+    if (st >= GANTRY_STATUS_NULL_POINTER) {
+        return -1; /* misuse of the API, not a refusal */
+    }
+    return emit(out,
+                gantry_frame_encode_outcome(index, refusal, decisions, count, answer,
+                                            sizeof answer, &n),
+                n);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s EVENTS ANSWERS\n", argc > 0 ? argv[0] : "gantry-c");
+        return 2;
+    }
+    FILE *in = fopen(argv[1], "rb");
+    FILE *out = fopen(argv[2], "wb");
+    if (in == NULL || out == NULL) {
+        fprintf(stderr, "cannot open %s or %s\n", argv[1], argv[2]);
+        return 2;
+    }
+    uint32_t index = 0;
+    unsigned long frames = 0;
+    size_t len = 0;
+    int too_long = 0;
+    int c;
+    while ((c = fgetc(in)) != EOF) {
+        if (c != 0) {
+            if (len < IN_FRAME_BYTES) {
+                frame[len++] = (uint8_t)c;
+            } else {
+                too_long = 1; /* skip to the delimiter, then report it */
+            }
+            continue;
+        }
+        if (too_long) {
+            GantryFault fault;
+            gantry_frame_fault_too_long(IN_FRAME_BYTES, &fault);
+            if (emit_fault(out, index++, &fault) != 0) return 1;
+        } else if (len > 0) {
+            if (answer_frame(out, index++, len) != 0) return 1;
+        }
+        frames += len > 0 || too_long;
+        len = 0;
+        too_long = 0;
+    }
+    if (too_long || len > 0) {
+        GantryFault fault;
+        if (too_long) {
+            gantry_frame_fault_too_long(IN_FRAME_BYTES, &fault);
+        } else {
+            gantry_frame_fault_truncated((uint32_t)len, &fault);
+        }
+        if (emit_fault(out, index++, &fault) != 0) return 1;
+        frames++;
+    }
+    fclose(out);
+    printf("{\"c_frames\":%lu,\"c_faults\":%lu,\"c_scheduler_bytes\":%u}\n", frames, faults,
+           (unsigned)gantry_scheduler_size());
+    return 0;
+}

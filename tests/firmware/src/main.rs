@@ -1,0 +1,331 @@
+//! gantry-core on a Cortex-M4F (QEMU `mps2-an386`): reads a frame stream of events from a
+//! host file over semihosting, answers every frame as the wire protocol says
+//! (`gantry_core::wire`), writes the answers to another host file, and prints what it
+//! measured about itself as one JSON line.
+//!
+//! ```text
+//! qemu-system-arm -machine mps2-an386 -cpu cortex-m4 -nographic -icount shift=0 \
+//!     -semihosting-config enable=on,target=native,arg=fw,arg=EVENTS,arg=ANSWERS -kernel ELF
+//! ```
+//!
+//! Which job orders and placers it runs is chosen by cargo features (`tias`, `las`, `fifo`;
+//! `best-fit`, `optimal`, …); with several, the stream's header picks the pair. No
+//! allocator; the scheduler lives in `run`'s stack frame, built by `Scheduler::new`.
+#![no_std]
+#![no_main]
+
+mod host_io;
+mod measure;
+
+use core::ffi::CStr;
+use cortex_m_rt::entry;
+use gantry_core::wire::{
+    self, Capacities, FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS, Fault,
+    FrameReader, FrameWriter, HeaderField, Inbound, OutboundRef, StreamHeader,
+};
+use gantry_core::{
+    Decision, Event, HandleOutcome, JobOrder, LinkWeights, Placer, SchedError, Scheduler, TimeMs,
+    Topology,
+};
+use host_io::HostFile;
+use measure::{Clock, paint, stack_pointer};
+
+type Sched<O, P> = Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
+type Out = heapless::Vec<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>;
+/// The longest inbound frame accepted (a header is about 60 bytes, an event at most 40).
+const IN_FRAME_BYTES: usize = 256;
+const OUT_FRAME_BYTES: usize = wire::max_frame_bytes(wire::max_outcome_message_bytes(
+    FIRMWARE_GANG,
+    FIRMWARE_DECISIONS,
+));
+type Reader = FrameReader<HostFile, IN_FRAME_BYTES>;
+type Writer = FrameWriter<HostFile, OUT_FRAME_BYTES>;
+
+/// Free stack painted before building a scheduler (today's construction needs ~60 KB).
+const CONSTRUCT_PROBE_BYTES: usize = 192 * 1024;
+/// Free stack painted before each `handle` call.
+const HANDLE_PROBE_BYTES: usize = 16 * 1024;
+
+/// What the run measured.
+#[derive(Default)]
+struct Stats {
+    order: &'static str,
+    placer: &'static str,
+    frames: u32,
+    faults: u32,
+    events: u64,
+    instructions_sum: u64,
+    instructions_max: u64,
+    handle_stack_bytes: usize,
+    construct_stack_bytes: usize,
+    construct_instructions: u64,
+    sched_bytes: usize,
+    io_error: bool,
+}
+
+/// Everything `run` needs besides the scheduler.
+struct Io<'a> {
+    reader: &'a mut Reader,
+    writer: &'a mut Writer,
+    clock: &'a Clock,
+    stats: &'a mut Stats,
+}
+
+impl Io<'_> {
+    fn send(&mut self, message: &OutboundRef<'_, FIRMWARE_GANG>) {
+        if self.writer.send(message).is_err() {
+            self.stats.io_error = true;
+        }
+    }
+
+    fn fault(&mut self, frame: u32, fault: Fault) {
+        self.stats.faults += 1;
+        self.send(&OutboundRef::Fault { frame, fault });
+    }
+
+    /// The next frame, or `None` at the end of the stream (or on a read error).
+    fn next(&mut self) -> Option<wire::Received<Inbound>> {
+        match self.reader.next_frame::<Inbound>() {
+            Ok(Some(r)) => {
+                self.stats.frames += 1;
+                Some(r)
+            }
+            Ok(None) => None,
+            Err(_) => {
+                self.stats.io_error = true;
+                None
+            }
+        }
+    }
+
+    /// Answers frames without a session (faults) until the next `Hello`.
+    fn until_hello(&mut self) -> Option<(u32, StreamHeader)> {
+        while let Some(r) = self.next() {
+            match r.message {
+                Ok(Inbound::Hello(header)) => return Some((r.frame, header)),
+                Ok(Inbound::Event { .. }) => self.fault(r.frame, Fault::NoSession),
+                Err(e) => self.fault(r.frame, Fault::Frame(e)),
+            }
+        }
+        None
+    }
+}
+
+#[inline(never)]
+fn build<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
+    topology: Topology<FIRMWARE_GPUS>,
+    order: O,
+    placer: P,
+) -> Sched<O, P> {
+    Scheduler::new(topology, order, placer)
+}
+
+#[inline(never)]
+fn handle_once<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
+    scheduler: &mut Sched<O, P>,
+    now: TimeMs,
+    event: Event,
+    out: &mut Out,
+) -> Result<HandleOutcome, SchedError> {
+    scheduler.handle(now, event, out)
+}
+
+/// Serves one session of the pair `O`, `P` (the header at `frame` named it) until the
+/// stream ends or another `Hello` arrives, which it returns.
+fn run<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
+    frame: u32,
+    header: &StreamHeader,
+    order: O,
+    placer: P,
+    io: &mut Io<'_>,
+) -> Option<(u32, StreamHeader)> {
+    let c = header.cluster;
+    let weights = LinkWeights::PROXIMITY_DRL;
+    let topology =
+        match Topology::uniform(c.racks, c.machines_per_rack, c.gpus_per_machine, weights) {
+            Ok(t) => t,
+            Err(e) => {
+                io.fault(frame, Fault::Topology(e));
+                return io.until_hello();
+            }
+        };
+    io.stats.order = order.name();
+    io.stats.placer = placer.name();
+    io.stats.sched_bytes = core::mem::size_of::<Sched<O, P>>();
+    let sp = stack_pointer();
+    let painted = paint(CONSTRUCT_PROBE_BYTES);
+    let start = io.clock.now();
+    let mut scheduler = build(topology, order, placer);
+    let end = io.clock.now();
+    let used = painted.used_below(sp);
+    io.stats.construct_stack_bytes = io.stats.construct_stack_bytes.max(used);
+    io.stats.construct_instructions = Clock::instructions(start, end);
+    io.send(&OutboundRef::Ready { frame });
+
+    let mut out = Out::new();
+    while let Some(r) = io.next() {
+        match r.message {
+            Ok(Inbound::Hello(header)) => return Some((r.frame, header)),
+            Err(e) => io.fault(r.frame, Fault::Frame(e)),
+            Ok(Inbound::Event { now, event }) => {
+                out.clear();
+                let sp = stack_pointer();
+                let painted = paint(HANDLE_PROBE_BYTES);
+                let start = io.clock.now();
+                let result = handle_once(&mut scheduler, now, event, &mut out);
+                let end = io.clock.now();
+                let stats = &mut *io.stats;
+                stats.handle_stack_bytes = stats.handle_stack_bytes.max(painted.used_below(sp));
+                let instructions = Clock::instructions(start, end);
+                stats.events += 1;
+                stats.instructions_sum += instructions;
+                stats.instructions_max = stats.instructions_max.max(instructions);
+                io.send(&OutboundRef::Outcome {
+                    frame: r.frame,
+                    error: result.err(),
+                    decisions: &out,
+                });
+            }
+        }
+    }
+    None
+}
+
+/// Runs the session a header asks for, if this build has its pair; returns the next header.
+fn dispatch(frame: u32, header: &StreamHeader, io: &mut Io<'_>) -> Option<(u32, StreamHeader)> {
+    let weights = LinkWeights::PROXIMITY_DRL;
+    let (order, placer) = (header.order.as_str(), header.placer.as_str());
+    let field = header.mismatch(&Capacities::FIRMWARE, weights.integer(), order, placer);
+    if let Some(field) = field {
+        io.fault(frame, Fault::Mismatch(field));
+        return io.until_hello();
+    }
+    let seed = header.seed;
+    // One arm per (order, placer) pair this build has.
+    macro_rules! placers {
+        ($order:expr) => {{
+            #[cfg(feature = "first-fit")]
+            if placer == "first-fit" {
+                return run(frame, header, $order, gantry_core::FirstFit, io);
+            }
+            #[cfg(feature = "best-fit")]
+            if placer == "best-fit" {
+                return run(frame, header, $order, gantry_core::BestFit, io);
+            }
+            #[cfg(feature = "random")]
+            if placer == "random" {
+                return run(
+                    frame,
+                    header,
+                    $order,
+                    gantry_core::RandomPlacer::new(seed),
+                    io,
+                );
+            }
+            #[cfg(feature = "load-balance")]
+            if placer == "load-balance" {
+                return run(frame, header, $order, gantry_core::LoadBalance, io);
+            }
+            #[cfg(feature = "greedy")]
+            if placer == "greedy" {
+                return run(frame, header, $order, gantry_core::ProximityGreedy, io);
+            }
+            #[cfg(feature = "optimal")]
+            if placer == "optimal" {
+                let exact = gantry_core::ExactOptimal::<FIRMWARE_GPUS>::default();
+                return run(frame, header, $order, exact, io);
+            }
+            io.fault(frame, Fault::Mismatch(HeaderField::Placer));
+            return io.until_hello();
+        }};
+    }
+    #[cfg(feature = "tias")]
+    if order == "tias" {
+        placers!(gantry_core::Tias::default());
+    }
+    #[cfg(feature = "las")]
+    if order == "las" {
+        placers!(gantry_core::Las::new(gantry_core::LasConfig::default()));
+    }
+    #[cfg(feature = "fifo")]
+    if order == "fifo" {
+        placers!(gantry_core::Fifo);
+    }
+    let _ = seed;
+    io.fault(frame, Fault::Mismatch(HeaderField::Order));
+    io.until_hello()
+}
+
+/// Copies `arg` into `buf` with a terminating nul.
+fn c_path<'b>(arg: &str, buf: &'b mut [u8; 256]) -> Option<&'b CStr> {
+    let bytes = arg.as_bytes();
+    let n = bytes.len();
+    buf.get_mut(..n)?.copy_from_slice(bytes);
+    *buf.get_mut(n)? = 0;
+    CStr::from_bytes_with_nul(buf.get(..=n)?).ok()
+}
+
+fn open_files() -> Option<(HostFile, HostFile)> {
+    let args = semihosting::experimental::env::args::<512>().ok()?;
+    let mut it = (&args).filter_map(Result::ok);
+    let _program = it.next()?;
+    let (events, answers) = (it.next()?, it.next()?);
+    let (mut a, mut b) = ([0u8; 256], [0u8; 256]);
+    let input = semihosting::fs::File::open(c_path(events, &mut a)?).ok()?;
+    let output = semihosting::fs::File::create(c_path(answers, &mut b)?).ok()?;
+    Some((HostFile(input), HostFile(output)))
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(peripherals) = cortex_m::Peripherals::take() else {
+        semihosting::process::exit(3)
+    };
+    let clock = Clock::start(peripherals.SYST);
+    let Some((input, output)) = open_files() else {
+        semihosting::eprintln!("usage: -semihosting-config ...,arg=fw,arg=EVENTS,arg=ANSWERS");
+        semihosting::process::exit(2)
+    };
+    let mut reader = Reader::new(input);
+    let mut writer = Writer::new(output);
+    let mut stats = Stats::default();
+    let mut io = Io {
+        reader: &mut reader,
+        writer: &mut writer,
+        clock: &clock,
+        stats: &mut stats,
+    };
+    let mut next = io.until_hello();
+    while let Some((frame, header)) = next {
+        next = dispatch(frame, &header, &mut io);
+    }
+    report(&stats);
+    semihosting::process::exit(if stats.io_error { 1 } else { 0 })
+}
+
+fn report(s: &Stats) {
+    let avg = s.instructions_sum.checked_div(s.events).unwrap_or(0);
+    semihosting::println!(
+        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{}}}",
+        s.order,
+        s.placer,
+        s.frames,
+        s.faults,
+        s.events,
+        avg,
+        s.instructions_max,
+        s.handle_stack_bytes,
+        s.construct_stack_bytes,
+        s.construct_instructions,
+        s.sched_bytes,
+        core::mem::size_of::<gantry_core::Job>(),
+        core::mem::size_of::<Event>(),
+        core::mem::size_of::<Decision<FIRMWARE_GANG>>(),
+    );
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    semihosting::eprintln!("firmware panicked: {info}");
+    semihosting::process::exit(101)
+}
