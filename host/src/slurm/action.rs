@@ -23,6 +23,10 @@ pub struct StartPlan {
     pub had_per_task: bool,
     /// Release it (it is held); false when it is only re-pinned.
     pub release: bool,
+    /// Skip Slurm's wait before a requeued job may run again (`StartTime=now`). Only safe
+    /// on nodes other than those it last ran on: their slurmd revoked its credential, and
+    /// a launch there before `cred_expire` fails the job ("Job credential revoked").
+    pub start_now: bool,
 }
 
 /// One thing to do in Slurm.
@@ -121,7 +125,7 @@ impl Action {
 }
 
 impl StartPlan {
-    /// `scontrol update JobId=… NodeList=… NumNodes=n-n <GPU request> StartTime=now`.
+    /// `scontrol update JobId=… NodeList=… NumNodes=n-n <GPU request> [StartTime=now]`.
     /// One GPU count on every node becomes a per-node request (exact); different counts a
     /// per-job total over exactly those nodes (Slurm then splits it itself).
     fn update_args(&self) -> Vec<String> {
@@ -156,7 +160,9 @@ impl StartPlan {
         if self.had_per_task {
             args.push("TresPerTask=".into());
         }
-        args.push("StartTime=now".into());
+        if self.start_now {
+            args.push("StartTime=now".into());
+        }
         args
     }
 }
@@ -191,6 +197,7 @@ mod tests {
             had_per_node_gpus: false,
             had_per_task: false,
             release: true,
+            start_now: false,
         }
     }
 
@@ -203,7 +210,7 @@ mod tests {
         assert_eq!(
             lines(&Action::Start(plan(&[("n2", 4)]))),
             [
-                "scontrol update JobId=7 NodeList=n2 NumNodes=1-1 TresPerNode=gres:gpu:4 TresPerJob= StartTime=now",
+                "scontrol update JobId=7 NodeList=n2 NumNodes=1-1 TresPerNode=gres:gpu:4 TresPerJob=",
                 "scontrol release 7"
             ]
         );
@@ -217,6 +224,7 @@ mod tests {
         p.had_per_task = true;
         p.other_per_node = vec!["gres:nic:1".into()];
         p.release = false;
+        p.start_now = true;
         assert_eq!(
             lines(&Action::Start(p)),
             [
@@ -232,7 +240,7 @@ mod tests {
         p.had_per_job = false;
         assert_eq!(
             lines(&Action::Start(p))[0],
-            "scontrol update JobId=7 NodeList=a,b NumNodes=2-2 TresPerNode=gres:gpu:a100:2 StartTime=now"
+            "scontrol update JobId=7 NodeList=a,b NumNodes=2-2 TresPerNode=gres:gpu:a100:2"
         );
     }
 

@@ -134,6 +134,9 @@ pub struct Controller {
     /// this order (across cycles and restarts: the journal replay numbers them too).
     start_seq: BTreeMap<u32, u64>,
     next_seq: u64,
+    /// The nodes each job was last seen holding (for the requeue wait, see
+    /// [`StartPlan::start_now`]).
+    last_nodes: BTreeMap<u32, BTreeSet<String>>,
 }
 
 impl Controller {
@@ -168,6 +171,7 @@ impl Controller {
             said: BTreeSet::new(),
             start_seq: BTreeMap::new(),
             next_seq: 0,
+            last_nodes: BTreeMap::new(),
         })
     }
 
@@ -380,15 +384,19 @@ impl Controller {
 
     /// Ends: a live job that Slurm reports ended, or no longer lists, leaves the core.
     fn ends(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
-        let live: Vec<(u32, JobState, u16, Option<TimeMs>)> = self
+        let live: Vec<(u32, u16, Option<TimeMs>)> = self
             .core
             .jobs()
             .iter()
-            .map(|j| (j.id().0, j.state, j.spec.gpus, j.spec.deadline))
+            .map(|j| (j.id().0, j.spec.gpus, j.spec.deadline))
             .collect();
-        for (id, state, gpus, deadline) in live {
+        for (id, gpus, deadline) in live {
             let slurm = jobs.get(&id);
             if let Some(job) = slurm.filter(|j| !j.state.is_final()) {
+                if job.state.holds_nodes() && !job.nodes.is_empty() {
+                    self.last_nodes
+                        .insert(id, job.nodes.iter().cloned().collect());
+                }
                 let seen = self.restarts.entry(id).or_insert(job.restart_count);
                 if job.restart_count > *seen {
                     cycle.restarts_seen += job.restart_count - *seen;
@@ -425,7 +433,13 @@ impl Controller {
                     }
                 }
             };
-            let event = if state == JobState::Running {
+            // The state now, not when the list was made: a pass run for an earlier end of
+            // this cycle may have preempted this job (it ended in Slurm all the same).
+            let running = self
+                .core
+                .job(JobId(id))
+                .is_some_and(|j| j.state == JobState::Running);
+            let event = if running {
                 Event::Finish(JobId(id))
             } else {
                 Event::Cancel(JobId(id))
@@ -437,6 +451,7 @@ impl Controller {
             }
             self.restarts.remove(&id);
             self.start_seq.remove(&id);
+            self.last_nodes.remove(&id);
             self.released_at_ms.remove(&id);
             self.start_failures.remove(&id);
             self.said.retain(|(j, _)| *j != id);
@@ -647,38 +662,67 @@ impl Controller {
         cycle.actions.extend(holds);
         starts.sort_by_key(|(seq, plan)| (*seq, plan.job));
         let mut room = self.slurm_room(jobs, nodes);
-        let mut blocked: Option<u32> = None;
-        for (_, plan) in starts {
-            if plan.release {
-                let fits = plan
-                    .shape
-                    .iter()
-                    .all(|(node, n)| room.get(node).is_some_and(|free| *free >= i64::from(*n)));
-                if let Some(first) = blocked.or((!fits).then_some(plan.job)) {
-                    blocked = Some(first);
-                    let text = if first == plan.job {
-                        format!(
-                            "job {}: waits for Slurm to free GPUs on {} (Slurm's count lags gantry's)",
-                            plan.job,
-                            shape_text(&plan.shape)
-                        )
-                    } else {
-                        format!(
-                            "job {}: release waits behind job {first} (core order)",
-                            plan.job
-                        )
-                    };
-                    self.note(cycle, plan.job, Said::WaitsForSlurm, text);
-                    continue;
-                }
-                for (node, n) in &plan.shape {
-                    if let Some(free) = room.get_mut(node) {
-                        *free -= i64::from(*n);
-                    }
-                }
+        // The job later releases wait for: an earlier release Slurm has not started, one
+        // that found no room, or an uneven split released this cycle.
+        let mut blocked: Option<u32> = self.unstarted_release(now, jobs);
+        let mut released_now: Option<u32> = None;
+        for (seq, plan) in starts {
+            if !plan.release {
+                cycle.actions.push(Action::Start(plan));
+                continue;
+            }
+            let fits = plan
+                .shape
+                .iter()
+                .all(|(node, n)| room.get(node).is_some_and(|free| *free >= i64::from(*n)));
+            let uneven = is_uneven(&plan.shape);
+            let wait_for = blocked
+                .filter(|b| self.start_seq.get(b).is_some_and(|s| *s < seq))
+                .or(released_now.filter(|_| uneven))
+                .or((!fits).then_some(plan.job));
+            if let Some(first) = wait_for {
+                blocked = Some(first);
+                let text = if first == plan.job {
+                    format!(
+                        "job {}: waits for Slurm to free GPUs on {} (Slurm's count lags gantry's)",
+                        plan.job,
+                        shape_text(&plan.shape)
+                    )
+                } else {
+                    format!(
+                        "job {}: release waits until job {first} runs (core order)",
+                        plan.job
+                    )
+                };
+                self.note(cycle, plan.job, Said::WaitsForSlurm, text);
+                continue;
+            }
+            take_room(&mut room, &plan.shape);
+            released_now = Some(plan.job);
+            if uneven {
+                // Slurm splits it as it likes and, evaluating jobs in its own priority
+                // order, could take GPUs meant for the others: it goes alone.
+                blocked = Some(plan.job);
             }
             cycle.actions.push(Action::Start(plan));
         }
+    }
+
+    /// The earliest-decided job that gantry released but Slurm has not started yet: later
+    /// starts wait for it, so Slurm starts jobs in the core's order. Not a job waiting out
+    /// Slurm's requeue delay (`BeginTime`), nor one pending longer than `slow_start_ms`
+    /// (logged): neither may stall the rest.
+    fn unstarted_release(&self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>) -> Option<u32> {
+        jobs.values()
+            .filter(|j| j.state == JobStateName::Pending && !j.held && j.reason != "BeginTime")
+            .filter(|j| self.start_seq.contains_key(&j.id))
+            .filter(|j| {
+                self.released_at_ms
+                    .get(&j.id)
+                    .is_none_or(|t| now.saturating_sub(*t) <= self.config.slow_start_ms)
+            })
+            .min_by_key(|j| self.start_seq.get(&j.id))
+            .map(|j| j.id)
     }
 
     /// GPUs Slurm can give now, per node: its own `gres_used` count taken from the node's
@@ -710,14 +754,10 @@ impl Controller {
             {
                 continue;
             }
-            for (node, n) in self
+            let shape = self
                 .layout
-                .shape(self.core.placement_of(JobId(job.id)).as_slice())
-            {
-                if let Some(free) = room.get_mut(&node) {
-                    *free -= i64::from(n);
-                }
-            }
+                .shape(self.core.placement_of(JobId(job.id)).as_slice());
+            take_room(&mut room, &shape);
         }
         room
     }
@@ -786,6 +826,11 @@ impl Controller {
     }
 
     fn start_plan(&self, slurm: &SlurmJob, shape: Vec<(String, u16)>) -> StartPlan {
+        let start_now = slurm.restart_count > 0
+            && self
+                .last_nodes
+                .get(&slurm.id)
+                .is_some_and(|ran| shape.iter().all(|(n, _)| !ran.contains(n)));
         let gpu_type = job_request(slurm, &self.layout.gpus)
             .ok()
             .and_then(|r| r.gpu_type);
@@ -811,6 +856,25 @@ impl Controller {
             had_per_node_gpus: per_node.iter().any(is_gpu),
             had_per_task: !slurm.tres_per_task.is_empty(),
             release: slurm.held,
+            start_now,
+        }
+    }
+}
+
+/// Whether a placement spans nodes with different GPU counts: Slurm 22.05 can only be
+/// asked for a per-job total there, and splits it itself.
+fn is_uneven(shape: &[(String, u16)]) -> bool {
+    shape.iter().any(|(_, c)| *c != shape[0].1)
+}
+
+/// Takes a placement's GPUs from `room`; an uneven one may take up to its whole total on
+/// any of its nodes (Slurm splits it), so that much is taken from each.
+fn take_room(room: &mut BTreeMap<String, i64>, shape: &[(String, u16)]) {
+    let total: i64 = shape.iter().map(|(_, c)| i64::from(*c)).sum();
+    let uneven = is_uneven(shape);
+    for (node, n) in shape {
+        if let Some(free) = room.get_mut(node) {
+            *free -= if uneven { total } else { i64::from(*n) };
         }
     }
 }

@@ -589,8 +589,152 @@ fn a_start_waits_while_slurm_has_no_room_and_holds_back_later_ones() {
             text.contains("job 1: waits for Slurm to free GPUs on n1:8"),
             "{text}"
         );
-        assert!(text.contains("job 2: release waits behind job 1"), "{text}");
+        assert!(
+            text.contains("job 2: release waits until job 1 runs"),
+            "{text}"
+        );
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
         assert_eq!(kinds(&cycle), [(1, "start"), (2, "start")]);
     });
+}
+
+#[test]
+fn later_starts_wait_until_earlier_releases_run_except_during_the_requeue_delay() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let first = [held(1, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&first, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        // Job 1 released but not running yet when job 2 arrives: job 2 waits.
+        let mut jobs = vec![released(&first[0], &on), held(2, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 200);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 2: release waits until job 1 runs")
+        );
+        // Once job 1 runs, job 2 is released.
+        jobs[0] = running(&first[0], &on);
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 400);
+        assert_eq!(kinds(&cycle), [(2, "start")]);
+        // A released job waiting out Slurm's requeue delay holds nobody back.
+        jobs[0].state = JobStateName::Pending;
+        jobs[0].reason = "BeginTime".into();
+        jobs[1] = released(
+            &jobs[1],
+            &pinned_nodes(&cycle, 2)
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
+        jobs.push(held(3, "gres:gpu:8"));
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 600);
+        assert!(
+            cycle.actions.is_empty(),
+            "job 2 is released, not running: {:?}",
+            cycle.actions
+        );
+        jobs[1].state = JobStateName::Running;
+        jobs[1].nodes = jobs[1].required_nodes.clone();
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 800);
+        assert_eq!(kinds(&cycle), [(3, "start")]);
+    });
+}
+
+#[test]
+fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let node = pinned_nodes(&cycle, 1)[0].clone();
+        let index = node[1..].parse::<usize>().unwrap() - 1;
+        let mut down = [true; 4];
+        down[index] = false;
+        // Seen running on `node`, which then goes down: Slurm requeues it (held here, as
+        // after a launch failure), the core moves it elsewhere.
+        c.observe(
+            &snapshot(&[running(&jobs[0], &[&node])], [true; 4]),
+            T0 + 500,
+        );
+        let mut requeued = jobs[0].clone();
+        requeued.restart_count = 1;
+        let cycle = c.observe(&snapshot(&[requeued.clone()], down), T0 + 1_000);
+        match &cycle.actions[..] {
+            [Action::Start(plan)] => {
+                assert!(!plan.shape.iter().any(|(n, _)| *n == node));
+                assert!(
+                    plan.start_now,
+                    "other nodes: no credential was revoked there"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Where gantry does not know the job ran elsewhere (here: it never saw it run as
+        // its own), Slurm's wait applies.
+        let mut only_old = [false; 4];
+        only_old[index] = true;
+        let mut fresh = controller(OrderKind::Fifo);
+        fresh.observe(&snapshot(&[running(&jobs[0], &[&node])], [true; 4]), T0);
+        let cycle = fresh.observe(&snapshot(&[requeued], only_old), T0 + 1_000);
+        let plans: Vec<&StartPlan> = cycle
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Start(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        assert!(plans.iter().all(|p| !p.start_now), "{plans:?}");
+    });
+}
+
+#[test]
+fn an_uneven_split_is_released_alone() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut three = held(5, "");
+        three.tres_per_job = "gres:gpu:3".into();
+        let mut jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:6")).collect();
+        jobs.push(three);
+        jobs.push(held(6, "gres:gpu:1"));
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        // Jobs 1-4 take 6 GPUs of each node; job 5's 3 GPUs must span nodes unevenly.
+        assert_eq!(
+            starts(&cycle).iter().map(|(j, _)| *j).collect::<Vec<_>>(),
+            [1, 2, 3, 4]
+        );
+        assert!(
+            cycle
+                .notes
+                .iter()
+                .any(|n| n.contains("job 5: release waits until job 4 runs"))
+        );
+        for a in &cycle.actions {
+            c.action_done(a, T0, Ok(()));
+        }
+        for id in 1..=4 {
+            let on = pinned_nodes(&cycle, id);
+            jobs[id as usize - 1] = running(&jobs[id as usize - 1], &[&on[0]]);
+        }
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
+        let released = starts(&cycle);
+        assert_eq!(released.len(), 1, "{released:?}");
+        assert_eq!(released[0].0, 5);
+        assert!(is_uneven(&parse_shape(&released[0].1)), "{released:?}");
+        // Job 6 (1 GPU, room for it) is not released with it.
+    });
+}
+
+fn parse_shape(text: &str) -> Vec<(String, u16)> {
+    text.split(',')
+        .map(|p| {
+            let (n, c) = p.split_once(':').unwrap();
+            (n.to_string(), c.parse().unwrap())
+        })
+        .collect()
 }
