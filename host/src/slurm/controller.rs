@@ -132,7 +132,10 @@ pub struct Controller {
     said: BTreeSet<(u32, Said)>,
     /// When the core last started each running job, as a sequence number: releases follow
     /// this order (across cycles and restarts: the journal replay numbers them too).
-    start_seq: BTreeMap<u32, u64>,
+    start_seq: BTreeMap<u32, (u64, Vec<String>)>,
+    /// Jobs preempted in the cycle at `.0`, with the number and nodes they had: a start in
+    /// the same cycle on the same nodes continues the run (keeps its place in the order).
+    preempted_seq: BTreeMap<u32, (u64, u64, Vec<String>)>,
     next_seq: u64,
     /// The nodes each job was last seen holding (for the requeue wait, see
     /// [`StartPlan::start_now`]).
@@ -170,6 +173,7 @@ impl Controller {
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
             start_seq: BTreeMap::new(),
+            preempted_seq: BTreeMap::new(),
             next_seq: 0,
             last_nodes: BTreeMap::new(),
         })
@@ -202,7 +206,7 @@ impl Controller {
         };
         if actual == *entry {
             self.last_tick_ms = self.last_tick_ms.max(entry.now.0);
-            self.sequence(&actual.decisions);
+            self.sequence(entry.now.0, &actual.decisions);
             Ok(())
         } else {
             Err(Box::new(actual))
@@ -290,7 +294,7 @@ impl Controller {
                 .iter()
                 .filter(|d| matches!(d, Decision::Preempt { .. }))
                 .count() as u32;
-            self.sequence(&out);
+            self.sequence(now, &out);
             cycle.entries.push(LogEntry {
                 now: TimeMs(now),
                 event,
@@ -304,19 +308,43 @@ impl Controller {
         }
     }
 
-    /// Numbers starts in decision order; a job preempted or rejected loses its number.
-    fn sequence(&mut self, decisions: &[HostDecision]) {
+    /// Numbers starts in decision order; a job preempted or rejected loses its number, and
+    /// gets it back when the core starts it again in the same cycle on the same nodes
+    /// (its Slurm run goes on: gantry leaves it where it is).
+    fn sequence(&mut self, now: u64, decisions: &[HostDecision]) {
         for decision in decisions {
             match decision {
-                Decision::Start { job, .. } => {
-                    self.start_seq.insert(job.0, self.next_seq);
-                    self.next_seq += 1;
+                Decision::Start { job, gpus } => {
+                    let nodes: Vec<String> = self
+                        .layout
+                        .shape(gpus.as_slice())
+                        .into_iter()
+                        .map(|(n, _)| n)
+                        .collect();
+                    let seq = match self.preempted_seq.remove(&job.0) {
+                        Some((at, seq, before)) if at == now && before == nodes => seq,
+                        _ => {
+                            self.next_seq += 1;
+                            self.next_seq - 1
+                        }
+                    };
+                    self.start_seq.insert(job.0, (seq, nodes));
                 }
-                Decision::Preempt { job, .. } | Decision::Reject { job, .. } => {
+                Decision::Preempt { job, .. } => {
+                    if let Some((seq, nodes)) = self.start_seq.remove(&job.0) {
+                        self.preempted_seq.insert(job.0, (now, seq, nodes));
+                    }
+                }
+                Decision::Reject { job, .. } => {
                     self.start_seq.remove(&job.0);
                 }
             }
         }
+    }
+
+    /// A job's place in the release order.
+    fn seq(&self, job: u32) -> Option<u64> {
+        self.start_seq.get(&job).map(|(seq, _)| *seq)
     }
 
     fn note(&mut self, cycle: &mut Cycle, job: u32, said: Said, text: String) {
@@ -451,6 +479,7 @@ impl Controller {
             }
             self.restarts.remove(&id);
             self.start_seq.remove(&id);
+            self.preempted_seq.remove(&id);
             self.last_nodes.remove(&id);
             self.released_at_ms.remove(&id);
             self.start_failures.remove(&id);
@@ -627,7 +656,7 @@ impl Controller {
             if state == JobState::Running {
                 match self.running_job(now, id, slurm, cycle) {
                     Some(Action::Start(plan)) => {
-                        let seq = self.start_seq.get(&id).copied().unwrap_or(u64::MAX);
+                        let seq = self.seq(id).unwrap_or(u64::MAX);
                         starts.push((seq, plan));
                     }
                     Some(other) => holds.push(other),
@@ -667,17 +696,14 @@ impl Controller {
         let mut blocked: Option<u32> = self.unstarted_release(now, jobs);
         let mut released_now: Option<u32> = None;
         for (seq, plan) in starts {
-            if !plan.release {
-                cycle.actions.push(Action::Start(plan));
-                continue;
-            }
+            // A re-pin moves a released job: it is a new start as far as order and room go.
             let fits = plan
                 .shape
                 .iter()
                 .all(|(node, n)| room.get(node).is_some_and(|free| *free >= i64::from(*n)));
             let uneven = is_uneven(&plan.shape);
             let wait_for = blocked
-                .filter(|b| self.start_seq.get(b).is_some_and(|s| *s < seq))
+                .filter(|b| self.seq(*b).is_some_and(|s| s < seq))
                 .or(released_now.filter(|_| uneven))
                 .or((!fits).then_some(plan.job));
             if let Some(first) = wait_for {
@@ -695,6 +721,10 @@ impl Controller {
                     )
                 };
                 self.note(cycle, plan.job, Said::WaitsForSlurm, text);
+                if !plan.release {
+                    // Released for its old place: hold it until its new turn.
+                    cycle.actions.push(Action::Hold { job: plan.job });
+                }
                 continue;
             }
             take_room(&mut room, &plan.shape);
@@ -721,7 +751,7 @@ impl Controller {
                     .get(&j.id)
                     .is_none_or(|t| now.saturating_sub(*t) <= self.config.slow_start_ms)
             })
-            .min_by_key(|j| self.start_seq.get(&j.id))
+            .min_by_key(|j| self.seq(j.id))
             .map(|j| j.id)
     }
 
@@ -757,7 +787,12 @@ impl Controller {
             let shape = self
                 .layout
                 .shape(self.core.placement_of(JobId(job.id)).as_slice());
-            take_room(&mut room, &shape);
+            let pinned: BTreeSet<&str> = job.required_nodes.iter().map(String::as_str).collect();
+            if shape.iter().all(|(n, _)| pinned.contains(n.as_str())) && pinned.len() == shape.len()
+            {
+                // Pinned where the core placed it; one pinned elsewhere is re-pinned below.
+                take_room(&mut room, &shape);
+            }
         }
         room
     }

@@ -738,3 +738,34 @@ fn parse_shape(text: &str) -> Vec<(String, u16)> {
         })
         .collect()
 }
+
+#[test]
+fn a_restart_in_the_same_cycle_on_the_same_nodes_keeps_its_place() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let start = |job: u32, gpus: &[u16]| {
+            let mut set = gantry_core::placement::GpuSet::new();
+            for &g in gpus {
+                set.insert(GpuId(g)).unwrap();
+            }
+            HostDecision::Start {
+                job: JobId(job),
+                gpus: set,
+            }
+        };
+        let preempt = |job: u32| HostDecision::Preempt {
+            job: JobId(job),
+            reason: gantry_core::PreemptReason::Priority,
+        };
+        c.sequence(100, &[start(1, &[0]), start(2, &[8])]);
+        // Same cycle, same node: job 1 keeps its place before job 2.
+        c.sequence(100, &[preempt(1), start(1, &[1])]);
+        assert!(c.seq(1) < c.seq(2));
+        // Another node, or a later cycle: a new start, after job 2.
+        c.sequence(100, &[preempt(1), start(1, &[9])]);
+        assert!(c.seq(1) > c.seq(2));
+        c.sequence(100, &[preempt(2)]);
+        c.sequence(200, &[start(2, &[8])]);
+        assert!(c.seq(2) > c.seq(1));
+    });
+}
