@@ -446,18 +446,36 @@ fn node_of_gpu(g: u16) -> String {
     format!("n{}", usize::from(g) / GPUS_PER_NODE + 1)
 }
 
+/// A core `Start`: the cycle's time (ms) and the (node, GPUs) shape.
+type CoreStart = (u64, Vec<(String, usize)>);
+
 /// What the core decided, from gantry's recording.
 struct CoreView {
-    /// Per job: when the core last started it (the cycle's time, ms) and its (node, GPUs)
-    /// shape.
-    starts: BTreeMap<u64, (u64, Vec<(String, usize)>)>,
+    /// Per job: the starts that begin a run, in order. A `Start` in the same cycle as a
+    /// `Preempt` of the job, on the same nodes, continues the run (gantry leaves such a run
+    /// alone) and is not listed.
+    starts: BTreeMap<u64, Vec<CoreStart>>,
     /// Per job: how often the core preempted it.
     preempts: BTreeMap<u64, u64>,
 }
 
-/// Reads the recording. A job's start time is that of the `Start` that began the run Slurm
-/// executes: a `Start` in the same cycle as a `Preempt` of the job, on the same nodes, is a
-/// continuation (gantry leaves such a run alone), not a new run.
+impl CoreView {
+    /// The start that launched the run Slurm started at `start_s` (Unix seconds): the
+    /// last one decided before then.
+    fn launching(&self, job: u64, start_s: u64) -> &CoreStart {
+        let starts = &self.starts[&job];
+        starts
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= start_s * 1000 + 999)
+            .unwrap_or(&starts[0])
+    }
+}
+
+fn shape_nodes(shape: &[(String, usize)]) -> Vec<&str> {
+    shape.iter().map(|(n, _)| n.as_str()).collect()
+}
+
 fn core_view(record: &Path) -> CoreView {
     let recording = gantry::record::read(record).unwrap();
     assert_eq!(recording.header.cluster.to_string(), "2x2x8");
@@ -465,7 +483,7 @@ fn core_view(record: &Path) -> CoreView {
         starts: BTreeMap::new(),
         preempts: BTreeMap::new(),
     };
-    let mut preempted: BTreeMap<u64, (u64, Option<(u64, Vec<(String, usize)>)>)> = BTreeMap::new();
+    let mut preempted: BTreeMap<u64, u64> = BTreeMap::new();
     for entry in &recording.entries {
         let now = entry.now.0;
         for decision in &entry.decisions {
@@ -477,23 +495,21 @@ fn core_view(record: &Path) -> CoreView {
                         *shape.entry(node_of_gpu(g.0)).or_default() += 1;
                     }
                     let shape: Vec<(String, usize)> = shape.into_iter().collect();
-                    let nodes = |s: &[(String, usize)]| {
-                        s.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>()
-                    };
-                    let started = match preempted.remove(&id) {
-                        Some((t, Some((since, before))))
-                            if t == now && nodes(&before) == nodes(&shape) =>
-                        {
-                            since
-                        }
-                        _ => now,
-                    };
-                    view.starts.insert(id, (started, shape));
+                    let list = view.starts.entry(id).or_default();
+                    let continues = preempted.remove(&id) == Some(now)
+                        && list
+                            .last()
+                            .is_some_and(|(_, before)| shape_nodes(before) == shape_nodes(&shape));
+                    if continues {
+                        list.last_mut().unwrap().1 = shape;
+                    } else {
+                        list.push((now, shape));
+                    }
                 }
                 gantry_core::Decision::Preempt { job, .. } => {
                     let id = u64::from(job.0);
                     *view.preempts.entry(id).or_default() += 1;
-                    preempted.insert(id, (now, view.starts.remove(&id)));
+                    preempted.insert(id, now);
                 }
                 gantry_core::Decision::Reject { .. } => {}
             }
@@ -534,7 +550,6 @@ fn check(
 ) {
     let slurm = lab.squeue();
     let core = core_view(record);
-    let starts = &core.starts;
     // Every job completed exactly once: Slurm's record ends COMPLETED; it ran at most once
     // per requeue, and every requeue was a preemption the core decided (a node failure or
     // priority; never a gantry restart).
@@ -577,10 +592,12 @@ fn check(
         "over-allocated: {:?}",
         observed.overloads
     );
-    // Every job ran (last) on the nodes gantry chose, with gantry's GPUs per node.
+    // Every job's last run was on the nodes the core chose when it was launched (a later
+    // move may find the run already ending), with the core's GPUs per node.
     let mut shape_differs = Vec::new();
     for job in jobs {
-        let (_, chosen) = &starts[&job.id];
+        let started_s = slurm[&job.id]["start_time"].as_u64().unwrap();
+        let (_, chosen) = core.launching(job.id, started_s);
         assert_eq!(
             chosen.iter().map(|(_, c)| c).sum::<usize>(),
             job.gpus,
@@ -621,7 +638,8 @@ fn check(
         .filter(|j| slurm[&j.id]["restart_cnt"] == 0)
         .map(|j| {
             (
-                starts[&j.id].0,
+                core.launching(j.id, slurm[&j.id]["start_time"].as_u64().unwrap())
+                    .0,
                 j.id,
                 slurm[&j.id]["start_time"].as_u64().unwrap(),
             )

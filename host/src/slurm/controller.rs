@@ -756,7 +756,8 @@ impl Controller {
     }
 
     /// GPUs Slurm can give now, per node: its own `gres_used` count taken from the node's
-    /// GPUs, less what jobs released by gantry but not yet running will take there.
+    /// GPUs (none while the node is completing a job), less what jobs released by gantry
+    /// but not yet running will take there.
     fn slurm_room(
         &self,
         jobs: &BTreeMap<u32, &SlurmJob>,
@@ -764,15 +765,16 @@ impl Controller {
     ) -> BTreeMap<String, i64> {
         let mut room: BTreeMap<String, i64> = BTreeMap::new();
         for machine in &self.layout.machines {
-            let used = nodes
-                .iter()
-                .find(|n| n.name == machine.name)
-                .and_then(|n| node_gpus(&n.gres_used).ok())
-                .map_or(0, |g| g.count);
-            room.insert(
-                machine.name.clone(),
-                i64::from(machine.gpus) - i64::from(used),
-            );
+            let node = nodes.iter().find(|n| n.name == machine.name);
+            // Slurm starts nothing on a node still completing a job (its epilog runs).
+            let free = match node {
+                Some(n) if !n.states.iter().any(|s| s == "COMPLETING") => {
+                    let used = node_gpus(&n.gres_used).map_or(0, |g| g.count);
+                    i64::from(machine.gpus) - i64::from(used)
+                }
+                _ => 0,
+            };
+            room.insert(machine.name.clone(), free);
         }
         for job in jobs.values() {
             let releasing = job.state == JobStateName::Pending && !job.held;

@@ -593,6 +593,11 @@ fn a_start_waits_while_slurm_has_no_room_and_holds_back_later_ones() {
             text.contains("job 2: release waits until job 1 runs"),
             "{text}"
         );
+        // Slurm's count is down, but the node still completes that job: nothing yet.
+        busy.nodes[0].gres_used = "gpu:0".into();
+        busy.nodes[0].states.push("COMPLETING".into());
+        let cycle = c.observe(&busy, T0 + 250);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
         assert_eq!(kinds(&cycle), [(1, "start"), (2, "start")]);
     });
