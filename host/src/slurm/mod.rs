@@ -101,16 +101,17 @@ pub fn run_cli(args: &SlurmArgs) -> anyhow::Result<()> {
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);
     } else {
+        let ms = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.1} ms"));
         println!(
-            "gantry slurm: partition {} ({}), {} cycles, {} jobs started, {} completed, {} rejected, decision latency p50 {:.1} ms p99 {:.1} ms",
+            "gantry slurm: partition {} ({}), {} cycles, {} jobs started, {} completed, {} rejected, decision latency p50 {} p99 {}",
             summary.partition,
             summary.cluster,
             summary.cycles,
             summary.jobs_started,
             summary.jobs_completed,
             summary.jobs_rejected,
-            summary.decision_latency_p50_ms,
-            summary.decision_latency_p99_ms
+            ms(summary.decision_latency_p50_ms),
+            ms(summary.decision_latency_p99_ms)
         );
     }
     Ok(())

@@ -2,7 +2,8 @@
 //! the change to the Slurm command that carried the decision out; per job, its completion
 //! time and deadline as Slurm recorded them (`submit_time`, `end_time`, `deadline` of the
 //! job records gantry saw end). Counts are for this process (a restarted gantry starts
-//! them afresh; its journal keeps the decisions).
+//! them afresh; its journal keeps the decisions). A statistic over nothing is `None`
+//! (`null` in JSON), never a 0.
 
 use super::controller::JobOutcome;
 use crate::metrics::percentile;
@@ -52,19 +53,19 @@ pub struct Summary {
     /// Actions carried out (starts, holds, requeue-holds, rejections).
     pub decisions_carried_out: usize,
     /// Median time from the poll that showed a change to its action done, ms.
-    pub decision_latency_p50_ms: f64,
+    pub decision_latency_p50_ms: Option<f64>,
     /// 99th percentile of the same, ms.
-    pub decision_latency_p99_ms: f64,
+    pub decision_latency_p99_ms: Option<f64>,
     /// Largest, ms.
-    pub decision_latency_max_ms: f64,
+    pub decision_latency_max_ms: Option<f64>,
     /// Median time of one poll (`squeue --json` + `sinfo --json`), ms.
-    pub poll_p50_ms: f64,
+    pub poll_p50_ms: Option<f64>,
     /// Mean completion time (end − submit) of completed jobs, s.
-    pub avg_jct_s: f64,
+    pub avg_jct_s: Option<f64>,
     /// Median of the same, s.
-    pub p50_jct_s: f64,
+    pub p50_jct_s: Option<f64>,
     /// 99th percentile of the same, s.
-    pub p99_jct_s: f64,
+    pub p99_jct_s: Option<f64>,
     /// Ended jobs that had a deadline.
     pub deadline_jobs: usize,
     /// Of those, jobs that did not complete by it.
@@ -115,7 +116,7 @@ impl Tally {
         s.decisions_carried_out = latencies.len();
         s.decision_latency_p50_ms = percentile(&latencies, 0.5);
         s.decision_latency_p99_ms = percentile(&latencies, 0.99);
-        s.decision_latency_max_ms = latencies.last().copied().unwrap_or(0.0);
+        s.decision_latency_max_ms = latencies.last().copied();
         let mut polls = self.polls_ms.clone();
         polls.sort_by(f64::total_cmp);
         s.poll_p50_ms = percentile(&polls, 0.5);
@@ -133,9 +134,7 @@ impl Tally {
             .map(|o| o.end_s.saturating_sub(o.submit_s) as f64)
             .collect();
         jcts.sort_by(f64::total_cmp);
-        if !jcts.is_empty() {
-            s.avg_jct_s = jcts.iter().sum::<f64>() / jcts.len() as f64;
-        }
+        s.avg_jct_s = (!jcts.is_empty()).then(|| jcts.iter().sum::<f64>() / jcts.len() as f64);
         s.p50_jct_s = percentile(&jcts, 0.5);
         s.p99_jct_s = percentile(&jcts, 0.99);
         let with_deadline: Vec<&JobOutcome> = self
@@ -184,10 +183,15 @@ mod tests {
         let s = t.finish();
         assert_eq!((s.jobs_completed, s.jobs_ended_otherwise), (3, 2));
         assert_eq!((s.deadline_jobs, s.deadline_misses), (3, 2));
-        assert_eq!(s.p50_jct_s, 10.0);
-        assert!((s.avg_jct_s - 44.0 / 3.0).abs() < 1e-9);
+        assert_eq!(s.p50_jct_s, Some(10.0));
+        assert!((s.avg_jct_s.unwrap() - 44.0 / 3.0).abs() < 1e-9);
         assert_eq!((s.starts, s.jobs_started), (4, 3));
-        assert_eq!(s.decision_latency_p50_ms, 2.0);
-        assert_eq!(s.decision_latency_p99_ms, 10.0);
+        assert_eq!(s.decision_latency_p50_ms, Some(2.0));
+        assert_eq!(s.decision_latency_p99_ms, Some(10.0));
+        let empty = Tally::default().finish();
+        assert_eq!(
+            (empty.decision_latency_p50_ms, empty.avg_jct_s),
+            (None, None)
+        );
     }
 }
