@@ -209,3 +209,120 @@ impl Journal {
         &self.path
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{OrderKind, PlacerKind};
+    use crate::sim::SimConfig;
+    use crate::slurm::controller::{Controller, ControllerConfig, Snapshot};
+    use crate::slurm::json::{JobStateName, SlurmJob, SlurmNode};
+    use crate::slurm::layout::ClusterLayout;
+
+    fn nodes() -> Vec<SlurmNode> {
+        (1..=2)
+            .map(|i| SlurmNode {
+                name: format!("n{i}"),
+                states: vec!["IDLE".into()],
+                gres: "gpu:4".into(),
+                gres_used: "gpu:0".into(),
+                partitions: vec!["gpu".into()],
+                reason: String::new(),
+            })
+            .collect()
+    }
+
+    fn controller() -> Controller {
+        let layout = ClusterLayout::discover("gpu", &nodes(), "").unwrap();
+        Controller::new(
+            layout,
+            OrderKind::Fifo,
+            PlacerKind::BestFit,
+            0,
+            ControllerConfig::default(),
+        )
+        .unwrap()
+    }
+
+    fn header(seed: u64) -> RecordHeader {
+        let config = SimConfig {
+            seed,
+            ..SimConfig::default()
+        };
+        let spec = "1x2x4".parse().unwrap();
+        RecordHeader::new(
+            "slurm partition gpu",
+            spec,
+            OrderKind::Fifo,
+            PlacerKind::BestFit,
+            &config,
+        )
+    }
+
+    fn held(id: u32) -> SlurmJob {
+        SlurmJob {
+            id,
+            state: JobStateName::Pending,
+            reason: "JobHeldUser".into(),
+            held: true,
+            partition: "gpu".into(),
+            nodes: vec![],
+            required_nodes: vec![],
+            node_count: 1,
+            tasks: 1,
+            restart_count: 0,
+            tres_per_job: String::new(),
+            tres_per_node: "gres:gpu:2".into(),
+            tres_per_task: String::new(),
+            tres_per_socket: String::new(),
+            gres_detail: vec![],
+            submit_s: 1,
+            start_s: 0,
+            end_s: 0,
+            deadline_s: None,
+            comment: String::new(),
+        }
+    }
+
+    #[test]
+    fn reopening_replays_cuts_a_torn_entry_and_refuses_another_run() {
+        crate::dag::on_big_stack(|| {
+            let dir = std::env::temp_dir().join(format!("gantry-journal-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let path = dir.join("j.gantry");
+            let mut first = controller();
+            let mut journal = Journal::open(&path, &header(0), &mut first, true).unwrap();
+            let snapshot = Snapshot {
+                jobs: vec![held(1), held(2)],
+                nodes: nodes(),
+            };
+            let cycle = first.observe(&snapshot, 1_000);
+            journal.append(&cycle.entries).unwrap();
+            assert_eq!(journal.written, 2);
+            // A crash mid-write leaves half an entry.
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes.extend_from_slice(&[0x01, 0x02]);
+            std::fs::write(&path, &bytes).unwrap();
+            let mut second = controller();
+            let reopened = Journal::open(&path, &header(0), &mut second, true).unwrap();
+            assert_eq!((reopened.replayed, reopened.truncated_bytes), (2, 2));
+            assert_eq!(second.core().jobs().len(), 2);
+            assert_eq!(std::fs::read(&path).unwrap().len(), bytes.len() - 2);
+            // The same file for another seed is refused with both descriptions.
+            let err = Journal::open(&path, &header(7), &mut controller(), false)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(err.contains("seed 0") && err.contains("seed 7"), "{err}");
+            // `gantry replay` reads it as a recording.
+            let recording = crate::record::read(&path).unwrap();
+            assert!(
+                crate::record::replay(&recording)
+                    .unwrap()
+                    .mismatch
+                    .is_none()
+            );
+            let _ = std::fs::remove_dir_all(&dir);
+        });
+    }
+}
