@@ -47,30 +47,9 @@ fn controller(order: OrderKind) -> Controller {
     .unwrap()
 }
 
-/// A held job asking `per_node` GPUs per node (`--gres`), submitted at `submit_s`.
+/// A held job asking `per_node` GPUs per node (`--gres`), submitted at `1000 + id` s.
 fn held(id: u32, per_node: &str) -> SlurmJob {
-    SlurmJob {
-        id,
-        state: JobStateName::Pending,
-        reason: "JobHeldUser".into(),
-        held: true,
-        partition: "gpu".into(),
-        nodes: vec![],
-        required_nodes: vec![],
-        node_count: 1,
-        tasks: 1,
-        restart_count: 0,
-        tres_per_job: String::new(),
-        tres_per_node: per_node.into(),
-        tres_per_task: String::new(),
-        tres_per_socket: String::new(),
-        gres_detail: vec![],
-        submit_s: 1_000 + u64::from(id),
-        start_s: 0,
-        end_s: 0,
-        deadline_s: None,
-        comment: String::new(),
-    }
+    crate::slurm::json::held_job(id, per_node)
 }
 
 /// The job as Slurm shows it once gantry's start was carried out (released, pinned).

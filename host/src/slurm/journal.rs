@@ -216,7 +216,7 @@ mod tests {
     use crate::policy::{OrderKind, PlacerKind};
     use crate::sim::SimConfig;
     use crate::slurm::controller::{Controller, ControllerConfig, Snapshot};
-    use crate::slurm::json::{JobStateName, SlurmJob, SlurmNode};
+    use crate::slurm::json::{SlurmJob, SlurmNode};
     use crate::slurm::layout::ClusterLayout;
 
     fn nodes() -> Vec<SlurmNode> {
@@ -260,28 +260,7 @@ mod tests {
     }
 
     fn held(id: u32) -> SlurmJob {
-        SlurmJob {
-            id,
-            state: JobStateName::Pending,
-            reason: "JobHeldUser".into(),
-            held: true,
-            partition: "gpu".into(),
-            nodes: vec![],
-            required_nodes: vec![],
-            node_count: 1,
-            tasks: 1,
-            restart_count: 0,
-            tres_per_job: String::new(),
-            tres_per_node: "gres:gpu:2".into(),
-            tres_per_task: String::new(),
-            tres_per_socket: String::new(),
-            gres_detail: vec![],
-            submit_s: 1,
-            start_s: 0,
-            end_s: 0,
-            deadline_s: None,
-            comment: String::new(),
-        }
+        crate::slurm::json::held_job(id, "gres:gpu:2")
     }
 
     #[test]

@@ -373,6 +373,33 @@ pub fn parse_sinfo(json: &str) -> Result<Vec<SlurmNode>, JsonError> {
     Ok(nodes)
 }
 
+/// A held job asking `per_node` GPUs per node (`--gres`), for the module tests.
+#[cfg(test)]
+pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
+    SlurmJob {
+        id,
+        state: JobStateName::Pending,
+        reason: "JobHeldUser".into(),
+        held: true,
+        partition: "gpu".into(),
+        nodes: vec![],
+        required_nodes: vec![],
+        node_count: 1,
+        tasks: 1,
+        restart_count: 0,
+        tres_per_job: String::new(),
+        tres_per_node: per_node.into(),
+        tres_per_task: String::new(),
+        tres_per_socket: String::new(),
+        gres_detail: vec![],
+        submit_s: 1_000 + u64::from(id),
+        start_s: 0,
+        end_s: 0,
+        deadline_s: None,
+        comment: String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
