@@ -194,6 +194,8 @@ impl Drop for Lab {
                 left.is_empty(),
                 "daemons still running after tear-down: {left:?}"
             );
+            // Kept after a failure, for its logs and journal.
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 }
