@@ -701,7 +701,9 @@ impl Controller {
                 .shape
                 .iter()
                 .all(|(node, n)| room.get(node).is_some_and(|free| *free >= i64::from(*n)));
-            let uneven = is_uneven(&plan.shape);
+            // Multi-node starts go alone: Slurm may take one a pass later than single-node
+            // jobs released with it (seen on the lab), and an uneven one it splits itself.
+            let uneven = plan.shape.len() > 1;
             let wait_for = blocked
                 .filter(|b| self.seq(*b).is_some_and(|s| s < seq))
                 .or(released_now.filter(|_| uneven))
