@@ -17,6 +17,7 @@ pub mod proximity;
 pub mod record;
 pub mod sample;
 pub mod sim;
+pub mod slurm;
 pub mod tiresias_check;
 pub mod trace;
 pub mod workload;

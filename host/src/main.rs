@@ -52,6 +52,9 @@ enum Command {
     Train(TrainCommand),
     /// The WORL-RTGS acceptance table (markdown): every planner on the WORL slices, TPC-H, STG.
     DagTable(gantry::dag::table::DagTableArgs),
+    /// Schedule a Slurm partition whose jobs are submitted held (`sbatch --hold`): gantry
+    /// orders and places them and releases each onto the nodes it chose.
+    Slurm(gantry::slurm::SlurmArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -539,6 +542,7 @@ fn run(cli: &Cli, matches: &clap::ArgMatches) -> anyhow::Result<ExitCode> {
             write_out(gantry::dag::table::run(&args)?)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Slurm(args) => gantry::slurm::run_cli(args).map(|()| ExitCode::SUCCESS),
     }
 }
 

@@ -110,7 +110,7 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 /// The nearest-rank percentile `q` (0..=1) of sorted values, or `None` over nothing.
-fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+pub(crate) fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     let rank = (q * sorted.len() as f64).ceil() as usize;
     sorted.get(rank.clamp(1, sorted.len().max(1)) - 1).copied()
 }

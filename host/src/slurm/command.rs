@@ -1,0 +1,189 @@
+//! The one seam between `gantry slurm` and Slurm: running a Slurm command and reading what
+//! it printed. Everything else (parsing, reconciling, deciding) is plain data in, data out,
+//! so it is tested with a [`SlurmRunner`] that answers from fixtures instead of a cluster.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use wait_timeout::ChildExt as _;
+
+/// Runs Slurm's command-line tools (`squeue`, `sinfo`, `scontrol`, `scancel`).
+pub trait SlurmRunner {
+    /// Runs `program` with `args` and returns its standard output, or why it failed.
+    fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError>;
+}
+
+/// Why a Slurm command did not succeed. Every variant names the command line.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// It could not be started (not installed, not on `PATH`).
+    #[error("`{command}` could not start: {source}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// It ran longer than the timeout and was killed.
+    #[error("`{command}` timed out after {timeout_ms} ms (killed)")]
+    Timeout {
+        /// The command line.
+        command: String,
+        /// The limit.
+        timeout_ms: u64,
+    },
+    /// It exited with a failure status.
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        /// The command line.
+        command: String,
+        /// Exit status as text.
+        status: String,
+        /// What it printed on stderr (trimmed, at most 500 characters).
+        stderr: String,
+    },
+}
+
+impl CommandError {
+    /// The failure text Slurm printed, or the error as text.
+    pub fn stderr(&self) -> String {
+        match self {
+            CommandError::Failed { stderr, .. } => stderr.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Runs the real commands, each with a time limit, with `SLURM_CONF` and `PATH` inherited.
+#[derive(Clone, Debug)]
+pub struct ProcessRunner {
+    /// Longest a command may run before it is killed and reported as timed out.
+    pub timeout: Duration,
+}
+
+/// `program args…` as one line, for messages.
+pub fn command_line(program: &str, args: &[String]) -> String {
+    let mut line = program.to_string();
+    for a in args {
+        line.push(' ');
+        line.push_str(a);
+    }
+    line
+}
+
+impl SlurmRunner for ProcessRunner {
+    fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError> {
+        let command = command_line(program, args);
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| CommandError::Spawn {
+                command: command.clone(),
+                source,
+            })?;
+        // Drain both pipes on threads: a large `squeue --json` would fill the pipe and block
+        // the child before it exits.
+        let stdout = child.stdout.take().map(drain);
+        let stderr = child.stderr.take().map(drain);
+        let status = match child.wait_timeout(self.timeout) {
+            Ok(Some(status)) => status,
+            Ok(None) | Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(CommandError::Timeout {
+                    command,
+                    timeout_ms: self.timeout.as_millis() as u64,
+                });
+            }
+        };
+        let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
+        let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+        if status.success() {
+            Ok(stdout)
+        } else {
+            let stderr: String = stderr.trim().chars().take(500).collect();
+            Err(CommandError::Failed {
+                command,
+                status: status.to_string(),
+                stderr,
+            })
+        }
+    }
+}
+
+fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runner(ms: u64) -> ProcessRunner {
+        ProcessRunner {
+            timeout: Duration::from_millis(ms),
+        }
+    }
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn returns_stdout_of_a_successful_command() {
+        let out = runner(5_000)
+            .run("sh", &args(&["-c", "echo hello"]))
+            .unwrap();
+        assert_eq!(out, "hello\n");
+    }
+
+    #[test]
+    fn reports_failure_with_stderr_and_the_command_line() {
+        let err = runner(5_000)
+            .run("sh", &args(&["-c", "echo 'Invalid job id' >&2; exit 1"]))
+            .unwrap_err();
+        assert!(matches!(err, CommandError::Failed { .. }), "{err}");
+        assert_eq!(err.stderr(), "Invalid job id");
+        assert!(err.to_string().contains("sh -c"), "{err}");
+    }
+
+    #[test]
+    fn kills_a_command_that_runs_too_long() {
+        let err = runner(100).run("sleep", &args(&["5"])).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                CommandError::Timeout {
+                    timeout_ms: 100,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn reports_a_missing_program() {
+        let err = runner(1_000)
+            .run("gantry-no-such-program", &[])
+            .unwrap_err();
+        assert!(matches!(err, CommandError::Spawn { .. }), "{err}");
+    }
+
+    #[test]
+    fn large_output_does_not_block() {
+        let out = runner(10_000)
+            .run(
+                "sh",
+                &args(&["-c", "head -c 1000000 /dev/zero | tr '\\0' x"]),
+            )
+            .unwrap();
+        assert_eq!(out.len(), 1_000_000);
+    }
+}

@@ -1,0 +1,952 @@
+//! The reconciler: each cycle it compares what Slurm reports with what the core believes,
+//! turns every difference into a core event, and plans the Slurm actions that make Slurm
+//! match the core's decisions. It never runs a command itself (the daemon does), so it is
+//! tested with Slurm's JSON from fixtures.
+//!
+//! The core is the single source of truth for gantry's side: a job is *live* when the core
+//! holds it, *running* when the core gave it GPUs. Slurm's side is read fresh each cycle.
+//!
+//! | Slurm says                                   | core: running             | core: queued        | core: unknown |
+//! |----------------------------------------------|---------------------------|---------------------|---------------|
+//! | pending, held                                | start it (pin + release)  | fine                | `Submit`      |
+//! | pending, released                            | fine (re-pin if moved)    | hold it             | hold it (adopt) |
+//! | running / suspended / completing             | fine (placement checked)  | requeue-hold it (completing: wait) | logged (not gantry's) |
+//! | ended (completed, failed, cancelled, …)      | `Finish`                  | `Cancel`            | —             |
+//! | gone from `squeue`                           | `Finish`                  | `Cancel`            | —             |
+//!
+//! Nodes: a node that turns unusable (DOWN, DRAIN, FAIL, …) sends `GpuDown` for each of its
+//! GPUs (the core preempts and requeues its job, Slurm has usually requeued it already); a
+//! node usable again sends `GpuUp`. A difference gantry did not expect (a job running on
+//! other nodes than chosen, a state it does not know, a job released outside gantry) is
+//! logged once and reconciled as the table says.
+
+use super::action::{Action, StartPlan};
+use super::gres::{GpuRequest, job_request, node_gpus};
+use super::json::{JobStateName, SlurmJob, SlurmNode};
+use super::layout::ClusterLayout;
+use crate::policy::{AnyOrder, AnyPlacer, HOST_JOBS, OrderKind, PlacerKind};
+use crate::sim::{DECISION_BUFFER, HostDecision, HostScheduler, LogEntry};
+use gantry_core::{
+    CommProfile, Decision, Event, GpuId, JobId, JobSpec, JobState, SchedError, TimeMs,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What Slurm reported in one poll.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// `squeue --json` jobs (any partition; the controller keeps its own).
+    pub jobs: Vec<SlurmJob>,
+    /// `sinfo --json` nodes.
+    pub nodes: Vec<SlurmNode>,
+}
+
+/// Settings of the reconciler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControllerConfig {
+    /// Period of `Tick` events for time-driven orders while jobs are live, ms (as
+    /// `gantry simulate --tick-s`).
+    pub tick_ms: u64,
+    /// Failed attempts to start one job before gantry gives up on it (cancels it with the
+    /// last error as the reason).
+    pub max_start_attempts: u32,
+    /// A released job still pending after this long is logged, ms.
+    pub slow_start_ms: u64,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        Self {
+            tick_ms: 60_000,
+            max_start_attempts: 5,
+            slow_start_ms: 30_000,
+        }
+    }
+}
+
+/// A job that ended, as Slurm recorded it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct JobOutcome {
+    /// Slurm's job id.
+    pub id: u32,
+    /// Final state (`COMPLETED`, `FAILED`, `DEADLINE`, …; `VANISHED` when `squeue` stopped
+    /// listing it before gantry saw it end).
+    pub state: String,
+    /// GPUs it had.
+    pub gpus: u16,
+    /// Submission, Unix seconds.
+    pub submit_s: u64,
+    /// Last start, Unix seconds.
+    pub start_s: u64,
+    /// End, Unix seconds.
+    pub end_s: u64,
+    /// Its deadline, Unix seconds.
+    pub deadline_s: Option<u64>,
+}
+
+/// What one cycle produced.
+#[derive(Clone, Debug, Default)]
+pub struct Cycle {
+    /// Every `handle` call, for the journal (written before any action runs).
+    pub entries: Vec<LogEntry>,
+    /// Slurm actions, in the order to run them.
+    pub actions: Vec<Action>,
+    /// Lines for the log.
+    pub notes: Vec<String>,
+    /// Jobs seen ending.
+    pub outcomes: Vec<JobOutcome>,
+    /// Differences gantry did not expect (each also a note).
+    pub unexpected: u32,
+    /// Preemptions the core decided.
+    pub preemptions: u32,
+    /// Increases of Slurm's restart count seen.
+    pub restarts_seen: u32,
+}
+
+/// Kinds of one-time notes, so a lasting condition is logged once per job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Said {
+    Foreign,
+    WaitsForGpus,
+    WaitsForSlurm,
+    SlowStart,
+    Moved,
+    Split,
+    UnknownState,
+    Adopted,
+}
+
+/// The reconciler. Owns the core (boxed: about 5 MB).
+pub struct Controller {
+    core: Box<HostScheduler>,
+    layout: ClusterLayout,
+    config: ControllerConfig,
+    batched: bool,
+    last_tick_ms: u64,
+    /// Node usability as last seen, by machine index (for transition notes).
+    usable: Vec<Option<bool>>,
+    restarts: BTreeMap<u32, u32>,
+    refused: BTreeMap<u32, String>,
+    start_failures: BTreeMap<u32, (u32, String)>,
+    give_up: Vec<(u32, String)>,
+    released_at_ms: BTreeMap<u32, u64>,
+    said: BTreeSet<(u32, Said)>,
+    /// When the core last started each running job, as a sequence number: releases follow
+    /// this order (across cycles and restarts: the journal replay numbers them too).
+    start_seq: BTreeMap<u32, (u64, Vec<String>)>,
+    /// Jobs preempted in the cycle at `.0`, with the number and nodes they had: a start in
+    /// the same cycle on the same nodes continues the run (keeps its place in the order).
+    preempted_seq: BTreeMap<u32, (u64, u64, Vec<String>)>,
+    next_seq: u64,
+    /// The nodes each job was last seen holding (for the requeue wait, see
+    /// [`StartPlan::start_now`]).
+    last_nodes: BTreeMap<u32, BTreeSet<String>>,
+}
+
+impl Controller {
+    /// A controller over `layout` with a fresh core. Build it on a thread with a large
+    /// stack: the core is constructed inline before it is boxed.
+    pub fn new(
+        layout: ClusterLayout,
+        order: OrderKind,
+        placer: PlacerKind,
+        seed: u64,
+        config: ControllerConfig,
+    ) -> Result<Self, gantry_core::TopologyError> {
+        let topology = layout.spec.topology()?;
+        let core = Box::new(HostScheduler::new(
+            topology,
+            AnyOrder::new(order),
+            AnyPlacer::new(placer, seed),
+        ));
+        let machines = layout.machines.len();
+        Ok(Self {
+            core,
+            layout,
+            config,
+            batched: order.batches_instants(),
+            last_tick_ms: 0,
+            usable: vec![None; machines],
+            restarts: BTreeMap::new(),
+            refused: BTreeMap::new(),
+            start_failures: BTreeMap::new(),
+            give_up: Vec::new(),
+            released_at_ms: BTreeMap::new(),
+            said: BTreeSet::new(),
+            start_seq: BTreeMap::new(),
+            preempted_seq: BTreeMap::new(),
+            next_seq: 0,
+            last_nodes: BTreeMap::new(),
+        })
+    }
+
+    /// The core (read-only).
+    pub fn core(&self) -> &HostScheduler {
+        &self.core
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &ClusterLayout {
+        &self.layout
+    }
+
+    /// Re-applies one journal entry to the core and checks the core answers as recorded.
+    /// Returns the entry the core produced now when it differs.
+    pub fn replay_entry(&mut self, entry: &LogEntry) -> Result<(), Box<LogEntry>> {
+        let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
+        let result = if self.batched && entry.event != Event::Tick {
+            self.core.handle_deferred(entry.now, entry.event, &mut out)
+        } else {
+            self.core.handle(entry.now, entry.event, &mut out)
+        };
+        let actual = LogEntry {
+            now: entry.now,
+            event: entry.event,
+            error: result.err(),
+            decisions: out.to_vec(),
+        };
+        if actual == *entry {
+            self.last_tick_ms = self.last_tick_ms.max(entry.now.0);
+            self.sequence(entry.now.0, &actual.decisions);
+            Ok(())
+        } else {
+            Err(Box::new(actual))
+        }
+    }
+
+    /// Whether nothing is left to do: the core holds no job and no job of the partition is
+    /// pending or running in Slurm.
+    pub fn idle(&self, snapshot: &Snapshot) -> bool {
+        self.core.jobs().is_empty()
+            && !snapshot
+                .jobs
+                .iter()
+                .any(|j| self.in_partition(j) && !j.state.is_final())
+    }
+
+    fn in_partition(&self, job: &SlurmJob) -> bool {
+        job.partition.split(',').any(|p| p == self.layout.partition)
+    }
+
+    /// One reconciliation at `now_ms` (Unix ms; earlier than the core's last event counts
+    /// as that event's time).
+    pub fn observe(&mut self, snapshot: &Snapshot, now_ms: u64) -> Cycle {
+        let now = now_ms.max(self.core.now().0);
+        let mut cycle = Cycle::default();
+        let jobs: BTreeMap<u32, &SlurmJob> = snapshot
+            .jobs
+            .iter()
+            .filter(|j| self.in_partition(j))
+            .map(|j| (j.id, j))
+            .collect();
+        self.give_up_stuck(now, &jobs, &mut cycle);
+        self.nodes(now, &snapshot.nodes, &mut cycle);
+        self.ends(now, &jobs, &mut cycle);
+        self.submissions(now, &jobs, &mut cycle);
+        self.tick(now, &mut cycle);
+        if self.batched && cycle.entries.iter().any(|e| e.event != Event::Tick) {
+            self.handle(now, Event::Tick, &mut cycle).ok();
+        }
+        self.desired(now, &jobs, &snapshot.nodes, &mut cycle);
+        cycle
+    }
+
+    /// Tells the controller how an action went (the daemon calls this after running it).
+    pub fn action_done(&mut self, action: &Action, now_ms: u64, result: Result<(), String>) {
+        let job = action.job();
+        match (action, result) {
+            (Action::Start(plan), Ok(())) => {
+                self.start_failures.remove(&job);
+                if plan.release {
+                    self.released_at_ms.insert(job, now_ms);
+                }
+            }
+            (Action::Start(_), Err(err)) => {
+                let entry = self.start_failures.entry(job).or_insert((0, String::new()));
+                entry.0 += 1;
+                entry.1 = err;
+                if entry.0 >= self.config.max_start_attempts {
+                    let reason = format!(
+                        "gantry could not start it after {} attempts: {}",
+                        entry.0, entry.1
+                    );
+                    self.give_up.push((job, reason));
+                    self.start_failures.remove(&job);
+                }
+            }
+            (Action::Reject { .. }, Ok(())) => {
+                self.refused.remove(&job);
+            }
+            _ => {}
+        }
+    }
+
+    /// One event through the core, plus follow-up ticks while the decision buffer filled.
+    fn handle(&mut self, now: u64, event: Event, cycle: &mut Cycle) -> Result<(), SchedError> {
+        let mut event = event;
+        loop {
+            let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
+            let result = if self.batched && event != Event::Tick {
+                self.core.handle_deferred(TimeMs(now), event, &mut out)
+            } else {
+                self.core.handle(TimeMs(now), event, &mut out)
+            };
+            cycle.preemptions += out
+                .iter()
+                .filter(|d| matches!(d, Decision::Preempt { .. }))
+                .count() as u32;
+            self.sequence(now, &out);
+            cycle.entries.push(LogEntry {
+                now: TimeMs(now),
+                event,
+                error: result.err(),
+                decisions: out.to_vec(),
+            });
+            if !result?.more_pending {
+                return Ok(());
+            }
+            event = Event::Tick;
+        }
+    }
+
+    /// Numbers starts in decision order; a job preempted or rejected loses its number, and
+    /// gets it back when the core starts it again in the same cycle on the same nodes
+    /// (its Slurm run goes on: gantry leaves it where it is).
+    fn sequence(&mut self, now: u64, decisions: &[HostDecision]) {
+        for decision in decisions {
+            match decision {
+                Decision::Start { job, gpus } => {
+                    let nodes: Vec<String> = self
+                        .layout
+                        .shape(gpus.as_slice())
+                        .into_iter()
+                        .map(|(n, _)| n)
+                        .collect();
+                    let seq = match self.preempted_seq.remove(&job.0) {
+                        Some((at, seq, before)) if at == now && before == nodes => seq,
+                        _ => {
+                            self.next_seq += 1;
+                            self.next_seq - 1
+                        }
+                    };
+                    self.start_seq.insert(job.0, (seq, nodes));
+                }
+                Decision::Preempt { job, .. } => {
+                    if let Some((seq, nodes)) = self.start_seq.remove(&job.0) {
+                        self.preempted_seq.insert(job.0, (now, seq, nodes));
+                    }
+                }
+                Decision::Reject { job, .. } => {
+                    self.start_seq.remove(&job.0);
+                }
+            }
+        }
+    }
+
+    /// A job's place in the release order.
+    fn seq(&self, job: u32) -> Option<u64> {
+        self.start_seq.get(&job).map(|(seq, _)| *seq)
+    }
+
+    fn note(&mut self, cycle: &mut Cycle, job: u32, said: Said, text: String) {
+        if self.said.insert((job, said)) {
+            if matches!(said, Said::UnknownState | Said::Adopted) {
+                cycle.unexpected += 1;
+            }
+            cycle.notes.push(text);
+        }
+    }
+
+    /// Cancels jobs whose start failed too often (decided in [`action_done`](Self::action_done)).
+    fn give_up_stuck(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        for (job, reason) in std::mem::take(&mut self.give_up) {
+            if self.core.job(JobId(job)).is_some() {
+                let _ = self.handle(now, Event::Cancel(JobId(job)), cycle);
+            }
+            if jobs.get(&job).is_some_and(|j| !j.state.is_final()) {
+                cycle
+                    .notes
+                    .push(format!("job {job}: {reason}; cancelling it"));
+                self.refused.insert(job, reason);
+            }
+        }
+    }
+
+    fn nodes(&mut self, now: u64, nodes: &[SlurmNode], cycle: &mut Cycle) {
+        for index in 0..self.layout.machines.len() {
+            let machine = self.layout.machines[index].clone();
+            let node = nodes.iter().find(|n| n.name == machine.name);
+            let usable = node.is_some_and(SlurmNode::usable);
+            if self.usable[index] != Some(usable) {
+                let state = node.map_or("missing from sinfo".to_string(), |n| {
+                    let mut s = n.states.join("+");
+                    if !n.reason.is_empty() {
+                        s.push_str(&format!(" ({})", n.reason));
+                    }
+                    s
+                });
+                if self.usable[index].is_some() || !usable {
+                    cycle.notes.push(format!(
+                        "node {} is {state}: its {} GPUs are {} for gantry",
+                        machine.name,
+                        machine.gpus,
+                        if usable { "back" } else { "down" }
+                    ));
+                }
+                self.usable[index] = Some(usable);
+            }
+            for g in machine.first_gpu..machine.first_gpu + machine.gpus {
+                let gpu = GpuId(g);
+                if usable != self.core.is_healthy(gpu) {
+                    let event = if usable {
+                        Event::GpuUp(gpu)
+                    } else {
+                        Event::GpuDown(gpu)
+                    };
+                    if let Err(err) = self.handle(now, event, cycle) {
+                        cycle.notes.push(format!("core refused {event:?}: {err}"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends: a live job that Slurm reports ended, or no longer lists, leaves the core.
+    fn ends(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        let live: Vec<(u32, u16, Option<TimeMs>)> = self
+            .core
+            .jobs()
+            .iter()
+            .map(|j| (j.id().0, j.spec.gpus, j.spec.deadline))
+            .collect();
+        for (id, gpus, deadline) in live {
+            let slurm = jobs.get(&id);
+            if let Some(job) = slurm.filter(|j| !j.state.is_final()) {
+                if job.state.holds_nodes() && !job.nodes.is_empty() {
+                    self.last_nodes
+                        .insert(id, job.nodes.iter().cloned().collect());
+                }
+                let seen = self.restarts.entry(id).or_insert(job.restart_count);
+                if job.restart_count > *seen {
+                    cycle.restarts_seen += job.restart_count - *seen;
+                    cycle.notes.push(format!(
+                        "job {id}: Slurm requeued it (restart count {} → {})",
+                        seen, job.restart_count
+                    ));
+                    *seen = job.restart_count;
+                }
+                continue;
+            }
+            let outcome = match slurm {
+                Some(job) => JobOutcome {
+                    id,
+                    state: job.state.name().to_string(),
+                    gpus,
+                    submit_s: job.submit_s,
+                    start_s: job.start_s,
+                    end_s: job.end_s,
+                    deadline_s: job.deadline_s,
+                },
+                None => {
+                    cycle.notes.push(format!(
+                        "job {id}: no longer listed by squeue; treating it as ended"
+                    ));
+                    JobOutcome {
+                        id,
+                        state: "VANISHED".into(),
+                        gpus,
+                        submit_s: 0,
+                        start_s: 0,
+                        end_s: now / 1000,
+                        deadline_s: deadline.map(|d| d.0 / 1000),
+                    }
+                }
+            };
+            // The state now, not when the list was made: a pass run for an earlier end of
+            // this cycle may have preempted this job (it ended in Slurm all the same).
+            let running = self
+                .core
+                .job(JobId(id))
+                .is_some_and(|j| j.state == JobState::Running);
+            let event = if running {
+                Event::Finish(JobId(id))
+            } else {
+                Event::Cancel(JobId(id))
+            };
+            if let Err(err) = self.handle(now, event, cycle) {
+                cycle
+                    .notes
+                    .push(format!("job {id}: core refused {event:?}: {err}"));
+            }
+            self.restarts.remove(&id);
+            self.start_seq.remove(&id);
+            self.preempted_seq.remove(&id);
+            self.last_nodes.remove(&id);
+            self.released_at_ms.remove(&id);
+            self.start_failures.remove(&id);
+            self.said.retain(|(j, _)| *j != id);
+            cycle.outcomes.push(outcome);
+        }
+    }
+
+    /// New work: held jobs the core does not hold are submitted (in submission order);
+    /// a request gantry cannot honour is rejected with its reason.
+    fn submissions(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        let mut candidates: Vec<&SlurmJob> = Vec::new();
+        for job in jobs.values() {
+            let live = self.core.job(JobId(job.id)).is_some();
+            if live || job.state.is_final() {
+                continue;
+            }
+            match &job.state {
+                JobStateName::Pending if job.held => candidates.push(job),
+                JobStateName::Pending => {
+                    let text = format!(
+                        "job {}: pending but not held (reason {}); holding it so gantry schedules it",
+                        job.id, job.reason
+                    );
+                    self.note(cycle, job.id, Said::Adopted, text);
+                    cycle.actions.push(Action::Hold { job: job.id });
+                }
+                other => {
+                    let text = format!(
+                        "job {}: {} on {} but not started by gantry; its GPUs are not gantry's to give",
+                        job.id,
+                        other.name(),
+                        job.nodes.join(",")
+                    );
+                    self.note(cycle, job.id, Said::Foreign, text);
+                }
+            }
+        }
+        candidates.sort_by_key(|j| (j.submit_s, j.id));
+        for job in candidates {
+            if let Some(reason) = self.refused.get(&job.id) {
+                cycle.actions.push(Action::Reject {
+                    job: job.id,
+                    reason: reason.clone(),
+                });
+                continue;
+            }
+            let request = match job_request(job, &self.layout.gpus) {
+                Ok(r) => r,
+                Err(err) => {
+                    self.refuse(cycle, job.id, err.to_string());
+                    continue;
+                }
+            };
+            let total = self.layout.gpu_count();
+            let healthy = self.core.healthy_gpu_count();
+            if usize::from(request.gpus) > healthy && usize::from(request.gpus) <= total {
+                let text = format!(
+                    "job {}: asks for {} GPUs, {healthy} are up; it waits for nodes to come back",
+                    job.id, request.gpus
+                );
+                self.note(cycle, job.id, Said::WaitsForGpus, text);
+                continue;
+            }
+            if self.core.jobs().len() >= HOST_JOBS {
+                cycle.notes.push(format!(
+                    "{HOST_JOBS} jobs live: job {} and later wait in Slurm",
+                    job.id
+                ));
+                break;
+            }
+            self.submit(now, job, &request, cycle);
+        }
+    }
+
+    fn submit(&mut self, now: u64, job: &SlurmJob, request: &GpuRequest, cycle: &mut Cycle) {
+        let mut spec = JobSpec {
+            id: JobId(job.id),
+            gpus: request.gpus,
+            deadline: job.deadline_s.map(|s| TimeMs(s.saturating_mul(1000))),
+            declared_length: None,
+            comm: CommProfile::default(),
+        };
+        let mut result = self.handle(now, Event::Submit(spec), cycle);
+        if let Err(SchedError::DeadlineAlreadyPassed { .. }) = result {
+            cycle.notes.push(format!(
+                "job {}: its deadline passed before gantry saw it; scheduled as best effort",
+                job.id
+            ));
+            spec.deadline = None;
+            result = self.handle(now, Event::Submit(spec), cycle);
+        }
+        let reason = match result {
+            Ok(()) => return,
+            Err(SchedError::RequestExceedsCluster { requested, .. }) => format!(
+                "asks for {requested} GPUs, but partition {} has {} in all",
+                self.layout.partition,
+                self.layout.gpu_count()
+            ),
+            Err(SchedError::GangTooLarge {
+                requested,
+                capacity,
+                ..
+            }) => {
+                format!("asks for {requested} GPUs, more than gantry's largest gang ({capacity})")
+            }
+            Err(SchedError::ZeroGpuRequest(_)) => {
+                "asks for no GPU; gantry schedules GPU jobs (--gpus or --gres=gpu:N)".to_string()
+            }
+            Err(err) => format!("refused by gantry's core: {err}"),
+        };
+        self.refuse(cycle, job.id, reason);
+    }
+
+    fn refuse(&mut self, cycle: &mut Cycle, job: u32, reason: String) {
+        cycle.notes.push(format!("job {job}: rejected: {reason}"));
+        self.refused.insert(job, reason.clone());
+        cycle.actions.push(Action::Reject { job, reason });
+    }
+
+    fn tick(&mut self, now: u64, cycle: &mut Cycle) {
+        if self.core.jobs().is_empty() {
+            return;
+        }
+        let review_due = self.core.next_review().is_some_and(|t| t.0 <= now);
+        let time_driven = gantry_core::JobOrder::time_driven(self.core.order());
+        let period_due = time_driven
+            && self.config.tick_ms > 0
+            && now >= self.last_tick_ms.saturating_add(self.config.tick_ms);
+        if review_due || period_due {
+            let _ = self.handle(now, Event::Tick, cycle);
+            self.last_tick_ms = now;
+        }
+    }
+
+    /// Plans the actions that bring Slurm to the core's state: rejections, then holds and
+    /// requeue-holds (preemptions), then starts in the order the core decided them.
+    ///
+    /// A start is released only when Slurm has room for it now (its own count of GPUs in
+    /// use per node, `gres_used`, plus what released jobs pinned there will take), and a
+    /// start that has to wait holds back every later one: Slurm then starts jobs in the
+    /// core's order. Slurm's count can lag the core's after a preemption (the requeued job
+    /// is still completing) or differ after a job the core spread unevenly over nodes
+    /// (Slurm 22.05 takes a per-job GPU count and splits it itself).
+    fn desired(
+        &mut self,
+        now: u64,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        nodes: &[SlurmNode],
+        cycle: &mut Cycle,
+    ) {
+        for entry in &cycle.entries {
+            for decision in &entry.decisions {
+                if let Decision::Reject { job, .. } = decision {
+                    let reason =
+                        "its deadline can no longer be met (the job order drops such jobs)";
+                    cycle
+                        .notes
+                        .push(format!("job {}: rejected: {reason}", job.0));
+                    self.refused.insert(job.0, reason.to_string());
+                }
+            }
+        }
+        let mut holds = Vec::new();
+        let mut starts = Vec::new();
+        let live: Vec<(u32, JobState)> = self
+            .core
+            .jobs()
+            .iter()
+            .map(|j| (j.id().0, j.state))
+            .collect();
+        for (id, state) in live {
+            let Some(slurm) = jobs.get(&id) else { continue };
+            if state == JobState::Running {
+                match self.running_job(now, id, slurm, cycle) {
+                    Some(Action::Start(plan)) => {
+                        let seq = self.seq(id).unwrap_or(u64::MAX);
+                        starts.push((seq, plan));
+                    }
+                    Some(other) => holds.push(other),
+                    None => {}
+                }
+            } else {
+                match &slurm.state {
+                    JobStateName::Pending if slurm.held => {}
+                    JobStateName::Pending => holds.push(Action::Hold { job: id }),
+                    JobStateName::Running | JobStateName::Suspended => {
+                        holds.push(Action::RequeueHold { job: id })
+                    }
+                    JobStateName::Completing => {}
+                    other => {
+                        let text =
+                            format!("job {id}: state {} not expected; left alone", other.name());
+                        self.note(cycle, id, Said::UnknownState, text);
+                    }
+                }
+            }
+        }
+        for (&job, reason) in &self.refused {
+            if jobs.get(&job).is_some_and(|j| !j.state.is_final())
+                && !cycle.actions.iter().any(|a| a.job() == job)
+            {
+                cycle.actions.push(Action::Reject {
+                    job,
+                    reason: reason.clone(),
+                });
+            }
+        }
+        cycle.actions.extend(holds);
+        starts.sort_by_key(|(seq, plan)| (*seq, plan.job));
+        let mut room = self.slurm_room(jobs, nodes);
+        // The job later releases wait for: an earlier release Slurm has not started, one
+        // that found no room, or an uneven split released this cycle.
+        let mut blocked: Option<u32> = self.unstarted_release(now, jobs);
+        let mut released_now: Option<u32> = None;
+        for (seq, plan) in starts {
+            // A re-pin moves a released job: it is a new start as far as order and room go.
+            let fits = plan
+                .shape
+                .iter()
+                .all(|(node, n)| room.get(node).is_some_and(|free| *free >= i64::from(*n)));
+            // Multi-node starts go alone: Slurm may take one a pass later than single-node
+            // jobs released with it (seen on the lab), and an uneven one it splits itself.
+            let uneven = plan.shape.len() > 1;
+            let wait_for = blocked
+                .filter(|b| self.seq(*b).is_some_and(|s| s < seq))
+                .or(released_now.filter(|_| uneven))
+                .or((!fits).then_some(plan.job));
+            if let Some(first) = wait_for {
+                blocked = Some(first);
+                let text = if first == plan.job {
+                    format!(
+                        "job {}: waits for Slurm to free GPUs on {} (Slurm's count lags gantry's)",
+                        plan.job,
+                        shape_text(&plan.shape)
+                    )
+                } else {
+                    format!(
+                        "job {}: release waits until job {first} runs (core order)",
+                        plan.job
+                    )
+                };
+                self.note(cycle, plan.job, Said::WaitsForSlurm, text);
+                if !plan.release {
+                    // Released for its old place: hold it until its new turn.
+                    cycle.actions.push(Action::Hold { job: plan.job });
+                }
+                continue;
+            }
+            take_room(&mut room, &plan.shape);
+            released_now = Some(plan.job);
+            if uneven {
+                // Slurm splits it as it likes and, evaluating jobs in its own priority
+                // order, could take GPUs meant for the others: it goes alone.
+                blocked = Some(plan.job);
+            }
+            cycle.actions.push(Action::Start(plan));
+        }
+    }
+
+    /// The earliest-decided job that gantry released but Slurm has not started yet: later
+    /// starts wait for it, so Slurm starts jobs in the core's order. Not a job waiting out
+    /// Slurm's requeue delay (`BeginTime`), nor one pending longer than `slow_start_ms`
+    /// (logged): neither may stall the rest.
+    fn unstarted_release(&self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>) -> Option<u32> {
+        jobs.values()
+            .filter(|j| j.state == JobStateName::Pending && !j.held && j.reason != "BeginTime")
+            .filter(|j| self.start_seq.contains_key(&j.id))
+            .filter(|j| {
+                self.released_at_ms
+                    .get(&j.id)
+                    .is_none_or(|t| now.saturating_sub(*t) <= self.config.slow_start_ms)
+            })
+            .min_by_key(|j| self.seq(j.id))
+            .map(|j| j.id)
+    }
+
+    /// GPUs Slurm can give now, per node: its own `gres_used` count taken from the node's
+    /// GPUs (none while the node is completing a job), less what jobs released by gantry
+    /// but not yet running will take there.
+    fn slurm_room(
+        &self,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        nodes: &[SlurmNode],
+    ) -> BTreeMap<String, i64> {
+        let mut room: BTreeMap<String, i64> = BTreeMap::new();
+        for machine in &self.layout.machines {
+            let node = nodes.iter().find(|n| n.name == machine.name);
+            // Slurm starts nothing on a node still completing a job (its epilog runs).
+            let free = match node {
+                Some(n) if !n.states.iter().any(|s| s == "COMPLETING") => {
+                    let used = node_gpus(&n.gres_used).map_or(0, |g| g.count);
+                    i64::from(machine.gpus) - i64::from(used)
+                }
+                _ => 0,
+            };
+            room.insert(machine.name.clone(), free);
+        }
+        for job in jobs.values() {
+            let releasing = job.state == JobStateName::Pending && !job.held;
+            if !releasing
+                || self
+                    .core
+                    .job(JobId(job.id))
+                    .is_none_or(|j| j.state != JobState::Running)
+            {
+                continue;
+            }
+            let shape = self
+                .layout
+                .shape(self.core.placement_of(JobId(job.id)).as_slice());
+            let pinned: BTreeSet<&str> = job.required_nodes.iter().map(String::as_str).collect();
+            if shape.iter().all(|(n, _)| pinned.contains(n.as_str())) && pinned.len() == shape.len()
+            {
+                // Pinned where the core placed it; one pinned elsewhere is re-pinned below.
+                take_room(&mut room, &shape);
+            }
+        }
+        room
+    }
+
+    /// What a job the core runs needs in Slurm: a start when it is still held, a re-pin
+    /// when it is released but pinned elsewhere, nothing when it runs where it should.
+    fn running_job(
+        &mut self,
+        now: u64,
+        id: u32,
+        slurm: &SlurmJob,
+        cycle: &mut Cycle,
+    ) -> Option<Action> {
+        let gpus = self.core.placement_of(JobId(id));
+        let shape = self.layout.shape(gpus.as_slice());
+        let chosen: BTreeSet<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
+        match &slurm.state {
+            JobStateName::Pending => {
+                let pinned: BTreeSet<&str> =
+                    slurm.required_nodes.iter().map(String::as_str).collect();
+                if !slurm.held && pinned == chosen {
+                    let released = self.released_at_ms.get(&id).copied();
+                    if released.is_some_and(|t| now.saturating_sub(t) > self.config.slow_start_ms) {
+                        let text = format!(
+                            "job {id}: released {} s ago onto {}, still pending ({})",
+                            now.saturating_sub(released.unwrap_or(now)) / 1000,
+                            shape_text(&shape),
+                            slurm.reason
+                        );
+                        self.note(cycle, id, Said::SlowStart, text);
+                    }
+                    return None;
+                }
+                Some(Action::Start(self.start_plan(slurm, shape)))
+            }
+            // Finishing an earlier run (a requeue): the next poll shows it pending.
+            JobStateName::Completing => None,
+            JobStateName::Running | JobStateName::Suspended => {
+                let ran: BTreeSet<&str> = slurm.nodes.iter().map(String::as_str).collect();
+                if ran != chosen {
+                    // The core moved it (preempted and started it elsewhere in one cycle),
+                    // or someone else did: requeue it; it is started where the core says.
+                    let text = format!(
+                        "job {id}: runs on {} but the core placed it on {}; requeueing it there",
+                        slurm.nodes.join(","),
+                        shape_text(&shape)
+                    );
+                    self.note(cycle, id, Said::Moved, text);
+                    return Some(Action::RequeueHold { job: id });
+                }
+                if let Some(split) = split_differs(slurm, &shape) {
+                    let text = format!(
+                        "job {id}: Slurm split its GPUs as {split}, gantry chose {}",
+                        shape_text(&shape)
+                    );
+                    self.note(cycle, id, Said::Split, text);
+                }
+                None
+            }
+            other => {
+                let text = format!("job {id}: state {} not expected; left alone", other.name());
+                self.note(cycle, id, Said::UnknownState, text);
+                None
+            }
+        }
+    }
+
+    fn start_plan(&self, slurm: &SlurmJob, shape: Vec<(String, u16)>) -> StartPlan {
+        let start_now = slurm.restart_count > 0
+            && self
+                .last_nodes
+                .get(&slurm.id)
+                .is_some_and(|ran| shape.iter().all(|(n, _)| !ran.contains(n)));
+        let gpu_type = job_request(slurm, &self.layout.gpus)
+            .ok()
+            .and_then(|r| r.gpu_type);
+        let per_node: Vec<&str> = slurm
+            .tres_per_node
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let is_gpu = |e: &&str| {
+            let e = e.trim_start_matches("gres:").trim_start_matches("gres/");
+            e == "gpu" || e.starts_with("gpu:") || e.starts_with("gpu=")
+        };
+        StartPlan {
+            job: slurm.id,
+            shape,
+            gpu_type,
+            other_per_node: per_node
+                .iter()
+                .filter(|e| !is_gpu(e))
+                .map(|e| e.to_string())
+                .collect(),
+            had_per_job: !slurm.tres_per_job.is_empty(),
+            had_per_node_gpus: per_node.iter().any(is_gpu),
+            had_per_task: !slurm.tres_per_task.is_empty(),
+            release: slurm.held,
+            start_now,
+        }
+    }
+}
+
+/// Whether a placement spans nodes with different GPU counts: Slurm 22.05 can only be
+/// asked for a per-job total there, and splits it itself.
+fn is_uneven(shape: &[(String, u16)]) -> bool {
+    shape.iter().any(|(_, c)| *c != shape[0].1)
+}
+
+/// Takes a placement's GPUs from `room`; an uneven one may take up to its whole total on
+/// any of its nodes (Slurm splits it), so that much is taken from each.
+fn take_room(room: &mut BTreeMap<String, i64>, shape: &[(String, u16)]) {
+    let total: i64 = shape.iter().map(|(_, c)| i64::from(*c)).sum();
+    let uneven = is_uneven(shape);
+    for (node, n) in shape {
+        if let Some(free) = room.get_mut(node) {
+            *free -= if uneven { total } else { i64::from(*n) };
+        }
+    }
+}
+
+/// `n1:4,n2:4`.
+pub fn shape_text(shape: &[(String, u16)]) -> String {
+    shape
+        .iter()
+        .map(|(n, c)| format!("{n}:{c}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Slurm's per-node GPU counts (`gres_detail`, in node order) when they differ from gantry's.
+fn split_differs(slurm: &SlurmJob, shape: &[(String, u16)]) -> Option<String> {
+    if slurm.gres_detail.len() != slurm.nodes.len() {
+        return None;
+    }
+    let mut actual = Vec::new();
+    for (node, detail) in slurm.nodes.iter().zip(&slurm.gres_detail) {
+        let count: u16 = detail
+            .split(',')
+            .filter_map(|e| e.strip_prefix("gpu:"))
+            .filter_map(|e| e.split('(').next()?.rsplit(':').next()?.parse::<u16>().ok())
+            .sum();
+        actual.push((node.clone(), count));
+    }
+    let mut expected = shape.to_vec();
+    expected.sort();
+    actual.sort();
+    (actual != expected).then(|| shape_text(&actual))
+}
+
+#[cfg(test)]
+#[path = "controller_tests.rs"]
+mod tests;

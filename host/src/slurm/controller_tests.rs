@@ -1,0 +1,755 @@
+//! Tests of the reconciler on Slurm JSON (fixtures captured from the lab, and jobs built
+//! field by field): no Slurm needed.
+
+use super::*;
+use crate::slurm::json::{parse_sinfo, parse_squeue};
+use crate::slurm::layout::ClusterLayout;
+
+const SINFO_MIXED: &str = include_str!("fixtures/sinfo-idle-mixed.json");
+const SINFO_DOWN: &str = include_str!("fixtures/sinfo-down-drain.json");
+const SQUEUE_RUNNING: &str = include_str!("fixtures/squeue-running.json");
+
+/// Runs `f` on a thread with room for the core (built inline before it is boxed).
+fn big_stack(f: impl FnOnce() + Send) {
+    crate::dag::on_big_stack(f)
+}
+
+fn nodes(usable: [bool; 4]) -> Vec<SlurmNode> {
+    (1..=4)
+        .map(|i| SlurmNode {
+            name: format!("n{i}"),
+            states: if usable[i - 1] {
+                vec!["IDLE".into()]
+            } else {
+                vec!["DOWN".into()]
+            },
+            gres: "gpu:8".into(),
+            gres_used: "gpu:0".into(),
+            partitions: vec!["gpu".into()],
+            reason: if usable[i - 1] {
+                String::new()
+            } else {
+                "test".into()
+            },
+        })
+        .collect()
+}
+
+fn controller(order: OrderKind) -> Controller {
+    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+    Controller::new(
+        layout,
+        order,
+        PlacerKind::BestFit,
+        0,
+        ControllerConfig::default(),
+    )
+    .unwrap()
+}
+
+/// A held job asking `per_node` GPUs per node (`--gres`), submitted at `1000 + id` s.
+fn held(id: u32, per_node: &str) -> SlurmJob {
+    crate::slurm::json::held_job(id, per_node)
+}
+
+/// The job as Slurm shows it once gantry's start was carried out (released, pinned).
+fn released(job: &SlurmJob, pinned: &[&str]) -> SlurmJob {
+    SlurmJob {
+        held: false,
+        reason: "None".into(),
+        required_nodes: pinned.iter().map(|s| s.to_string()).collect(),
+        ..job.clone()
+    }
+}
+
+fn running(job: &SlurmJob, on: &[&str]) -> SlurmJob {
+    SlurmJob {
+        state: JobStateName::Running,
+        nodes: on.iter().map(|s| s.to_string()).collect(),
+        ..released(job, on)
+    }
+}
+
+fn ended(job: &SlurmJob, state: JobStateName) -> SlurmJob {
+    SlurmJob {
+        state,
+        end_s: job.submit_s + 10,
+        ..job.clone()
+    }
+}
+
+fn snapshot(jobs: &[SlurmJob], usable: [bool; 4]) -> Snapshot {
+    Snapshot {
+        jobs: jobs.to_vec(),
+        nodes: nodes(usable),
+    }
+}
+
+fn starts(cycle: &Cycle) -> Vec<(u32, String)> {
+    cycle
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Start(p) => Some((p.job, shape_text(&p.shape))),
+            _ => None,
+        })
+        .collect()
+}
+
+fn kinds(cycle: &Cycle) -> Vec<(u32, &'static str)> {
+    cycle.actions.iter().map(|a| (a.job(), a.kind())).collect()
+}
+
+/// Where the start of `job` pinned it, as node names.
+fn pinned_nodes(cycle: &Cycle, job: u32) -> Vec<String> {
+    cycle
+        .actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Start(p) if p.job == job => {
+                Some(p.shape.iter().map(|(n, _)| n.clone()).collect())
+            }
+            _ => None,
+        })
+        .unwrap()
+}
+
+const T0: u64 = 1_800_000_000_000;
+
+#[test]
+fn held_jobs_are_submitted_in_order_started_and_not_started_twice() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [
+            held(1, "gres:gpu:4"),
+            held(2, "gres:gpu:8"),
+            held(3, "gres:gpu:2"),
+        ];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let submits = cycle
+            .entries
+            .iter()
+            .filter(|e| matches!(e.event, Event::Submit(_)))
+            .count();
+        assert_eq!(submits, 3);
+        // Best fit packs: 4 and 2 on one node, 8 on another; started in decision order.
+        assert_eq!(
+            starts(&cycle),
+            [(1, "n1:4".into()), (2, "n2:8".into()), (3, "n1:2".into())]
+        );
+        // Carried out: Slurm shows them released and pinned, then running. Nothing more.
+        let after = [
+            released(&jobs[0], &["n1"]),
+            running(&jobs[1], &["n2"]),
+            released(&jobs[2], &["n1"]),
+        ];
+        let again = c.observe(&snapshot(&after, [true; 4]), T0 + 500);
+        assert!(again.actions.is_empty(), "{:?}", again.actions);
+        assert!(again.entries.is_empty(), "{:?}", again.entries);
+    });
+}
+
+#[test]
+fn a_finished_job_frees_its_gpus_for_the_next() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let big = [
+            held(1, "gres:gpu:8"),
+            held(2, "gres:gpu:8"),
+            held(3, "gres:gpu:8"),
+            held(4, "gres:gpu:8"),
+        ];
+        let wide = held(5, "gres:gpu:8");
+        let mut jobs = big.to_vec();
+        jobs.push(wide.clone());
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        assert_eq!(starts(&cycle).len(), 4);
+        let on: Vec<Vec<String>> = (1..=4).map(|j| pinned_nodes(&cycle, j)).collect();
+        let mut now: Vec<SlurmJob> = big
+            .iter()
+            .zip(&on)
+            .map(|(j, n)| running(j, &n.iter().map(String::as_str).collect::<Vec<_>>()))
+            .collect();
+        now.push(wide.clone());
+        now[1] = ended(&now[1], JobStateName::Completed);
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 10_000);
+        assert!(
+            cycle
+                .entries
+                .iter()
+                .any(|e| e.event == Event::Finish(JobId(2)))
+        );
+        assert_eq!(cycle.outcomes.len(), 1);
+        assert_eq!(cycle.outcomes[0].state, "COMPLETED");
+        assert_eq!(starts(&cycle), [(5, shape_text(&[(on[1][0].clone(), 8)]))]);
+    });
+}
+
+#[test]
+fn bad_requests_are_rejected_with_their_reason_and_the_rest_goes_on() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Tias);
+        let mut too_many = held(3, "");
+        too_many.tres_per_job = "gres:gpu:40".into();
+        let jobs = [
+            held(1, "gres:gpu:16"),
+            held(2, "gres:gpu:-1"),
+            too_many,
+            held(4, ""),
+            held(5, "gres:gpu:two"),
+            held(6, "gres:gpu:1"),
+        ];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let reasons: BTreeMap<u32, String> = cycle
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Reject { job, reason } => Some((*job, reason.clone())),
+                _ => None,
+            })
+            .collect();
+        let expected: [(u32, &str); 5] = [
+            (
+                1,
+                "asks for 16 GPUs per node (--gres), but the largest node of the partition has 8",
+            ),
+            (
+                2,
+                "unparseable GPU request `gres:gpu:-1` (--gres): `-1` is not a GPU count",
+            ),
+            (3, "asks for 40 GPUs, but partition gpu has 32 in all"),
+            (4, "asks for no GPU"),
+            (5, "asks for GPU type `two`"),
+        ];
+        for (job, text) in expected {
+            assert!(reasons[&job].contains(text), "job {job}: {}", reasons[&job]);
+        }
+        assert_eq!(starts(&cycle), [(6, "n1:1".into())]);
+        // Until Slurm shows them cancelled, the cancellation is retried, never resubmitted.
+        let again = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
+        assert_eq!(
+            kinds(&again).iter().filter(|(_, k)| *k == "reject").count(),
+            5
+        );
+        assert!(
+            again
+                .entries
+                .iter()
+                .all(|e| !matches!(e.event, Event::Submit(_)))
+        );
+    });
+}
+
+#[test]
+fn a_node_going_down_preempts_its_job_and_holds_it_until_it_restarts_elsewhere() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:8"), held(2, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let first = pinned_nodes(&cycle, 1)[0].clone();
+        let second = pinned_nodes(&cycle, 2)[0].clone();
+        let down_index = first[1..].parse::<usize>().unwrap() - 1;
+        let mut usable = [true; 4];
+        usable[down_index] = false;
+        // Slurm requeued job 1 itself: pending, not held, still pinned, restart count 1.
+        let mut requeued = released(&jobs[0], &[&first]);
+        requeued.restart_count = 1;
+        requeued.reason = "BeginTime".into();
+        let now = [requeued.clone(), running(&jobs[1], &[&second])];
+        // The restart count is a baseline when first seen; the next cycle sees it grow.
+        let cycle = c.observe(&snapshot(&now, usable), T0 + 1_000);
+        let downs = cycle
+            .entries
+            .iter()
+            .filter(|e| matches!(e.event, Event::GpuDown(_)))
+            .count();
+        assert_eq!(downs, 8);
+        assert_eq!(cycle.preemptions, 1);
+        assert!(
+            cycle
+                .notes
+                .iter()
+                .any(|n| n.contains(&format!("node {first} is DOWN (test)")))
+        );
+        // Preempted, then placed again at once on a free node: re-pinned there.
+        let moved = pinned_nodes(&cycle, 1);
+        assert_ne!(moved[0], first);
+        assert_ne!(moved[0], second);
+        let plan = cycle.actions.iter().find_map(|a| match a {
+            Action::Start(p) => Some(p.clone()),
+            _ => None,
+        });
+        assert!(
+            !plan.unwrap().release,
+            "a released job is re-pinned, not released again"
+        );
+        // Node back: GPUs up, nothing else changes.
+        let moved_to = [
+            released(&requeued, &[&moved[0]]),
+            running(&jobs[1], &[&second]),
+        ];
+        let cycle = c.observe(&snapshot(&moved_to, [true; 4]), T0 + 2_000);
+        let ups = cycle
+            .entries
+            .iter()
+            .filter(|e| matches!(e.event, Event::GpuUp(_)))
+            .count();
+        assert_eq!((ups, cycle.actions.len()), (8, 0));
+    });
+}
+
+#[test]
+fn a_preempted_running_job_is_requeued_held_and_waits_while_completing() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let node = pinned_nodes(&cycle, 1)[0].clone();
+        let index = node[1..].parse::<usize>().unwrap() - 1;
+        let mut usable = [true; 4];
+        usable[index] = false;
+        // Every other node down too: nowhere to restart, so the job is queued in the core.
+        let usable_none = [false; 4];
+        let still_running = [running(&jobs[0], &[&node])];
+        let cycle = c.observe(&snapshot(&still_running, usable_none), T0 + 1_000);
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        let completing = [SlurmJob {
+            state: JobStateName::Completing,
+            ..still_running[0].clone()
+        }];
+        let cycle = c.observe(&snapshot(&completing, usable_none), T0 + 1_500);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        let requeued_held = [SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            restart_count: 1,
+            ..still_running[0].clone()
+        }];
+        let cycle = c.observe(&snapshot(&requeued_held, usable_none), T0 + 2_000);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(cycle.restarts_seen, 1);
+        // A node comes back: the job starts again, released from its hold.
+        let cycle = c.observe(&snapshot(&requeued_held, usable), T0 + 3_000);
+        assert_eq!(kinds(&cycle), [(1, "start")]);
+    });
+}
+
+#[test]
+fn unexpected_states_are_logged_and_reconciled() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2"), held(2, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let node = pinned_nodes(&cycle, 1)[0].clone();
+        let other = if node == "n4" { "n3" } else { "n4" };
+        // Job 1 runs elsewhere (moved by the core or an admin), job 2 vanished, job 3 was released by
+        // hand, job 9 runs outside gantry.
+        let mut foreign = held(9, "gres:gpu:1");
+        foreign.state = JobStateName::Running;
+        foreign.held = false;
+        foreign.nodes = vec!["n4".into()];
+        let by_hand = SlurmJob {
+            held: false,
+            reason: "Priority".into(),
+            ..held(3, "gres:gpu:1")
+        };
+        let now = [running(&jobs[0], &[other]), by_hand, foreign];
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 1_000);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains(&format!(
+                "job 1: runs on {other} but the core placed it on {node}:2"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("job 2: no longer listed by squeue"), "{text}");
+        assert!(text.contains("job 3: pending but not held"), "{text}");
+        assert!(
+            text.contains("job 9: RUNNING on n4 but not started by gantry"),
+            "{text}"
+        );
+        assert!(
+            cycle
+                .entries
+                .iter()
+                .any(|e| e.event == Event::Finish(JobId(2)))
+        );
+        assert_eq!(kinds(&cycle), [(3, "hold"), (1, "requeue-hold")]);
+        assert_eq!(cycle.unexpected, 1);
+        // Said once, not every cycle.
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 1_500);
+        assert!(cycle.notes.is_empty(), "{:?}", cycle.notes);
+    });
+}
+
+#[test]
+fn a_start_that_keeps_failing_is_given_up_with_the_error_as_reason() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        for attempt in 0..5u64 {
+            let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + attempt * 500);
+            assert_eq!(kinds(&cycle), [(1, "start")], "attempt {attempt}");
+            c.action_done(
+                &cycle.actions[0],
+                T0,
+                Err("Requested node configuration is not available".into()),
+            );
+        }
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 5_000);
+        assert!(
+            cycle
+                .entries
+                .iter()
+                .any(|e| e.event == Event::Cancel(JobId(1)))
+        );
+        match &cycle.actions[..] {
+            [Action::Reject { job: 1, reason }] => assert!(
+                reason
+                    .contains("could not start it after 5 attempts: Requested node configuration"),
+                "{reason}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(c.core().jobs().is_empty());
+    });
+}
+
+#[test]
+fn a_job_larger_than_the_healthy_gpus_waits_for_nodes() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:8")];
+        let mut whole = jobs[0].clone();
+        whole.node_count = 4;
+        let cycle = c.observe(&snapshot(&[whole.clone()], [true, true, true, false]), T0);
+        assert!(
+            cycle.actions.is_empty()
+                && cycle
+                    .entries
+                    .iter()
+                    .all(|e| !matches!(e.event, Event::Submit(_)))
+        );
+        assert!(
+            cycle
+                .notes
+                .iter()
+                .any(|n| n.contains("asks for 32 GPUs, 24 are up"))
+        );
+        let cycle = c.observe(&snapshot(&[whole], [true; 4]), T0 + 1_000);
+        assert_eq!(starts(&cycle), [(1, "n1:8,n2:8,n3:8,n4:8".into())]);
+    });
+}
+
+#[test]
+fn resuming_from_the_journal_starts_nothing_twice_and_forgets_nothing() {
+    big_stack(|| {
+        let mut first = controller(OrderKind::Tias);
+        let jobs = [
+            held(1, "gres:gpu:4"),
+            held(2, "gres:gpu:8"),
+            held(3, "gres:gpu:4"),
+        ];
+        let cycle = first.observe(&snapshot(&jobs, [true; 4]), T0);
+        let journal = cycle.entries.clone();
+        let pins: Vec<Vec<String>> = (1..=3).map(|j| pinned_nodes(&cycle, j)).collect();
+        let pin = |j: usize| pins[j].iter().map(String::as_str).collect::<Vec<_>>();
+        // Killed after carrying out job 1's start only; job 4 arrived meanwhile.
+        let now = [
+            running(&jobs[0], &pin(0)),
+            jobs[1].clone(),
+            jobs[2].clone(),
+            held(4, "gres:gpu:1"),
+        ];
+        drop(first);
+        let mut second = controller(OrderKind::Tias);
+        for entry in &journal {
+            second.replay_entry(entry).unwrap();
+        }
+        let cycle = second.observe(&snapshot(&now, [true; 4]), T0 + 2_000);
+        let submitted: Vec<u32> = cycle
+            .entries
+            .iter()
+            .filter_map(|e| match e.event {
+                Event::Submit(spec) => Some(spec.id.0),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(submitted, [4], "only the new job is submitted");
+        let started: Vec<u32> = starts(&cycle).iter().map(|(j, _)| *j).collect();
+        assert!(!started.contains(&1), "job 1 already runs: {started:?}");
+        assert!(started.contains(&2) && started.contains(&3), "{started:?}");
+        assert_eq!(
+            pinned_nodes(&cycle, 2),
+            pins[1],
+            "the journal's placement is kept"
+        );
+    });
+}
+
+#[test]
+fn a_diverging_journal_entry_is_detected() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let cycle = c.observe(&snapshot(&[held(1, "gres:gpu:4")], [true; 4]), T0);
+        let mut forged = cycle.entries[0].clone();
+        forged.decisions.clear();
+        let mut fresh = controller(OrderKind::Fifo);
+        assert!(fresh.replay_entry(&forged).is_err());
+    });
+}
+
+#[test]
+fn the_lab_fixtures_reconcile_cleanly() {
+    big_stack(|| {
+        // Captured: job 1 on n2 (2 GPUs), job 2 on n1+n3 (5 GPUs per job, Slurm split 4+1),
+        // held jobs 3-6, job 7 completed. gantry (fresh) did not start 1 and 2.
+        let jobs = parse_squeue(SQUEUE_RUNNING).unwrap();
+        let nodes = parse_sinfo(SINFO_MIXED).unwrap();
+        let layout = ClusterLayout::discover("gpu", &nodes, "").unwrap();
+        let mut c = Controller::new(
+            layout,
+            OrderKind::Tias,
+            PlacerKind::BestFit,
+            0,
+            ControllerConfig::default(),
+        )
+        .unwrap();
+        let cycle = c.observe(&Snapshot { jobs, nodes }, T0);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 1: RUNNING on n2 but not started by gantry"),
+            "{text}"
+        );
+        assert!(
+            text.contains("job 5: rejected: unparseable GPU request"),
+            "{text}"
+        );
+        assert!(text.contains("job 6: rejected: asks for no GPU"), "{text}");
+        // The core sees n1 empty and packs jobs 3 and 4 there; Slurm's own count (4 GPUs of
+        // job 2 on n1) leaves room for job 3 only, so job 4 waits.
+        assert_eq!(starts(&cycle), [(3, "n1:4".into())]);
+        assert!(
+            text.contains("job 4: waits for Slurm to free GPUs on n1:2"),
+            "{text}"
+        );
+        // Down and drained nodes take their GPUs away.
+        let down = parse_sinfo(SINFO_DOWN).unwrap();
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: vec![],
+                nodes: down,
+            },
+            T0 + 1_000,
+        );
+        assert_eq!(c.core().healthy_gpu_count(), 16);
+        assert!(
+            cycle
+                .notes
+                .iter()
+                .any(|n| n.contains("node n4 is IDLE+DRAIN (maintenance)"))
+        );
+    });
+}
+
+#[test]
+fn a_start_waits_while_slurm_has_no_room_and_holds_back_later_ones() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:8"), held(2, "gres:gpu:1")];
+        // Slurm still counts 2 GPUs in use on n1 (a requeued job completing there) while
+        // the core sees all 32 free.
+        let mut busy = snapshot(&jobs, [true; 4]);
+        busy.nodes[0].gres_used = "gpu:(null):2(IDX:0-1)".into();
+        let cycle = c.observe(&busy, T0);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 1: waits for Slurm to free GPUs on n1:8"),
+            "{text}"
+        );
+        assert!(
+            text.contains("job 2: release waits until job 1 runs"),
+            "{text}"
+        );
+        // Slurm's count is down, but the node still completes that job: nothing yet.
+        busy.nodes[0].gres_used = "gpu:0".into();
+        busy.nodes[0].states.push("COMPLETING".into());
+        let cycle = c.observe(&busy, T0 + 250);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
+        assert_eq!(kinds(&cycle), [(1, "start"), (2, "start")]);
+    });
+}
+
+#[test]
+fn later_starts_wait_until_earlier_releases_run_except_during_the_requeue_delay() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let first = [held(1, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&first, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        // Job 1 released but not running yet when job 2 arrives: job 2 waits.
+        let mut jobs = vec![released(&first[0], &on), held(2, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 200);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 2: release waits until job 1 runs")
+        );
+        // Once job 1 runs, job 2 is released.
+        jobs[0] = running(&first[0], &on);
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 400);
+        assert_eq!(kinds(&cycle), [(2, "start")]);
+        // A released job waiting out Slurm's requeue delay holds nobody back.
+        jobs[0].state = JobStateName::Pending;
+        jobs[0].reason = "BeginTime".into();
+        jobs[1] = released(
+            &jobs[1],
+            &pinned_nodes(&cycle, 2)
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        );
+        jobs.push(held(3, "gres:gpu:8"));
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 600);
+        assert!(
+            cycle.actions.is_empty(),
+            "job 2 is released, not running: {:?}",
+            cycle.actions
+        );
+        jobs[1].state = JobStateName::Running;
+        jobs[1].nodes = jobs[1].required_nodes.clone();
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 800);
+        assert_eq!(kinds(&cycle), [(3, "start")]);
+    });
+}
+
+#[test]
+fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let node = pinned_nodes(&cycle, 1)[0].clone();
+        let index = node[1..].parse::<usize>().unwrap() - 1;
+        let mut down = [true; 4];
+        down[index] = false;
+        // Seen running on `node`, which then goes down: Slurm requeues it (held here, as
+        // after a launch failure), the core moves it elsewhere.
+        c.observe(
+            &snapshot(&[running(&jobs[0], &[&node])], [true; 4]),
+            T0 + 500,
+        );
+        let mut requeued = jobs[0].clone();
+        requeued.restart_count = 1;
+        let cycle = c.observe(&snapshot(&[requeued.clone()], down), T0 + 1_000);
+        match &cycle.actions[..] {
+            [Action::Start(plan)] => {
+                assert!(!plan.shape.iter().any(|(n, _)| *n == node));
+                assert!(
+                    plan.start_now,
+                    "other nodes: no credential was revoked there"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Where gantry does not know the job ran elsewhere (here: it never saw it run as
+        // its own), Slurm's wait applies.
+        let mut only_old = [false; 4];
+        only_old[index] = true;
+        let mut fresh = controller(OrderKind::Fifo);
+        fresh.observe(&snapshot(&[running(&jobs[0], &[&node])], [true; 4]), T0);
+        let cycle = fresh.observe(&snapshot(&[requeued], only_old), T0 + 1_000);
+        let plans: Vec<&StartPlan> = cycle
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Start(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        assert!(plans.iter().all(|p| !p.start_now), "{plans:?}");
+    });
+}
+
+#[test]
+fn an_uneven_split_is_released_alone() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut three = held(5, "");
+        three.tres_per_job = "gres:gpu:3".into();
+        let mut jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:6")).collect();
+        jobs.push(three);
+        jobs.push(held(6, "gres:gpu:1"));
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        // Jobs 1-4 take 6 GPUs of each node; job 5's 3 GPUs must span nodes unevenly.
+        assert_eq!(
+            starts(&cycle).iter().map(|(j, _)| *j).collect::<Vec<_>>(),
+            [1, 2, 3, 4]
+        );
+        assert!(
+            cycle
+                .notes
+                .iter()
+                .any(|n| n.contains("job 5: release waits until job 4 runs"))
+        );
+        for a in &cycle.actions {
+            c.action_done(a, T0, Ok(()));
+        }
+        for id in 1..=4 {
+            let on = pinned_nodes(&cycle, id);
+            jobs[id as usize - 1] = running(&jobs[id as usize - 1], &[&on[0]]);
+        }
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
+        let released = starts(&cycle);
+        assert_eq!(released.len(), 1, "{released:?}");
+        assert_eq!(released[0].0, 5);
+        assert!(is_uneven(&parse_shape(&released[0].1)), "{released:?}");
+        // Job 6 (1 GPU, room for it) is not released with it.
+    });
+}
+
+fn parse_shape(text: &str) -> Vec<(String, u16)> {
+    text.split(',')
+        .map(|p| {
+            let (n, c) = p.split_once(':').unwrap();
+            (n.to_string(), c.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_restart_in_the_same_cycle_on_the_same_nodes_keeps_its_place() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let start = |job: u32, gpus: &[u16]| {
+            let mut set = gantry_core::placement::GpuSet::new();
+            for &g in gpus {
+                set.insert(GpuId(g)).unwrap();
+            }
+            HostDecision::Start {
+                job: JobId(job),
+                gpus: set,
+            }
+        };
+        let preempt = |job: u32| HostDecision::Preempt {
+            job: JobId(job),
+            reason: gantry_core::PreemptReason::Priority,
+        };
+        c.sequence(100, &[start(1, &[0]), start(2, &[8])]);
+        // Same cycle, same node: job 1 keeps its place before job 2.
+        c.sequence(100, &[preempt(1), start(1, &[1])]);
+        assert!(c.seq(1) < c.seq(2));
+        // Another node, or a later cycle: a new start, after job 2.
+        c.sequence(100, &[preempt(1), start(1, &[9])]);
+        assert!(c.seq(1) > c.seq(2));
+        c.sequence(100, &[preempt(2)]);
+        c.sequence(200, &[start(2, &[8])]);
+        assert!(c.seq(2) > c.seq(1));
+    });
+}

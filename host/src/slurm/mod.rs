@@ -1,0 +1,433 @@
+//! `gantry slurm`: gantry as the external scheduler of a real Slurm partition.
+//!
+//! Jobs are submitted held (`sbatch --hold`). Each cycle gantry reads `squeue --json` and
+//! `sinfo --json`, turns what differs from its core's state into core events (submit,
+//! finish, cancel, GPU down/up for nodes, ticks), calls the same `Scheduler::handle` as the
+//! simulator (any order and placer of [`crate::policy`]), writes every call to its journal,
+//! then carries the decisions out: a `Start` pins the job to the nodes of its GPUs
+//! (`scontrol update JobId= NodeList= …`) and releases it, a `Preempt` requeues and holds it,
+//! a `Reject` writes the reason into the job's comment and cancels it.
+//!
+//! - [`command`]: the one seam to Slurm ([`SlurmRunner`]); [`json`]: Slurm's JSON;
+//!   [`gres`]: GPU counts; [`hostlist`]; [`layout`]: the partition as the core's tree.
+//! - [`controller`]: the reconciler (pure: Slurm's state in, events and actions out);
+//!   [`action`]: actions as command lines; [`journal`]: write-ahead recording and resume.
+//! - [`summary`]: latency, JCT and deadline figures; this module: the flags and the loop.
+//!
+//! Failures on Slurm's side never end the loop: a poll that fails (controller restarting,
+//! timeout, bad JSON) is retried with backoff; an action that fails is planned again from
+//! the next poll (with backoff per job); a start that keeps failing is given up and the job
+//! cancelled with the error as its reason. Only a journal that cannot be written ends it,
+//! because decisions must not be carried out unrecorded.
+
+pub mod action;
+pub mod command;
+pub mod controller;
+pub mod gres;
+pub mod hostlist;
+pub mod journal;
+pub mod json;
+pub mod layout;
+pub mod summary;
+
+pub use command::{CommandError, ProcessRunner, SlurmRunner};
+pub use controller::{Controller, ControllerConfig, Snapshot};
+pub use summary::Summary;
+
+use crate::policy::{OrderKind, PlacerKind};
+use crate::record::RecordHeader;
+use crate::sim::SimConfig;
+use action::{Action, shell_line};
+use journal::Journal;
+use layout::{ClusterLayout, default_partition};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use summary::Tally;
+
+/// The flags of `gantry slurm`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct SlurmArgs {
+    /// Partition to schedule; default: Slurm's default partition.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Job order.
+    #[arg(long, value_enum, default_value_t = OrderKind::Tias)]
+    pub order: OrderKind,
+    /// GPU placer.
+    #[arg(long, value_enum, default_value_t = PlacerKind::BestFit)]
+    pub placement: PlacerKind,
+    /// Poll period, ms.
+    #[arg(long, default_value_t = 500)]
+    pub poll_ms: u64,
+    /// Exit 0 once no job of the partition is pending or running (for tests and batches).
+    #[arg(long)]
+    pub exit_when_idle: bool,
+    /// The journal and recording (`gantry replay FILE` checks it). Reusing it resumes.
+    /// Default: `$XDG_STATE_HOME/gantry/slurm-PARTITION.gantry` (or `~/.local/state/…`).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Print what one cycle would do and change nothing (the journal is read, not written).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print a JSON summary at the end.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed for randomised placers.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Re-evaluation period of time-driven orders while jobs are live, seconds.
+    #[arg(long, default_value_t = 60)]
+    pub tick_s: u64,
+    /// Longest a Slurm command may run before it is killed and retried, seconds.
+    #[arg(long, default_value_t = 10)]
+    pub command_timeout_s: u64,
+}
+
+/// Runs `gantry slurm` with the real Slurm commands and prints the summary.
+pub fn run_cli(args: &SlurmArgs) -> anyhow::Result<()> {
+    let mut runner = ProcessRunner {
+        timeout: Duration::from_secs(args.command_timeout_s.max(1)),
+    };
+    // The core is built inline (about 5 MB) before it is boxed: give it a large stack.
+    let summary = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("gantry-slurm".into())
+            .stack_size(256 << 20)
+            .spawn_scoped(scope, || run(args, &mut runner))?
+            .join()
+            .map_err(|_| anyhow::anyhow!("gantry slurm thread panicked"))?
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        let ms = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.1} ms"));
+        println!(
+            "gantry slurm: partition {} ({}), {} cycles, {} jobs started, {} completed, {} rejected, decision latency p50 {} p99 {}",
+            summary.partition,
+            summary.cluster,
+            summary.cycles,
+            summary.jobs_started,
+            summary.jobs_completed,
+            summary.jobs_rejected,
+            ms(summary.decision_latency_p50_ms),
+            ms(summary.decision_latency_p99_ms)
+        );
+    }
+    Ok(())
+}
+
+/// Writes one log line (stderr) with the seconds since start.
+struct Log(Instant);
+
+impl Log {
+    fn line(&self, text: &str) {
+        eprintln!(
+            "gantry slurm [{:8.3} s] {text}",
+            self.0.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// The flag spelling of an order or placer (`best-fit`).
+fn value_name(value: impl clap::ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn args_of(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Reads jobs and nodes.
+fn poll(runner: &mut dyn SlurmRunner) -> Result<Snapshot, String> {
+    let jobs = runner
+        .run("squeue", &args_of(&["--json"]))
+        .map_err(|e| e.to_string())?;
+    let jobs = json::parse_squeue(&jobs).map_err(|e| e.to_string())?;
+    let nodes = runner
+        .run("sinfo", &args_of(&["--json"]))
+        .map_err(|e| e.to_string())?;
+    let nodes = json::parse_sinfo(&nodes).map_err(|e| e.to_string())?;
+    Ok(Snapshot { jobs, nodes })
+}
+
+/// Backoff for retries: 0.5 s doubling to 8 s.
+fn backoff(failures: u32) -> Duration {
+    Duration::from_millis(500u64 << failures.min(4))
+}
+
+/// Finds the partition and its layout, retrying while Slurm does not answer.
+fn discover(
+    args: &SlurmArgs,
+    runner: &mut dyn SlurmRunner,
+    log: &Log,
+) -> anyhow::Result<ClusterLayout> {
+    let mut failures = 0u32;
+    loop {
+        let attempt = (|| -> Result<ClusterLayout, String> {
+            let partition = match &args.partition {
+                Some(p) => p.clone(),
+                None => {
+                    let text = runner
+                        .run("scontrol", &args_of(&["show", "partition", "-o"]))
+                        .map_err(|e| e.to_string())?;
+                    default_partition(&text)
+                        .ok_or("Slurm has no default partition; pass --partition")?
+                }
+            };
+            let nodes = runner
+                .run("sinfo", &args_of(&["--json"]))
+                .map_err(|e| e.to_string())?;
+            let nodes = json::parse_sinfo(&nodes).map_err(|e| e.to_string())?;
+            // No topology plugin: scontrol prints nothing (or says so); one rack then.
+            let topology = runner
+                .run("scontrol", &args_of(&["show", "topology"]))
+                .unwrap_or_default();
+            ClusterLayout::discover(&partition, &nodes, &topology)
+                .map_err(|e| format!("fatal: {e}"))
+        })();
+        match attempt {
+            Ok(layout) => return Ok(layout),
+            Err(e) if e.starts_with("fatal: ") || e.contains("no default partition") => {
+                anyhow::bail!("{}", e.trim_start_matches("fatal: "))
+            }
+            Err(e) => {
+                failures += 1;
+                if failures == 1 || failures.is_multiple_of(10) {
+                    log.line(&format!(
+                        "cannot read the cluster yet (attempt {failures}): {e}"
+                    ));
+                }
+                if args.dry_run && failures >= 3 {
+                    anyhow::bail!("cannot read the cluster: {e}");
+                }
+                std::thread::sleep(backoff(failures));
+            }
+        }
+    }
+}
+
+/// Where the journal lives.
+fn journal_path(args: &SlurmArgs, partition: &str) -> anyhow::Result<PathBuf> {
+    if let Some(path) = &args.record {
+        return Ok(path.clone());
+    }
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .ok_or_else(|| {
+            anyhow::anyhow!("no HOME or XDG_STATE_HOME for the journal; pass --record FILE")
+        })?;
+    Ok(base
+        .join("gantry")
+        .join(format!("slurm-{partition}.gantry")))
+}
+
+/// Runs the scheduler against `runner` until idle (with `--exit-when-idle`), after one cycle
+/// (`--dry-run`), or forever. Must run on a thread with a large stack (see [`run_cli`]).
+pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Summary> {
+    let log = Log(Instant::now());
+    let layout = discover(args, runner, &log)?;
+    let config = SimConfig {
+        tick_ms: args.tick_s.saturating_mul(1000),
+        seed: args.seed,
+        ..SimConfig::default()
+    };
+    let header = RecordHeader::new(
+        &format!("slurm partition {}", layout.partition),
+        layout.spec,
+        args.order,
+        args.placement,
+        &config,
+    );
+    let path = journal_path(args, &layout.partition)?;
+    let mut tally = Tally::default();
+    tally.summary.partition = layout.partition.clone();
+    tally.summary.cluster = layout.spec.to_string();
+    tally.summary.order = value_name(args.order);
+    tally.summary.placement = value_name(args.placement);
+    tally.summary.dry_run = args.dry_run;
+    tally.summary.journal = path.display().to_string();
+    log.line(&format!(
+        "partition {} = {} (racks {}), order {}, placement {}, journal {}",
+        layout.partition,
+        layout.spec,
+        layout.racks.join(","),
+        tally.summary.order,
+        tally.summary.placement,
+        path.display()
+    ));
+    let controller_config = ControllerConfig {
+        tick_ms: config.tick_ms,
+        ..ControllerConfig::default()
+    };
+    let mut controller = Controller::new(
+        layout,
+        args.order,
+        args.placement,
+        args.seed,
+        controller_config,
+    )?;
+    let journal = Journal::open(&path, &header, &mut controller, !args.dry_run)?;
+    tally.summary.journal_entries_replayed = journal.replayed;
+    if journal.replayed > 0 || journal.truncated_bytes > 0 {
+        log.line(&format!(
+            "resumed: replayed {} journal entries ({} live jobs){}",
+            journal.replayed,
+            controller.core().jobs().len(),
+            if journal.truncated_bytes > 0 {
+                format!(
+                    ", cut a torn last entry of {} bytes",
+                    journal.truncated_bytes
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let mut daemon = Daemon {
+        args,
+        runner,
+        log,
+        controller,
+        journal,
+        tally,
+        retry_at: BTreeMap::new(),
+    };
+    daemon.run()?;
+    let mut summary = daemon.tally.finish();
+    summary.journal_entries_written = daemon.journal.written;
+    Ok(summary)
+}
+
+/// The loop's state.
+struct Daemon<'a> {
+    args: &'a SlurmArgs,
+    runner: &'a mut dyn SlurmRunner,
+    log: Log,
+    controller: Controller,
+    journal: Journal,
+    tally: Tally,
+    /// Per (job, action kind): consecutive failures and when to try again.
+    retry_at: BTreeMap<(u32, &'static str), (u32, Instant)>,
+}
+
+impl Daemon<'_> {
+    fn run(&mut self) -> anyhow::Result<()> {
+        let period = Duration::from_millis(self.args.poll_ms.max(1));
+        let mut poll_failures = 0u32;
+        loop {
+            let started = Instant::now();
+            let snapshot = match poll(self.runner) {
+                Ok(s) => s,
+                Err(e) => {
+                    poll_failures += 1;
+                    self.tally.summary.poll_failures += 1;
+                    if poll_failures == 1 || poll_failures.is_multiple_of(10) {
+                        self.log
+                            .line(&format!("poll failed (#{poll_failures}), retrying: {e}"));
+                    }
+                    if self.args.dry_run && poll_failures >= 3 {
+                        anyhow::bail!("cannot read Slurm: {e}");
+                    }
+                    std::thread::sleep(backoff(poll_failures).max(period));
+                    continue;
+                }
+            };
+            if poll_failures > 0 {
+                self.log.line(&format!(
+                    "Slurm answers again after {poll_failures} failed polls"
+                ));
+                poll_failures = 0;
+            }
+            let observed = Instant::now();
+            self.tally
+                .polled(observed.duration_since(started).as_secs_f64() * 1000.0);
+            let cycle = self.controller.observe(&snapshot, unix_ms());
+            for note in &cycle.notes {
+                self.log.line(note);
+            }
+            self.tally.ended(&cycle.outcomes);
+            self.tally.summary.preemptions += u64::from(cycle.preemptions);
+            self.tally.summary.restarts_seen += u64::from(cycle.restarts_seen);
+            self.tally.summary.unexpected += u64::from(cycle.unexpected);
+            if self.args.dry_run {
+                for action in &cycle.actions {
+                    for line in action.commands() {
+                        println!("would run: {}", shell_line(&line));
+                    }
+                }
+                return Ok(());
+            }
+            // Write-ahead: decisions are on disk before anything is carried out.
+            self.journal.append(&cycle.entries)?;
+            for action in &cycle.actions {
+                self.carry_out(action, observed);
+            }
+            if self.args.exit_when_idle
+                && cycle.actions.is_empty()
+                && self.controller.idle(&snapshot)
+            {
+                self.log
+                    .line("idle: no job of the partition is pending or running");
+                return Ok(());
+            }
+            if let Some(rest) = period.checked_sub(started.elapsed()) {
+                std::thread::sleep(rest);
+            }
+        }
+    }
+
+    fn carry_out(&mut self, action: &Action, observed: Instant) {
+        let key = (action.job(), action.kind());
+        if self
+            .retry_at
+            .get(&key)
+            .is_some_and(|(_, at)| Instant::now() < *at)
+        {
+            return;
+        }
+        let result = action.execute(self.runner);
+        let now = unix_ms();
+        match &result {
+            Ok(()) => {
+                self.retry_at.remove(&key);
+                let latency = observed.elapsed().as_secs_f64() * 1000.0;
+                self.tally.carried_out(action.kind(), action.job(), latency);
+                let what = match action {
+                    Action::Start(plan) => {
+                        format!("on {}", controller::shape_text(&plan.shape))
+                    }
+                    Action::Reject { reason, .. } => format!("({reason})"),
+                    _ => String::new(),
+                };
+                self.log.line(&format!(
+                    "{} job {} {what} ({latency:.1} ms after the poll)",
+                    action.kind(),
+                    action.job()
+                ));
+            }
+            Err(err) => {
+                self.tally.summary.command_failures += 1;
+                let failures = self.retry_at.get(&key).map_or(0, |(n, _)| *n) + 1;
+                self.retry_at
+                    .insert(key, (failures, Instant::now() + backoff(failures)));
+                self.log.line(&format!(
+                    "{} job {} failed (#{failures}, retried): {err}",
+                    action.kind(),
+                    action.job()
+                ));
+            }
+        }
+        self.controller
+            .action_done(action, now, result.map_err(|e| e.stderr()));
+    }
+}

@@ -1,0 +1,758 @@
+//! `gantry slurm` against a real Slurm cluster: the private loopback lab of
+//! `scripts/slurm-lab.sh` (4 nodes × 8 fake GPUs, two leaf switches, Slurm 22.05 from
+//! Debian), 44 held jobs of 1, 2, 4 and 8 GPUs with short sleeps (some with `--deadline`)
+//! plus bad requests, scheduled with `--order tias --placement best-fit` until done. Checked
+//! from Slurm's own records (`squeue --json` sampled during the run and at the end) and from
+//! files each job writes when it starts and ends:
+//!
+//! - every job completed exactly once (one `done` file, final state COMPLETED);
+//! - no node ever had more GPUs allocated than it has, no GPU index held twice;
+//! - every job ran on the nodes gantry chose, with gantry's GPU count per node;
+//! - Slurm started the jobs in the order the core decided, and `gantry replay` reproduces
+//!   every decision of the recording;
+//! - bad requests are cancelled with their reason in the job's comment (shown by `squeue`).
+//!
+//! The same with a node set DOWN mid-run (its jobs requeued and finished elsewhere) and with
+//! `gantry slurm` killed by SIGKILL mid-run and restarted on its journal (nothing run twice).
+//! Each scenario brings up its own lab and tears it down (also on failure); after tear-down
+//! none of the lab's processes is left. The scenarios run one at a time.
+//!
+//! Without Slurm installed the tests print a notice and pass, except under `CI=true`, where
+//! the lab script installs it (apt-get) and any failure fails the test.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Scenarios share the two cores: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const GPUS_PER_NODE: usize = 8;
+const JOBS: usize = 44;
+/// The longest a scenario's gantry may run before the test gives up.
+const RUN_LIMIT: Duration = Duration::from_secs(240);
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A running lab; dropping it tears the lab down.
+struct Lab {
+    dir: PathBuf,
+    conf: PathBuf,
+    /// Daemon PIDs read from the lab's pid files after bring-up.
+    daemons: Vec<u32>,
+}
+
+impl Lab {
+    /// Brings up a 4 × 8 lab with two racks, or `None` (after a notice) when Slurm is not
+    /// installed outside CI.
+    fn up(name: &str) -> Option<Lab> {
+        let installed = Command::new("sh")
+            .args(["-c", "command -v slurmctld && command -v munged"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !installed && !in_ci() {
+            println!(
+                "skipped: Slurm (slurm-wlm, munge) is not installed; scripts/slurm-lab.sh installs it, and CI=true runs this test"
+            );
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("gantry-slurm-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("jobs")).unwrap();
+        let started = Instant::now();
+        let out = Command::new("bash")
+            .arg(repo().join("scripts/slurm-lab.sh"))
+            .args([
+                "up",
+                dir.to_str().unwrap(),
+                "--nodes",
+                "4",
+                "--gpus",
+                "8",
+                "--racks",
+                "2",
+            ])
+            .output()
+            .expect("run scripts/slurm-lab.sh");
+        let lab = Lab {
+            conf: dir.join("etc/slurm.conf"),
+            daemons: pid_files(&dir),
+            dir,
+        };
+        assert!(
+            out.status.success(),
+            "lab bring-up failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        println!(
+            "lab {name} up in {:.1} s ({} daemons)",
+            started.elapsed().as_secs_f64(),
+            lab.daemons.len()
+        );
+        Some(lab)
+    }
+
+    fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("SLURM_CONF", &self.conf);
+        c
+    }
+
+    fn run(&self, program: &str, args: &[&str]) -> String {
+        let out = self.cmd(program).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Every job Slurm lists, by id.
+    fn squeue(&self) -> BTreeMap<u64, Value> {
+        let text = self.run("squeue", &["--json"]);
+        let json: Value = serde_json::from_str(&text).unwrap();
+        json["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| (j["job_id"].as_u64().unwrap(), j.clone()))
+            .collect()
+    }
+
+    fn sbatch(&self, args: &[String]) -> u64 {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let text = self.run("sbatch", &args);
+        text.trim()
+            .rsplit(' ')
+            .next()
+            .and_then(|id| id.parse().ok())
+            .unwrap_or_else(|| panic!("sbatch said {text:?}"))
+    }
+
+    fn jobs_dir(&self) -> PathBuf {
+        self.dir.join("jobs")
+    }
+}
+
+fn pid_files(dir: &Path) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for sub in ["run", "munge"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.path().extension().is_some_and(|e| e == "pid")
+                && let Ok(text) = std::fs::read_to_string(entry.path())
+                && let Ok(pid) = text.trim().parse()
+            {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
+
+/// Running and not a zombie (this sandbox's PID 1 does not reap orphans).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()
+                .map(|rest| rest.trim_start().to_string())
+        })
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let out = Command::new("bash")
+            .arg(repo().join("scripts/slurm-lab.sh"))
+            .args(["down", self.dir.to_str().unwrap()])
+            .output();
+        if let Ok(out) = &out {
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        }
+        let left: Vec<u32> = self.daemons.iter().copied().filter(|&p| alive(p)).collect();
+        if !std::thread::panicking() {
+            assert!(
+                out.is_ok_and(|o| o.status.success()),
+                "lab tear-down failed"
+            );
+            assert!(
+                left.is_empty(),
+                "daemons still running after tear-down: {left:?}"
+            );
+            // Kept after a failure, for its logs and journal.
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The job script: one file when it starts (with its nodes), one when it ends.
+const JOB_SCRIPT: &str = r#"#!/bin/sh
+run="${SLURM_RESTART_COUNT:-0}"
+echo "$SLURM_JOB_NODELIST" > "$GANTRY_LAB_JOBS/$SLURM_JOB_ID.start.$run"
+sleep "$1"
+echo ok > "$GANTRY_LAB_JOBS/$SLURM_JOB_ID.done.$run"
+"#;
+
+/// A job of the workload.
+#[derive(Clone, Debug)]
+struct Submitted {
+    id: u64,
+    gpus: usize,
+}
+
+/// 44 held jobs: 1, 2, 4, 8 GPUs in turn, 1-3 s each, every fifth with a deadline
+/// 120-240 s ahead (time limit 1 min, so Slurm's own deadline check never fires); then
+/// bad requests. Returns the good jobs and the bad jobs' ids.
+fn submit_workload(lab: &Lab) -> (Vec<Submitted>, Vec<u64>) {
+    let script = lab.dir.join("job.sh");
+    std::fs::write(&script, JOB_SCRIPT).unwrap();
+    let export = format!("--export=ALL,GANTRY_LAB_JOBS={}", lab.jobs_dir().display());
+    let mut jobs = Vec::new();
+    for i in 0..JOBS {
+        let gpus = [1, 2, 4, 8][i % 4];
+        let sleep_s = 1 + (i * 7) % 3;
+        let mut args = vec![
+            "--hold".to_string(),
+            "--time=1".into(),
+            "-o".into(),
+            "/dev/null".into(),
+            export.clone(),
+            format!("--gres=gpu:{gpus}"),
+        ];
+        if i % 5 == 0 {
+            args.push(format!("--deadline=now+{}", 120 + i * 3));
+        }
+        args.push(script.display().to_string());
+        args.push(sleep_s.to_string());
+        jobs.push(Submitted {
+            id: lab.sbatch(&args),
+            gpus,
+        });
+    }
+    let bad = ["--gres=gpu:16", "--gres=gpu:-1", "--gpus=40"]
+        .iter()
+        .map(|flag| {
+            lab.sbatch(&[
+                "--hold".into(),
+                "-o".into(),
+                "/dev/null".into(),
+                flag.to_string(),
+                "--wrap".into(),
+                "true".into(),
+            ])
+        })
+        .collect();
+    (jobs, bad)
+}
+
+/// What happens to gantry mid-run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    None,
+    /// One node with a running job is set DOWN and stays down.
+    NodeDown,
+    /// gantry is killed with SIGKILL and started again on its journal.
+    KillGantry,
+}
+
+/// What the test saw of the run.
+struct Observed {
+    /// Per sample: node → (GPU count, GPU indexes) of its running jobs.
+    overloads: Vec<String>,
+    /// Jobs seen running, with the nodes and per-node GPU counts Slurm gave them.
+    running: BTreeMap<u64, BTreeSet<Vec<(String, usize)>>>,
+    /// The node set DOWN and the jobs running on it then.
+    downed: Option<(String, Vec<u64>)>,
+    /// gantry's JSON summaries (one per process that ran to the end).
+    summaries: Vec<Value>,
+    /// gantry runs started.
+    gantry_runs: usize,
+}
+
+fn gantry(lab: &Lab, record: &Path, run: usize) -> Child {
+    let log = std::fs::File::create(lab.dir.join(format!("gantry-{run}.log"))).unwrap();
+    lab.cmd(env!("CARGO_BIN_EXE_gantry"))
+        .args([
+            "slurm",
+            "--order",
+            "tias",
+            "--placement",
+            "best-fit",
+            "--poll-ms",
+            "200",
+        ])
+        .args(["--exit-when-idle", "--json", "--record"])
+        .arg(record)
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+/// `gpu:4(IDX:0-3)` → (4, {0,1,2,3}).
+fn gres_detail(detail: &str) -> (usize, BTreeSet<usize>) {
+    let count = detail
+        .strip_prefix("gpu:")
+        .and_then(|r| r.split('(').next())
+        .and_then(|c| c.rsplit(':').next())
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let mut idx = BTreeSet::new();
+    if let Some(list) = detail.split("IDX:").nth(1) {
+        for part in list.trim_end_matches(')').split(',') {
+            let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+            if let (Ok(lo), Ok(hi)) = (lo.parse::<usize>(), hi.parse::<usize>()) {
+                idx.extend(lo..=hi);
+            }
+        }
+    }
+    (count, idx)
+}
+
+fn expand(list: &str) -> Vec<String> {
+    gantry::slurm::hostlist::expand(list).unwrap()
+}
+
+/// Runs gantry to the end while sampling Slurm, injecting `fault` once 8 jobs have run.
+fn run_scheduler(lab: &Lab, record: &Path, fault: Fault) -> Observed {
+    let mut observed = Observed {
+        overloads: Vec::new(),
+        running: BTreeMap::new(),
+        downed: None,
+        summaries: Vec::new(),
+        gantry_runs: 1,
+    };
+    let mut child = gantry(lab, record, 1);
+    let started = Instant::now();
+    let mut fault_done = fault == Fault::None;
+    loop {
+        assert!(
+            started.elapsed() < RUN_LIMIT,
+            "gantry did not finish within {RUN_LIMIT:?}; see {}",
+            lab.dir.display()
+        );
+        let jobs = lab.squeue();
+        let mut per_node: BTreeMap<String, (usize, Vec<usize>)> = BTreeMap::new();
+        for (id, job) in &jobs {
+            if job["job_state"] != "RUNNING" {
+                continue;
+            }
+            let nodes = expand(job["nodes"].as_str().unwrap_or(""));
+            let details: Vec<&str> = job["gres_detail"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if details.len() != nodes.len() {
+                continue;
+            }
+            let mut shape = Vec::new();
+            for (node, detail) in nodes.iter().zip(details) {
+                let (count, idx) = gres_detail(detail);
+                let slot = per_node.entry(node.clone()).or_default();
+                slot.0 += count;
+                slot.1.extend(idx);
+                shape.push((node.clone(), count));
+            }
+            observed.running.entry(*id).or_default().insert(shape);
+        }
+        for (node, (count, idx)) in &per_node {
+            let distinct: BTreeSet<_> = idx.iter().collect();
+            if *count > GPUS_PER_NODE || distinct.len() != idx.len() {
+                observed
+                    .overloads
+                    .push(format!("{node}: {count} GPUs, indexes {idx:?}"));
+            }
+        }
+        if !fault_done && observed.running.len() >= 8 {
+            fault_done = true;
+            match fault {
+                Fault::NodeDown => {
+                    let victim = jobs
+                        .values()
+                        .filter(|j| j["job_state"] == "RUNNING")
+                        .find_map(|j| expand(j["nodes"].as_str()?).into_iter().next());
+                    if let Some(node) = victim {
+                        let on_it: Vec<u64> = jobs
+                            .iter()
+                            .filter(|(_, j)| {
+                                j["job_state"] == "RUNNING"
+                                    && expand(j["nodes"].as_str().unwrap_or("")).contains(&node)
+                            })
+                            .map(|(id, _)| *id)
+                            .collect();
+                        lab.run(
+                            "scontrol",
+                            &[
+                                "update",
+                                &format!("NodeName={node}"),
+                                "State=DOWN",
+                                "Reason=gantry-test",
+                            ],
+                        );
+                        println!("set {node} DOWN with jobs {on_it:?} on it");
+                        observed.downed = Some((node, on_it));
+                    } else {
+                        fault_done = false;
+                    }
+                }
+                Fault::KillGantry => {
+                    child.kill().unwrap();
+                    child.wait().unwrap();
+                    println!(
+                        "killed gantry (SIGKILL) after {:.1} s",
+                        started.elapsed().as_secs_f64()
+                    );
+                    std::thread::sleep(Duration::from_millis(500));
+                    observed.gantry_runs += 1;
+                    child = gantry(lab, record, observed.gantry_runs);
+                }
+                Fault::None => {}
+            }
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut text = String::new();
+            std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut text).unwrap();
+            let log = std::fs::read_to_string(
+                lab.dir.join(format!("gantry-{}.log", observed.gantry_runs)),
+            )
+            .unwrap_or_default();
+            assert!(status.success(), "gantry failed ({status}):\n{log}");
+            observed
+                .summaries
+                .push(serde_json::from_str(text.trim()).unwrap());
+            println!("gantry log:\n{log}");
+            return observed;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The node of core GPU `g` in the lab's layout: racks s1 = n1,n2 and s2 = n3,n4, eight
+/// GPUs per node, numbered rack by rack, node by node.
+fn node_of_gpu(g: u16) -> String {
+    format!("n{}", usize::from(g) / GPUS_PER_NODE + 1)
+}
+
+/// A core `Start`: the cycle's time (ms) and the (node, GPUs) shape.
+type CoreStart = (u64, Vec<(String, usize)>);
+
+/// What the core decided, from gantry's recording.
+struct CoreView {
+    /// Per job: the starts that begin a run, in order. A `Start` in the same cycle as a
+    /// `Preempt` of the job, on the same nodes, continues the run (gantry leaves such a run
+    /// alone) and is not listed.
+    starts: BTreeMap<u64, Vec<CoreStart>>,
+    /// Per job: how often the core preempted it.
+    preempts: BTreeMap<u64, u64>,
+}
+
+impl CoreView {
+    /// The start that launched the run Slurm started at `start_s` (Unix seconds): the
+    /// last one decided before then.
+    fn launching(&self, job: u64, start_s: u64) -> &CoreStart {
+        let starts = &self.starts[&job];
+        starts
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= start_s * 1000 + 999)
+            .unwrap_or(&starts[0])
+    }
+}
+
+fn shape_nodes(shape: &[(String, usize)]) -> Vec<&str> {
+    shape.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+fn core_view(record: &Path) -> CoreView {
+    let recording = gantry::record::read(record).unwrap();
+    assert_eq!(recording.header.cluster.to_string(), "2x2x8");
+    let mut view = CoreView {
+        starts: BTreeMap::new(),
+        preempts: BTreeMap::new(),
+    };
+    let mut preempted: BTreeMap<u64, u64> = BTreeMap::new();
+    for entry in &recording.entries {
+        let now = entry.now.0;
+        for decision in &entry.decisions {
+            match decision {
+                gantry_core::Decision::Start { job, gpus } => {
+                    let id = u64::from(job.0);
+                    let mut shape: BTreeMap<String, usize> = BTreeMap::new();
+                    for g in gpus.as_slice() {
+                        *shape.entry(node_of_gpu(g.0)).or_default() += 1;
+                    }
+                    let shape: Vec<(String, usize)> = shape.into_iter().collect();
+                    let list = view.starts.entry(id).or_default();
+                    let continues = preempted.remove(&id) == Some(now)
+                        && list
+                            .last()
+                            .is_some_and(|(_, before)| shape_nodes(before) == shape_nodes(&shape));
+                    if continues {
+                        list.last_mut().unwrap().1 = shape;
+                    } else {
+                        list.push((now, shape));
+                    }
+                }
+                gantry_core::Decision::Preempt { job, .. } => {
+                    let id = u64::from(job.0);
+                    *view.preempts.entry(id).or_default() += 1;
+                    preempted.insert(id, now);
+                }
+                gantry_core::Decision::Reject { .. } => {}
+            }
+        }
+    }
+    view
+}
+
+fn job_files(lab: &Lab, id: u64, kind: &str) -> Vec<(u32, String)> {
+    let prefix = format!("{id}.{kind}.");
+    let mut files: Vec<(u32, String)> = std::fs::read_dir(lab.jobs_dir())
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let run = name.strip_prefix(&prefix)?.parse().ok()?;
+            Some((
+                run,
+                std::fs::read_to_string(e.path())
+                    .unwrap()
+                    .trim()
+                    .to_string(),
+            ))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every check of the acceptance, on Slurm's records and the jobs' files.
+fn check(
+    lab: &Lab,
+    record: &Path,
+    jobs: &[Submitted],
+    bad: &[u64],
+    observed: &Observed,
+    fault: Fault,
+) {
+    let slurm = lab.squeue();
+    let core = core_view(record);
+    // Every job completed exactly once: Slurm's record ends COMPLETED; it ran at most once
+    // per requeue, and every requeue was a preemption the core decided (a node failure or
+    // priority; never a gantry restart).
+    let mut finished_as_preempted = Vec::new();
+    for job in jobs {
+        let record = &slurm[&job.id];
+        assert_eq!(record["job_state"], "COMPLETED", "job {}: {record}", job.id);
+        let restarts = record["restart_cnt"].as_u64().unwrap();
+        // (A requeue can also come before a run's script started: fewer runs, never more.)
+        let runs = job_files(lab, job.id, "start");
+        assert!(
+            runs.len() as u64 <= restarts + 1,
+            "job {}: {} runs for {restarts} requeues",
+            job.id,
+            runs.len()
+        );
+        let preempts = core.preempts.get(&job.id).copied().unwrap_or(0);
+        assert!(
+            restarts <= preempts,
+            "job {}: requeued {restarts} times, the core preempted it {preempts} times",
+            job.id
+        );
+        // The last run completed; an earlier run may have completed too when the core's
+        // preemption reached Slurm in the instant the run ended (the requeue races the end).
+        let done = job_files(lab, job.id, "done");
+        assert!(
+            done.last()
+                .is_some_and(|(run, _)| u64::from(*run) == restarts),
+            "job {}: its last run did not complete: {done:?}",
+            job.id
+        );
+        if done.len() > 1 {
+            finished_as_preempted.push(job.id);
+        }
+    }
+    println!("runs that ended as the core preempted them: {finished_as_preempted:?}");
+    // No node ever over-allocated.
+    assert!(
+        observed.overloads.is_empty(),
+        "over-allocated: {:?}",
+        observed.overloads
+    );
+    // Every job's last run was on the nodes the core chose when it was launched (a later
+    // move may find the run already ending), with the core's GPUs per node.
+    let mut shape_differs = Vec::new();
+    for job in jobs {
+        let started_s = slurm[&job.id]["start_time"].as_u64().unwrap();
+        let (_, chosen) = core.launching(job.id, started_s);
+        assert_eq!(
+            chosen.iter().map(|(_, c)| c).sum::<usize>(),
+            job.gpus,
+            "job {}",
+            job.id
+        );
+        let chosen_nodes: BTreeSet<String> = chosen.iter().map(|(n, _)| n.clone()).collect();
+        let ran: BTreeSet<String> = expand(slurm[&job.id]["nodes"].as_str().unwrap())
+            .into_iter()
+            .collect();
+        assert_eq!(
+            ran, chosen_nodes,
+            "job {} ran on {ran:?}, gantry chose {chosen:?}",
+            job.id
+        );
+        let (_, last_start) = job_files(lab, job.id, "start").pop().unwrap();
+        let started_on: BTreeSet<String> = expand(&last_start).into_iter().collect();
+        assert_eq!(started_on, chosen_nodes, "job {}", job.id);
+        let even = chosen.iter().all(|(_, c)| *c == chosen[0].1);
+        if let Some(seen) = observed.running.get(&job.id)
+            && !seen.contains(chosen)
+        {
+            assert!(
+                !even,
+                "job {}: Slurm gave {seen:?}, gantry chose {chosen:?}",
+                job.id
+            );
+            shape_differs.push(job.id);
+        }
+    }
+    println!("uneven splits Slurm allocated differently: {shape_differs:?}");
+    // Slurm started jobs in the core's order: a job the core started in an earlier cycle
+    // started no later (Slurm's start times are whole seconds; starts of one cycle are
+    // released together). Restarted jobs are left out: Slurm delays a requeued job's next
+    // run on the nodes whose slurmd revoked its credential (`cred_expire`).
+    let mut timeline: Vec<(u64, u64, u64)> = jobs
+        .iter()
+        .filter(|j| slurm[&j.id]["restart_cnt"] == 0)
+        .map(|j| {
+            (
+                core.launching(j.id, slurm[&j.id]["start_time"].as_u64().unwrap())
+                    .0,
+                j.id,
+                slurm[&j.id]["start_time"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    timeline.sort();
+    let mut inversions = Vec::new();
+    for (i, a) in timeline.iter().enumerate() {
+        for b in &timeline[i + 1..] {
+            if a.0 < b.0 && a.2 > b.2 {
+                inversions.push(format!(
+                    "job {} (decided {} ms, started {}) after job {} (decided {} ms, started {})",
+                    a.1, a.0, a.2, b.1, b.0, b.2
+                ));
+            }
+        }
+    }
+    assert!(
+        inversions.is_empty(),
+        "Slurm's start order differs from the core's: {inversions:?}"
+    );
+    println!("start order checked on {} jobs", timeline.len());
+    // Replaying the recording gives the same decisions.
+    let replay = Command::new(env!("CARGO_BIN_EXE_gantry"))
+        .arg("replay")
+        .arg(record)
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    println!("{}", String::from_utf8_lossy(&replay.stdout).trim());
+    // Bad requests: cancelled, with the reason shown by squeue.
+    let listing = lab.run("squeue", &["-t", "all", "-h", "-o", "%i|%T|%k"]);
+    for id in bad {
+        let line = listing
+            .lines()
+            .find(|l| l.starts_with(&format!("{id}|")))
+            .unwrap_or_else(|| panic!("job {id} not in squeue:\n{listing}"));
+        assert!(line.contains("|CANCELLED|gantry rejected: "), "{line}");
+    }
+    let summary = observed.summaries.last().unwrap();
+    for key in [
+        "jobs_completed",
+        "jobs_started",
+        "restarts_seen",
+        "decision_latency_p50_ms",
+        "decision_latency_p99_ms",
+    ] {
+        assert!(summary[key].is_number(), "summary lacks {key}: {summary}");
+    }
+    println!("summary: {summary}");
+    match fault {
+        Fault::None => {
+            assert_eq!(summary["jobs_completed"], JOBS);
+            assert_eq!(summary["jobs_started"], JOBS);
+            assert_eq!(summary["jobs_rejected"], bad.len());
+        }
+        Fault::NodeDown => {
+            let (node, victims) = observed.downed.clone().expect("a node was set down");
+            assert!(!victims.is_empty());
+            for id in &victims {
+                let record = &slurm[id];
+                assert!(
+                    record["restart_cnt"].as_u64().unwrap() >= 1,
+                    "job {id} was not requeued"
+                );
+                let ran = expand(record["nodes"].as_str().unwrap());
+                assert!(
+                    !ran.contains(&node),
+                    "job {id} finished on the down node {node}"
+                );
+            }
+            assert!(summary["restarts_seen"].as_u64().unwrap() >= victims.len() as u64);
+        }
+        Fault::KillGantry => {
+            assert_eq!(observed.gantry_runs, 2);
+            assert!(summary["journal_entries_replayed"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+fn scenario(name: &str, fault: Fault) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(lab) = Lab::up(name) else {
+        return;
+    };
+    let (jobs, bad) = submit_workload(&lab);
+    let record = lab.dir.join("gantry.journal");
+    let started = Instant::now();
+    let observed = run_scheduler(&lab, &record, fault);
+    println!(
+        "{name}: all jobs done in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    check(&lab, &record, &jobs, &bad, &observed, fault);
+}
+
+#[test]
+fn slurm_lab_schedules_every_job_once_where_and_when_gantry_decided() {
+    scenario("plain", Fault::None);
+}
+
+#[test]
+fn slurm_lab_node_down_mid_run_requeues_and_finishes_elsewhere() {
+    scenario("node-down", Fault::NodeDown);
+}
+
+#[test]
+fn slurm_lab_gantry_killed_mid_run_resumes_without_running_anything_twice() {
+    scenario("kill", Fault::KillGantry);
+}
