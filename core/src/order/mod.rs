@@ -156,7 +156,9 @@ pub trait JobOrder {
     }
 }
 
-/// A millisecond count as a key component, saturating at `i64::MAX` (keys are `i64`).
-pub(crate) fn key_ms(ms: u64) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
+/// A millisecond count as a key component: the order-preserving map of `u64` onto `i64`
+/// (`0 → i64::MIN`, `u64::MAX → i64::MAX`), so times at or beyond 2^63 ms still sort by time
+/// and never tie.
+pub(crate) const fn key_ms(ms: u64) -> i64 {
+    (ms ^ (1 << 63)) as i64
 }
