@@ -13,7 +13,8 @@
 //! Differences from the Tiresias simulator (see `../shared/anchors/tiresias/FORMAT.md`):
 //! a job may drop several queues in one event (Tiresias: at most one per event), and its
 //! queue-entry time is the exact moment it crossed the threshold (computed from its service
-//! rate), not the event time, so the result does not depend on how often the caller ticks.
+//! rate, also for a job preempted since, e.g. by a GPU failure), not the event time, so the
+//! result does not depend on how often the caller ticks.
 
 use super::{JobOrder, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::{Job, JobState};
@@ -188,16 +189,20 @@ impl Las {
         let service = self.queue_service(job);
         let target = self.config.queue_for(service);
         if target > queue {
-            // Entered the new queue when it crossed that queue's threshold; while running it
-            // gained `rate` units per ms, so that was `(service − limit) / rate` ms ago.
+            // Entered the new queue when it crossed that queue's threshold. Service grows
+            // only while the job runs, `rate` units per ms, so the crossing was
+            // `(service − limit) / rate` ms before it last stopped running: `now` if it
+            // still runs, else when it was preempted (`queued_since`), whether or not
+            // anyone looked in between.
             let limit = self.config.limit_of(target - 1).unwrap_or(service);
-            let since = if job.state == JobState::Running {
-                (service - limit.min(service)) / self.rate(job)
+            let since = (service - limit.min(service)) / self.rate(job);
+            let stopped = if job.state == JobState::Running {
+                now
             } else {
-                0
+                job.queued_since.min(now)
             };
             job.order_queue = flags | target;
-            job.order_mark = TimeMs(now.0.saturating_sub(since));
+            job.order_mark = TimeMs(stopped.0.saturating_sub(since));
         }
     }
 
@@ -410,6 +415,53 @@ mod tests {
         );
         assert!(running(&s, 1), "promoted job outranks queue 1");
         s.check_invariants().unwrap();
+    }
+
+    /// Issue 16, defect 4: job A (GPU 0) crosses 10 GPU·s at 10 s, job C (GPU 1) at 11 s,
+    /// and GPU 0 fails at 15 s. A entered queue 1 first, so it takes C's GPU, whether or
+    /// not the caller ticked in between. On the main of that time, without the tick, A's
+    /// crossing was stamped 15 s (computed only for running jobs, after `GpuDown` had
+    /// preempted it) and C kept running.
+    #[test]
+    fn queue_entry_survives_a_gpu_failure_with_or_without_a_tick() {
+        for tick in [None, Some(13_000)] {
+            let mut out = Out::new();
+            let mut s = sched(2, &[10], 0);
+            submit(&mut s, 0, 0, 1, &mut out);
+            submit(&mut s, 1_000, 2, 1, &mut out);
+            if let Some(t) = tick {
+                s.handle(TimeMs(t), Event::Tick, &mut out).unwrap();
+            }
+            out.clear();
+            s.handle(
+                TimeMs(15_000),
+                Event::GpuDown(crate::ids::GpuId(0)),
+                &mut out,
+            )
+            .unwrap();
+            let expected = [
+                Decision::Preempt {
+                    job: JobId(0),
+                    reason: PreemptReason::GpuFailed(crate::ids::GpuId(0)),
+                },
+                Decision::Preempt {
+                    job: JobId(2),
+                    reason: PreemptReason::Priority,
+                },
+                Decision::Start {
+                    job: JobId(0),
+                    gpus: s.placement_of(JobId(0)),
+                },
+            ];
+            assert_eq!(out.as_slice(), &expected, "tick {tick:?}");
+            let a = s.job(JobId(0)).unwrap();
+            assert_eq!(
+                (a.order_queue, a.order_mark),
+                (1, TimeMs(10_000)),
+                "tick {tick:?}"
+            );
+            s.check_invariants().unwrap();
+        }
     }
 
     #[test]
