@@ -16,7 +16,7 @@
 //! rate, also for a job preempted since, e.g. by a GPU failure), not the event time, so the
 //! result does not depend on how often the caller ticks.
 
-use super::{JobOrder, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
+use super::{JobOrder, KeyChanges, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::{Job, JobState};
 use crate::time::{DurationMs, TimeMs};
 
@@ -239,11 +239,12 @@ impl JobOrder for Las {
         Preemption::On
     }
 
-    /// Demotion/promotion in `refresh`, review times; no rejection, no `after_pass`.
+    /// Demotion/promotion in `refresh`, at the review times: keys change only then.
     fn hooks(&self) -> OrderHooks {
         OrderHooks {
             reject: false,
             after_pass: false,
+            keys: KeyChanges::AtReview,
             ..OrderHooks::ALL
         }
     }
