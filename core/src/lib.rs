@@ -42,9 +42,9 @@ pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState};
 pub use order::{
-    Assessment, Edf, Fifo, HeadOfLine, HopelessPolicy, JobOrder, KeyChanges, Las, LasConfig,
+    CriticalOrder, Edf, Fifo, HeadOfLine, HopelessPolicy, JobOrder, KeyChanges, Las, LasConfig,
     LasConfigError, LengthMetric, OrderHooks, Preemption, PriorityKey, RelaxedDeadlinePlacement,
-    ServiceSketch, Sjf, Srtf, Standing, Tias, TiasConfig,
+    Sjf, Srtf, Standing, Tias, TiasConfig, WindowShareSketch,
 };
 pub use placement::{
     BestFit, ExactOptimal, FirstFit, GpuMask, GpuScorer, GpuSet, LoadBalance, OptimalConfig,

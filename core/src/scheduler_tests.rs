@@ -508,7 +508,7 @@ fn hooks_match_the_reference<O: JobOrder + Clone>(order: O) {
 fn order_hooks_only_skip_work_that_changes_nothing() {
     use crate::order::{CompatPolicy, Edf, Las, LasConfig, LengthMetric, Sjf, Srtf};
     use crate::order::{
-        HopelessPolicy, RelaxedDeadlinePlacement, Tias, TiasConfig, TiresiasCompat,
+        CriticalOrder, HopelessPolicy, RelaxedDeadlinePlacement, Tias, TiasConfig, TiresiasCompat,
     };
     hooks_match_the_reference(Fifo);
     hooks_match_the_reference(Sjf::default());
@@ -516,9 +516,21 @@ fn order_hooks_only_skip_work_that_changes_nothing() {
     hooks_match_the_reference(Edf);
     hooks_match_the_reference(Las::new(LasConfig::default()));
     hooks_match_the_reference(Tias::new(TiasConfig::default()));
+    // Learning early and often (so the epoch moves), rejecting, the other placements.
     hooks_match_the_reference(Tias::new(TiasConfig {
+        min_samples: 2,
+        republish_every: 3,
         hopeless: HopelessPolicy::Reject,
-        relaxed: RelaxedDeadlinePlacement::HeadOfQueue,
+        relaxed: RelaxedDeadlinePlacement::LikeLas,
+        critical_order: CriticalOrder::EarliestDeadline,
+        ..TiasConfig::default()
+    }));
+    hooks_match_the_reference(Tias::new(TiasConfig {
+        min_samples: 2,
+        republish_every: 1,
+        relaxed: RelaxedDeadlinePlacement::BelowAll,
+        critical_queue: 0,
+        hopeless: HopelessPolicy::BestEffort,
         ..TiasConfig::default()
     }));
     hooks_match_the_reference(TiresiasCompat::new(CompatPolicy::Dlas(LengthMetric::Time)));

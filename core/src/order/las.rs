@@ -85,6 +85,29 @@ impl LasConfig {
         }
     }
 
+    /// Tiresias's thresholds (3,250, 7,200, 18,000 GPU·s) continued ×4 to 72,000, 288,000 and
+    /// 1,152,000 GPU·s: 7 queues. Under the 4-queue default every job past 18,000 GPU·s
+    /// (5 GPU-hours) shares the last queue in FIFO order, so on heavy-tailed traces (Philly:
+    /// jobs up to 10^4 GPU-hours) the longest jobs are served first-come-first-served; the
+    /// extra queues keep ordering them by attained service. TIAS's non-deadline default.
+    pub const fn tiresias_with_long_tail() -> Self {
+        Self {
+            thresholds_gpu_ms: [
+                3_250_000,
+                7_200_000,
+                18_000_000,
+                72_000_000,
+                288_000_000,
+                1_152_000_000,
+                0,
+                0,
+            ],
+            threshold_count: 6,
+            promote_knob_permille: 0,
+            service: LengthMetric::GpuTime,
+        }
+    }
+
     /// The thresholds, in GPU·ms (or ms for 1D service).
     pub fn thresholds_gpu_ms(&self) -> &[u64] {
         let n = usize::from(self.threshold_count).min(MAX_LAS_THRESHOLDS);

@@ -16,8 +16,10 @@ pub use edf::Edf;
 pub use fifo::Fifo;
 pub use las::{Las, LasConfig, LasConfigError, MAX_LAS_THRESHOLDS};
 pub use sjf::{LengthMetric, Sjf, Srtf};
-pub use sketch::{SKETCH_BUCKETS, ServiceSketch};
-pub use tias::{Assessment, HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig};
+pub use sketch::{SHARE_BUCKETS, SHARE_SHIFT, WHOLE_WINDOW, WindowShareSketch};
+pub use tias::{
+    CriticalOrder, HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig,
+};
 pub use tiresias_compat::{CompatPolicy, TiresiasCompat};
 
 use crate::event::RejectReason;
