@@ -354,6 +354,86 @@ impl<const J: usize> Avl<J> {
         y
     }
 
+    /// Replaces the tree by a balanced one over `sorted` (the slots the tree holds, in their
+    /// new order, each once), with every summary recomputed: O(n), for re-ranking every job
+    /// at once. Each range's root is its middle slot, built depth first with a fixed stack
+    /// (depth ≤ log2 n + 1).
+    pub(crate) fn rebuild<K: NodeKeys>(&mut self, sorted: &[Slot], keys: &mut K) {
+        /// A range `lo..hi` of `sorted` whose middle hangs from `parent`; `phase` counts the
+        /// children already built.
+        #[derive(Clone, Copy)]
+        struct Range {
+            lo: usize,
+            hi: usize,
+            parent: Slot,
+            phase: u8,
+        }
+        let mid_of = |lo: usize, hi: usize| -> Slot {
+            if lo < hi {
+                sorted.get(lo + (hi - lo) / 2).copied().unwrap_or(NIL)
+            } else {
+                NIL
+            }
+        };
+        self.root = NIL;
+        self.len = 0;
+        let mut stack = [Range {
+            lo: 0,
+            hi: 0,
+            parent: NIL,
+            phase: 0,
+        }; MAX_HEIGHT];
+        if let Some(first) = stack.first_mut() {
+            first.hi = sorted.len();
+        }
+        let mut top = 1usize;
+        // Three steps per slot and one per empty range (n + 1 of them).
+        for _ in 0..4 * sorted.len() + 4 {
+            let Some(range) = top.checked_sub(1).and_then(|t| stack.get_mut(t)) else {
+                break;
+            };
+            let Range { lo, hi, parent, .. } = *range;
+            let mid = lo + (hi - lo) / 2;
+            let node = mid_of(lo, hi);
+            if node == NIL || !self.reserve(node) {
+                top -= 1;
+                continue;
+            }
+            let child = match range.phase {
+                0 => Range {
+                    lo,
+                    hi: mid,
+                    parent: node,
+                    phase: 0,
+                },
+                1 => Range {
+                    lo: mid + 1,
+                    hi,
+                    parent: node,
+                    phase: 0,
+                },
+                _ => {
+                    let (l, r) = (mid_of(lo, mid), mid_of(mid + 1, hi));
+                    self.set_left(node, l);
+                    self.set_right(node, r);
+                    self.set_parent(node, parent);
+                    if parent == NIL {
+                        self.root = node;
+                    }
+                    self.update_node(node, keys);
+                    self.len += 1;
+                    top -= 1;
+                    continue;
+                }
+            };
+            range.phase += 1;
+            if let Some(next) = stack.get_mut(top) {
+                *next = child;
+                top += 1;
+            }
+        }
+    }
+
     /// Checks the structure: parent links, order by `keys`, AVL balance, stored heights and
     /// the node count. O(J).
     pub(crate) fn check<K: NodeKeys>(&self, keys: &K) -> bool {
@@ -477,6 +557,40 @@ mod tests {
             }
         }
         assert!(tree.height(tree.root()) <= 8);
+    }
+
+    #[test]
+    fn rebuild_from_sorted_slots_is_a_balanced_tree_with_summaries() {
+        let mut keys = Keyed {
+            key: [0; 64],
+            sum: [0; 64],
+        };
+        for n in [0usize, 1, 2, 3, 7, 8, 33, 64] {
+            let mut tree: Avl<64> = Avl::new();
+            // Slots in a scrambled order, keys increasing along it.
+            let sorted: Vec<Slot> = (0..n as Slot).map(|i| (i * 37) % 64).collect();
+            for (k, &s) in sorted.iter().enumerate() {
+                keys.key[usize::from(s)] = k as u32;
+            }
+            tree.insert(5, &mut keys); // replaced by the rebuild
+            tree.rebuild(&sorted, &mut keys);
+            assert!(tree.check(&keys), "n {n}");
+            assert_eq!(tree.len(), n);
+            let mut walk = Vec::new();
+            let mut at = tree.first();
+            while at != NIL {
+                walk.push(at);
+                at = tree.next(at);
+            }
+            assert_eq!(walk, sorted, "n {n}");
+            let total: u64 = (0..n as u64).sum();
+            let root_sum = if n == 0 {
+                0
+            } else {
+                keys.sum[usize::from(tree.root())]
+            };
+            assert_eq!(root_sum, total, "n {n}");
+        }
     }
 
     #[test]

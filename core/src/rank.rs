@@ -195,6 +195,41 @@ impl<const J: usize> RankIndex<J> {
         true
     }
 
+    /// Re-ranks every job at once (orders whose keys may all change every pass): `key_of`
+    /// gives each ranked slot its key now; the new order is sorted from the old one
+    /// (adaptively: nearly sorted after one event) into `scratch`, and the tree rebuilt
+    /// balanced when anything moved. O(J) plus the sort's moves, O(J log J) at worst.
+    pub(crate) fn rekey_all(
+        &mut self,
+        scratch: &mut [Slot],
+        mut key_of: impl FnMut(Slot) -> Option<PriorityKey>,
+    ) {
+        let mut n = 0;
+        let mut at = self.tree.first();
+        let mut changed = false;
+        for x in scratch.iter_mut().take(self.tree.len()) {
+            if at == NIL {
+                break;
+            }
+            *x = at;
+            n += 1;
+            if let Some(key) = key_of(at)
+                && self.key_of(at) != Some(key)
+            {
+                set(&mut self.entries.key, usize::from(at), key);
+                changed = true;
+            }
+            at = self.tree.next(at);
+        }
+        if !changed {
+            return;
+        }
+        let order = scratch.get_mut(..n).unwrap_or(&mut []);
+        let e = &self.entries;
+        sort_nearly_sorted(order, |a, b| e.less(a, b));
+        self.tree.rebuild(order, &mut self.entries);
+    }
+
     /// Marks `slot` running or queued. O(log J).
     pub(crate) fn set_running(&mut self, slot: Slot, running: bool) {
         if self.entries.is_running(slot) == running {
@@ -313,6 +348,40 @@ impl<const J: usize> RankIndex<J> {
     }
 }
 
+/// Sorts `slots` by `less`, cheaply when they are nearly sorted (the last pass's order with
+/// a few keys moved): insertion sort while it has moved at most `2·len` entries, then the
+/// standard unstable sort. `less` is a strict total order, so either gives the one sorted
+/// order. O(len + moves), at most O(len log len) after the fallback.
+fn sort_nearly_sorted(slots: &mut [Slot], less: impl Fn(Slot, Slot) -> bool) {
+    let mut budget = slots.len().saturating_mul(2);
+    for i in 1..slots.len() {
+        let mut j = i;
+        while j > 0 {
+            let (Some(&a), Some(&b)) = (slots.get(j), slots.get(j - 1)) else {
+                break;
+            };
+            if !less(a, b) {
+                break;
+            }
+            if budget == 0 {
+                slots.sort_unstable_by(|&x, &y| {
+                    if less(x, y) {
+                        core::cmp::Ordering::Less
+                    } else if less(y, x) {
+                        core::cmp::Ordering::Greater
+                    } else {
+                        core::cmp::Ordering::Equal
+                    }
+                });
+                return;
+            }
+            budget -= 1;
+            slots.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+}
+
 fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize, value: T) {
     if let Some(x) = column.get_mut(i) {
         *x = value;
@@ -396,6 +465,41 @@ mod tests {
                 starts.iter().map(rank_of).collect::<Vec<_>>(),
             );
             assert_eq!(got, plan_by_walk(&jobs, budget), "case {case}");
+        }
+    }
+
+    #[test]
+    fn rekey_all_sorts_like_the_standard_sort_from_any_disorder() {
+        let mut rng = SeededRng::new(3);
+        for case in 0..200 {
+            let n = rng.below(120) as usize;
+            let mut index: RankIndex<128> = RankIndex::new();
+            for s in 0..n as Slot {
+                let running = rng.below(2) == 0;
+                // Ids are unique among live jobs; the new keys collide (ties by id).
+                let id = JobId(u32::from(s) * 7 % 128);
+                index.insert(s, key(i64::from(s)), id, 1 + s % 4, running);
+            }
+            // From nearly sorted (a few keys moved) to shuffled.
+            let moves = [0, 1, 3, n / 2, n][case % 5];
+            let mut new_keys: Vec<i64> = (0..n as i64).collect();
+            for _ in 0..moves.min(n) {
+                new_keys[rng.below(n as u32) as usize] = i64::from(rng.below(200)) - 50;
+            }
+            let mut scratch = [NIL; 128];
+            index.rekey_all(&mut scratch, |s| Some(key(new_keys[usize::from(s)])));
+            assert!(index.check(n), "case {case}");
+            let mut want: Vec<(PriorityKey, JobId)> = (0..n as Slot)
+                .map(|s| (key(new_keys[usize::from(s)]), index.id_of(s).unwrap()))
+                .collect();
+            want.sort();
+            let got: Vec<(PriorityKey, JobId)> =
+                core::iter::successors(Some(index.first()).filter(|&s| s != NIL), |&s| {
+                    Some(index.next(s)).filter(|&x| x != NIL)
+                })
+                .map(|s| (index.key_of(s).unwrap(), index.id_of(s).unwrap()))
+                .collect();
+            assert_eq!(got, want, "case {case}");
         }
     }
 

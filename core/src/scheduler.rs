@@ -462,8 +462,8 @@ where
         }
     }
 
-    /// [`KeyChanges::EveryPass`]: refreshes every job in submission order, then re-keys each
-    /// (moving only those whose key changed). O(J log J) worst case.
+    /// [`KeyChanges::EveryPass`]: refreshes every job in submission order, then re-keys
+    /// them all and re-sorts from the last order. O(J) plus the sort's moves.
     fn rekey_all(&mut self, now: TimeMs, hooks: OrderHooks) {
         if hooks.refresh {
             let mut at = self.table.oldest();
@@ -474,14 +474,11 @@ where
                 at = self.table.next_submitted(at);
             }
         }
-        for i in 0..self.table.len() {
-            let Some(slot) = self.table.slot_at(i) else {
-                continue;
-            };
-            if let Some(job) = self.table.get(slot) {
-                self.rank.rekey(slot, self.order.key(job, now));
-            }
-        }
+        // 2·J bytes of stack, only for these orders.
+        let mut scratch = [NIL; J];
+        let (table, order) = (&self.table, &self.order);
+        self.rank
+            .rekey_all(&mut scratch, |slot| Some(order.key(table.get(slot)?, now)));
     }
 
     /// Drops queued jobs the order rejects, in rank order; returns true if `out` filled.
