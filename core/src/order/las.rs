@@ -262,6 +262,12 @@ impl JobOrder for Las {
         Preemption::On
     }
 
+    /// Keys change only at events and at [`next_review`](JobOrder::next_review) times (a
+    /// threshold crossing computed in advance), so periodic ticks change nothing.
+    fn time_driven(&self) -> bool {
+        false
+    }
+
     /// Demotion/promotion in `refresh`, at the review times: keys change only then.
     fn hooks(&self) -> OrderHooks {
         OrderHooks {

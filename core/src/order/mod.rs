@@ -131,9 +131,11 @@ pub trait JobOrder {
         Preemption::Off
     }
 
-    /// Whether keys change with time alone (demotion by attained service, deadline slack), so
-    /// the caller should send periodic [`Event::Tick`](crate::Event::Tick)s while jobs are
-    /// live. Orders whose keys change only on events return false and save those calls.
+    /// Whether keys change with time alone at moments [`next_review`](Self::next_review)
+    /// does not announce, so the caller should send periodic
+    /// [`Event::Tick`](crate::Event::Tick)s while jobs are live. Orders whose keys change
+    /// only on events and at their review times (LAS, TIAS) return false and save those
+    /// calls.
     fn time_driven(&self) -> bool {
         true
     }

@@ -360,6 +360,12 @@ impl JobOrder for Tias {
         Preemption::On
     }
 
+    /// Keys change only at events and at [`next_review`](JobOrder::next_review) times (a
+    /// threshold crossing computed in advance), so periodic ticks change nothing.
+    fn time_driven(&self) -> bool {
+        false
+    }
+
     /// Keys change only at the review times; `reject` only under [`HopelessPolicy::Reject`];
     /// no `after_pass`.
     fn hooks(&self) -> OrderHooks {
