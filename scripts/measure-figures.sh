@@ -2,7 +2,7 @@
 # Re-measures the timed rows of the README's "Measured figures" table and prints them as
 # markdown rows (wall and user seconds, and the load average before each run), so a row is
 # updated by pasting its line. Benchmarks (criterion) are run separately: see the table.
-# Usage: scripts/measure-figures.sh [ROW...]   (rows: philly las20k tias20k chronus p2k p10k)
+# Usage: scripts/measure-figures.sh [ROW...]   (rows: philly las tias chronus p2k p10k)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p gantry >&2
@@ -31,10 +31,10 @@ has() { [[ ${#rows[@]} -eq 0 ]] || [[ " ${rows[*]} " == *" $1 "* ]]; }
 if [[ -f $philly ]]; then
     has philly && row philly "full Philly trace, 82,247 jobs, FIFO, 512 GPUs" \
         $gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit
-    has las20k && row las20k "its first 20,000 jobs, LAS" \
-        $gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit --order las --limit 20000
-    has tias20k && row tias20k "its first 20,000 jobs, TIAS" \
-        $gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit --order tias --limit 20000
+    has las && row las "the same, LAS" \
+        $gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit --order las
+    has tias && row tias "the same, TIAS" \
+        $gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit --order tias
 fi
 if [[ -f $chronus ]]; then
     has chronus && row chronus "Chronus MIX1, 5 orders on 1,024 GPUs" \

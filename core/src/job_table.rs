@@ -1,176 +1,59 @@
-//! The scheduler's job table: live jobs in submission order as one contiguous slice, with
-//! removal that shifts the shorter side, and stable slots so other indexes (the ranking,
-//! the running list) never need renumbering when a job leaves.
+//! The scheduler's job table: live jobs in one dense slice, a stable *slot* per job that the
+//! other indexes (ranking, timers, running list) refer to, an id index, and the submission
+//! order.
 //!
-//! On a long FIFO queue the jobs that finish are the oldest, near the front: shifting the
-//! front part costs O(position), where a plain vector would shift the whole queue.
+//! Every operation is O(1) or O(log J): a job leaves by swapping the last job into its place
+//! (so the slice order is deterministic but not the submission order), ids are found through
+//! an AVL tree ([`Avl`]), and the submission order is a doubly linked list through the slots
+//! (for the orders that walk jobs in submission order). Per-slot columns are
+//! `heapless::Vec`s that grow as slots are first used.
 
+use crate::avl::{Avl, NIL};
 use crate::ids::JobId;
-use crate::job::{Job, JobSpec};
-use crate::time::TimeMs;
-use core::ops::Range;
+use crate::job::Job;
 
-/// A fixed-capacity vector stored in `buf[start..start + len]`, so that removing or
-/// inserting near either end moves only the elements on the shorter side.
-#[derive(Clone, Debug)]
-pub(crate) struct GapVec<T: Copy, const N: usize> {
-    buf: [T; N],
-    start: usize,
-    len: usize,
-}
-
-impl<T: Copy, const N: usize> GapVec<T, N> {
-    /// An empty vector; `fill` only initialises the unused storage.
-    pub(crate) const fn new(fill: T) -> Self {
-        Self {
-            buf: [fill; N],
-            start: 0,
-            len: 0,
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    pub(crate) fn is_full(&self) -> bool {
-        self.len >= N
-    }
-
-    pub(crate) fn as_slice(&self) -> &[T] {
-        self.buf
-            .get(self.start..self.start + self.len)
-            .unwrap_or(&[])
-    }
-
-    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
-        self.buf
-            .get_mut(self.start..self.start + self.len)
-            .unwrap_or(&mut [])
-    }
-
-    /// Position in the storage of element `i` (valid while nothing is inserted or removed).
-    fn physical(&self, i: usize) -> usize {
-        self.start + i
-    }
-
-    /// Appends `x`; hands it back when full. Returns the elements (new indices) whose
-    /// storage position changed: all of them when the storage had to be compacted to the
-    /// front (amortised O(1) while not nearly full), else none. O(1) or O(len).
-    pub(crate) fn push(&mut self, x: T) -> Result<Range<usize>, T> {
-        if self.is_full() {
-            return Err(x);
-        }
-        let mut moved = 0..0;
-        if self.start + self.len >= N {
-            self.buf.copy_within(self.start..self.start + self.len, 0);
-            self.start = 0;
-            moved = 0..self.len;
-        }
-        let end = self.start + self.len;
-        match self.buf.get_mut(end) {
-            Some(slot) => *slot = x,
-            None => return Err(x),
-        }
-        self.len += 1;
-        Ok(moved)
-    }
-
-    /// Inserts `x` at index `i`, shifting the shorter side; hands it back when full or
-    /// `i > len`. When that side has no room the elements are first re-centred in the
-    /// storage, so inserting at one end stays amortised O(1) while the vector is not nearly
-    /// full. O(min(i, len − i)), or O(len) when re-centring.
-    pub(crate) fn insert(&mut self, i: usize, x: T) -> Result<(), T> {
-        if self.is_full() || i > self.len {
-            return Err(x);
-        }
-        let shift_front = i <= self.len / 2;
-        let no_room = if shift_front {
-            self.start == 0
-        } else {
-            self.start + self.len >= N
-        };
-        if no_room {
-            let centre = (N - self.len) / 2;
-            self.buf
-                .copy_within(self.start..self.start + self.len, centre);
-            self.start = centre;
-        }
-        if shift_front && self.start > 0 {
-            self.buf
-                .copy_within(self.start..self.start + i, self.start - 1);
-            self.start -= 1;
-        } else {
-            self.buf
-                .copy_within(self.start + i..self.start + self.len, self.start + i + 1);
-        }
-        self.len += 1;
-        let at = self.physical(i);
-        if let Some(slot) = self.buf.get_mut(at) {
-            *slot = x;
-        }
-        Ok(())
-    }
-
-    /// Removes element `i`, shifting the shorter side. Returns it and the elements (new
-    /// indices) whose storage position changed. O(min(i, len − i)).
-    pub(crate) fn remove(&mut self, i: usize) -> Option<(T, Range<usize>)> {
-        if i >= self.len {
-            return None;
-        }
-        let x = *self.buf.get(self.physical(i))?;
-        let moved = if i < self.len - 1 - i {
-            self.buf
-                .copy_within(self.start..self.start + i, self.start + 1);
-            self.start += 1;
-            0..i
-        } else {
-            self.buf
-                .copy_within(self.start + i + 1..self.start + self.len, self.start + i);
-            i..self.len - 1
-        };
-        self.len -= 1;
-        if self.len == 0 {
-            self.start = 0;
-        }
-        Some((x, moved))
-    }
-}
-
-/// A stable handle on a live job, valid from submission to removal (then reused).
+/// A stable handle on a live job, valid from submission to removal (then reused). `u16`:
+/// the scheduler checks `J ≤ u16::MAX` at compile time, and [`NIL`] (`u16::MAX`) is never a
+/// slot.
 pub(crate) type Slot = u16;
 
-const NO_JOB: Job = Job::submitted(JobSpec::new(JobId(0), 0), TimeMs(0));
-
-/// Live jobs in submission order, an id column for a dense linear lookup, and a slot per job
-/// whose table position is found in O(1). Memory: about `128·J` bytes.
+/// Live jobs by slot, with an id index and the submission order. Memory: about 140 bytes
+/// per job (120 for the job).
 #[derive(Clone, Debug)]
 pub(crate) struct JobTable<const J: usize> {
-    jobs: GapVec<Job, J>,
-    ids: GapVec<JobId, J>,
-    slots: GapVec<Slot, J>,
-    /// Storage position of each slot's job (shared by the three columns).
-    position_of_slot: [u16; J],
-    /// Slots given back, reused last in, first out.
-    free: heapless::Vec<Slot, J>,
-    /// Slots `fresh..J` have never been used.
-    fresh: usize,
-    /// The largest id ever pushed: a larger id is not live, without a scan (callers that
-    /// number jobs in submission order never scan on submit).
-    max_id: Option<JobId>,
+    /// The live jobs, densely; removal moves the last job into the gap.
+    jobs: heapless::Vec<Job, J>,
+    /// By dense index: the job's slot.
+    slot_at: heapless::Vec<Slot, J>,
+    /// By slot: the dense index of its job (`NIL` when the slot is free).
+    index_of: heapless::Vec<Slot, J>,
+    /// By slot: its job's id (what the id index sorts by).
+    id_of: heapless::Vec<JobId, J>,
+    /// By slot: the slot submitted just before (`NIL` for the oldest).
+    prev: heapless::Vec<Slot, J>,
+    /// By slot: the slot submitted just after (`NIL` for the newest); for a free slot, the
+    /// next free slot.
+    next: heapless::Vec<Slot, J>,
+    oldest: Slot,
+    newest: Slot,
+    free: Slot,
+    by_id: Avl<J>,
 }
 
 impl<const J: usize> JobTable<J> {
-    /// An empty table. Needs `J <= u16::MAX` (the scheduler checks it).
+    /// An empty table. Needs `J < u16::MAX` (the scheduler checks it).
     pub(crate) const fn new() -> Self {
         Self {
-            jobs: GapVec::new(NO_JOB),
-            ids: GapVec::new(JobId(0)),
-            slots: GapVec::new(0),
-            position_of_slot: [0; J],
-            free: heapless::Vec::new(),
-            fresh: 0,
-            max_id: None,
+            jobs: heapless::Vec::new(),
+            slot_at: heapless::Vec::new(),
+            index_of: heapless::Vec::new(),
+            id_of: heapless::Vec::new(),
+            prev: heapless::Vec::new(),
+            next: heapless::Vec::new(),
+            oldest: NIL,
+            newest: NIL,
+            free: NIL,
+            by_id: Avl::new(),
         }
     }
 
@@ -182,102 +65,158 @@ impl<const J: usize> JobTable<J> {
         self.jobs.is_full()
     }
 
-    /// The live jobs in submission order.
+    /// The live jobs, in a deterministic order (not the submission order).
     pub(crate) fn jobs(&self) -> &[Job] {
-        self.jobs.as_slice()
+        &self.jobs
     }
 
-    pub(crate) fn jobs_mut(&mut self) -> &mut [Job] {
-        self.jobs.as_mut_slice()
-    }
-
-    pub(crate) fn get(&self, i: usize) -> Option<&Job> {
-        self.jobs().get(i)
-    }
-
-    pub(crate) fn get_mut(&mut self, i: usize) -> Option<&mut Job> {
-        self.jobs_mut().get_mut(i)
-    }
-
-    /// The id of job `i`.
-    pub(crate) fn id_at(&self, i: usize) -> Option<JobId> {
-        self.ids.as_slice().get(i).copied()
-    }
-
-    /// The slot of job `i`.
+    /// The slot of the job at dense index `i`.
     pub(crate) fn slot_at(&self, i: usize) -> Option<Slot> {
-        self.slots.as_slice().get(i).copied()
+        self.slot_at.get(i).copied()
     }
 
-    /// Table index of live job `id`: a linear scan of the dense id column, skipped for an id
-    /// above every id pushed so far. O(J), O(1) for such an id.
-    pub(crate) fn find(&self, id: JobId) -> Option<usize> {
-        if self.max_id.is_none_or(|max| id > max) {
-            return None;
-        }
-        self.ids.as_slice().iter().position(|&j| j == id)
+    fn index(&self, slot: Slot) -> Option<usize> {
+        let i = *self.index_of.get(usize::from(slot))?;
+        (i != NIL).then_some(usize::from(i))
     }
 
-    /// Table index of the job holding `slot`. O(1).
-    pub(crate) fn index_of(&self, slot: Slot) -> Option<usize> {
-        let position = usize::from(*self.position_of_slot.get(usize::from(slot))?);
-        let i = position.checked_sub(self.slots.start)?;
-        (self.slot_at(i) == Some(slot)).then_some(i)
+    /// The job in `slot`. O(1).
+    pub(crate) fn get(&self, slot: Slot) -> Option<&Job> {
+        self.jobs.get(self.index(slot)?)
     }
 
-    /// The job holding `slot`, for a slot the caller knows is live (the ranking, the running
-    /// list): one lookup, no check against the slot column. O(1).
-    pub(crate) fn job_of(&self, slot: Slot) -> Option<&Job> {
-        let position = usize::from(*self.position_of_slot.get(usize::from(slot))?);
-        self.get(position.checked_sub(self.slots.start)?)
+    /// The job in `slot`, mutably. O(1).
+    pub(crate) fn get_mut(&mut self, slot: Slot) -> Option<&mut Job> {
+        let i = self.index(slot)?;
+        self.jobs.get_mut(i)
     }
 
-    /// Appends a job; returns its slot, or hands the job back when the table is full.
-    /// Amortised O(1) while the table is not nearly full.
+    /// The slot of live job `id`. O(log J).
+    pub(crate) fn find(&self, id: JobId) -> Option<Slot> {
+        let ids = &self.id_of;
+        let at = self
+            .by_id
+            .search(|n| id.cmp(ids.get(usize::from(n)).unwrap_or(&id)));
+        (at != NIL).then_some(at)
+    }
+
+    /// The oldest live job's slot (`NIL` when empty).
+    pub(crate) fn oldest(&self) -> Slot {
+        self.oldest
+    }
+
+    /// The slot submitted after `slot` (`NIL` for the newest).
+    pub(crate) fn next_submitted(&self, slot: Slot) -> Slot {
+        self.next.get(usize::from(slot)).copied().unwrap_or(NIL)
+    }
+
+    /// Adds a job as the newest; returns its slot, or hands the job back when the table is
+    /// full. The caller checks that no live job has its id. O(log J).
     pub(crate) fn push(&mut self, job: Job) -> Result<Slot, Job> {
         if self.is_full() {
             return Err(job);
         }
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
-            None if self.fresh < J => {
-                self.fresh += 1;
-                (self.fresh - 1) as Slot
+        let slot = if self.free != NIL {
+            let slot = self.free;
+            self.free = self.next_submitted(slot);
+            slot
+        } else {
+            let slot = self.index_of.len() as Slot;
+            let grown = self.index_of.push(NIL).is_ok()
+                & self.id_of.push(job.id()).is_ok()
+                & self.prev.push(NIL).is_ok()
+                & self.next.push(NIL).is_ok();
+            if !grown {
+                return Err(job);
             }
-            None => return Err(job),
+            slot
         };
         let id = job.id();
-        let moved = self.jobs.push(job)?;
-        self.max_id = self.max_id.max(Some(id));
-        // Same capacity and length as `jobs`: these succeed and move the same elements.
-        let _ = self.ids.push(id);
-        let _ = self.slots.push(slot);
-        self.renumber(moved);
-        self.renumber(self.len() - 1..self.len());
+        let index = self.jobs.len();
+        self.jobs.push(job)?;
+        let _ = self.slot_at.push(slot);
+        set(&mut self.index_of, slot, index as Slot);
+        set(&mut self.id_of, slot, id);
+        set(&mut self.prev, slot, self.newest);
+        set(&mut self.next, slot, NIL);
+        if self.newest == NIL {
+            self.oldest = slot;
+        } else {
+            set(&mut self.next, self.newest, slot);
+        }
+        self.newest = slot;
+        let ids = &self.id_of;
+        let mut by_id = |a: Slot, b: Slot| ids.get(usize::from(a)) < ids.get(usize::from(b));
+        self.by_id.insert(slot, &mut by_id);
         Ok(slot)
     }
 
-    /// Removes job `i`, keeping submission order; returns it and its (now free) slot.
-    /// O(min(i, len − i)).
-    pub(crate) fn remove(&mut self, i: usize) -> Option<(Job, Slot)> {
-        let (job, moved) = self.jobs.remove(i)?;
-        let _ = self.ids.remove(i);
-        let (slot, _) = self.slots.remove(i)?;
-        self.renumber(moved);
-        let _ = self.free.push(slot);
-        Some((job, slot))
+    /// Removes the job in `slot` and frees the slot. O(log J).
+    pub(crate) fn remove(&mut self, slot: Slot) -> Option<Job> {
+        let i = self.index(slot)?;
+        let ids = &self.id_of;
+        let mut by_id = |a: Slot, b: Slot| ids.get(usize::from(a)) < ids.get(usize::from(b));
+        self.by_id.remove(slot, &mut by_id);
+        let job = self.jobs.swap_remove(i);
+        let _ = self.slot_at.swap_remove(i);
+        if let Some(&moved) = self.slot_at.get(i) {
+            set(&mut self.index_of, moved, i as Slot);
+        }
+        let (before, after) = (
+            self.prev.get(usize::from(slot)).copied().unwrap_or(NIL),
+            self.next_submitted(slot),
+        );
+        if before == NIL {
+            self.oldest = after;
+        } else {
+            set(&mut self.next, before, after);
+        }
+        if after == NIL {
+            self.newest = before;
+        } else {
+            set(&mut self.prev, after, before);
+        }
+        set(&mut self.index_of, slot, NIL);
+        set(&mut self.next, slot, self.free);
+        self.free = slot;
+        Some(job)
     }
 
-    /// Records the storage position of the jobs at indices `moved`.
-    fn renumber(&mut self, moved: Range<usize>) {
-        let start = self.slots.start;
-        for i in moved {
-            if let Some(&slot) = self.slots.as_slice().get(i)
-                && let Some(p) = self.position_of_slot.get_mut(usize::from(slot))
-            {
-                *p = (start + i) as u16;
+    /// Checks the columns, the id index and the submission list against the jobs. O(J).
+    pub(crate) fn check(&self) -> bool {
+        let ids = &self.id_of;
+        let by_id = |a: Slot, b: Slot| ids.get(usize::from(a)) < ids.get(usize::from(b));
+        let columns_ok = self.jobs.iter().enumerate().all(|(i, job)| {
+            self.slot_at(i).is_some_and(|s| {
+                self.index(s) == Some(i)
+                    && self.id_of.get(usize::from(s)) == Some(&job.id())
+                    && self.find(job.id()) == Some(s)
+            })
+        });
+        let mut listed = 0usize;
+        let mut at = self.oldest;
+        let mut before = NIL;
+        for _ in 0..=J {
+            if at == NIL {
+                break;
             }
+            if self.index(at).is_none() || self.prev.get(usize::from(at)) != Some(&before) {
+                return false;
+            }
+            listed += 1;
+            (before, at) = (at, self.next_submitted(at));
         }
+        columns_ok
+            && self.by_id.check(&by_id)
+            && self.by_id.len() == self.len()
+            && listed == self.len()
+            && before == self.newest
+    }
+}
+
+fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, slot: Slot, value: T) {
+    if let Some(x) = column.get_mut(usize::from(slot)) {
+        *x = value;
     }
 }
 
@@ -285,66 +224,41 @@ impl<const J: usize> JobTable<J> {
 mod tests {
     extern crate std;
     use super::*;
+    use crate::job::JobSpec;
     use crate::rng::SeededRng;
+    use crate::time::TimeMs;
     use std::vec::Vec;
 
     #[test]
-    fn gap_vec_matches_a_vec_under_random_pushes_inserts_and_removes() {
-        let mut rng = SeededRng::new(11);
-        let mut gap: GapVec<u32, 16> = GapVec::new(0);
-        let mut model: Vec<u32> = Vec::new();
-        for step in 0..5_000u32 {
-            let len = model.len();
-            match rng.below(3) {
-                0 => assert_eq!(gap.push(step).is_ok(), len < 16),
-                1 => {
-                    let i = rng.below(len as u32 + 2) as usize;
-                    let ok = gap.insert(i, step).is_ok();
-                    assert_eq!(ok, len < 16 && i <= len, "step {step}");
-                    if ok {
-                        model.insert(i, step);
-                    }
-                    continue;
-                }
-                _ => {
-                    let i = rng.below(len as u32 + 1) as usize;
-                    let got = gap.remove(i).map(|(x, _)| x);
-                    assert_eq!(got, (i < len).then(|| model.remove(i)), "step {step}");
-                    continue;
-                }
-            }
-            if len < 16 {
-                model.push(step);
-            }
-            assert_eq!(gap.as_slice(), &model[..], "step {step}");
-        }
-    }
-
-    #[test]
-    fn table_slots_follow_their_jobs_through_shifts() {
+    fn slots_ids_and_submission_order_follow_the_jobs() {
         let mut rng = SeededRng::new(5);
         let mut table: JobTable<12> = JobTable::new();
+        // The model: (id, slot) in submission order.
         let mut model: Vec<(JobId, Slot)> = Vec::new();
         for step in 0..5_000u32 {
             if rng.below(2) == 0 {
-                let job = Job::submitted(JobSpec::new(JobId(step), 1), TimeMs(0));
+                // Ids out of submission order, unique among live jobs.
+                let id = JobId(rng.below(1_000) * 10_000 + step);
+                let job = Job::submitted(JobSpec::new(id, 1), TimeMs(0));
                 match table.push(job) {
-                    Ok(slot) => model.push((JobId(step), slot)),
+                    Ok(slot) => model.push((id, slot)),
                     Err(_) => assert_eq!(model.len(), 12),
                 }
             } else if !model.is_empty() {
-                let i = rng.below(model.len() as u32) as usize;
-                let (job, slot) = table.remove(i).unwrap();
-                assert_eq!((job.id(), slot), model.remove(i));
+                let (id, slot) = model.remove(rng.below(model.len() as u32) as usize);
+                assert_eq!(table.remove(slot).map(|j| j.id()), Some(id));
+                assert_eq!(table.find(id), None);
             }
-            for (i, &(id, slot)) in model.iter().enumerate() {
-                assert_eq!(table.id_at(i), Some(id));
-                assert_eq!(table.get(i).map(Job::id), Some(id));
-                assert_eq!(table.index_of(slot), Some(i), "step {step}");
-                assert_eq!(table.job_of(slot).map(Job::id), Some(id));
-                assert_eq!(table.find(id), Some(i));
-            }
+            assert!(table.check(), "step {step}");
             assert_eq!(table.len(), model.len());
+            let mut at = table.oldest();
+            for &(id, slot) in &model {
+                assert_eq!(at, slot, "step {step}");
+                assert_eq!(table.get(slot).map(Job::id), Some(id));
+                assert_eq!(table.find(id), Some(slot));
+                at = table.next_submitted(at);
+            }
+            assert_eq!(at, NIL);
         }
     }
 }

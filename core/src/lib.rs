@@ -20,6 +20,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+mod avl;
 pub mod dag;
 pub mod error;
 pub mod event;
@@ -28,9 +29,11 @@ pub mod job;
 mod job_table;
 pub mod order;
 pub mod placement;
+mod rank;
 pub mod rng;
 pub mod scheduler;
 pub mod time;
+mod timers;
 pub mod topology;
 pub mod wire;
 
@@ -39,9 +42,9 @@ pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState};
 pub use order::{
-    Assessment, Edf, Fifo, HeadOfLine, HopelessPolicy, JobOrder, Las, LasConfig, LasConfigError,
-    LengthMetric, OrderHooks, Preemption, PriorityKey, RelaxedDeadlinePlacement, ServiceSketch,
-    Sjf, Srtf, Standing, Tias, TiasConfig,
+    CriticalOrder, Edf, Fifo, HeadOfLine, HopelessPolicy, JobOrder, KeyChanges, Las, LasConfig,
+    LasConfigError, LengthMetric, OrderHooks, Preemption, PriorityKey, RelaxedDeadlinePlacement,
+    Sjf, Srtf, Standing, Tias, TiasConfig, WindowShareSketch,
 };
 pub use placement::{
     BestFit, ExactOptimal, FirstFit, GpuMask, GpuScorer, GpuSet, LoadBalance, OptimalConfig,

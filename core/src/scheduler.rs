@@ -2,25 +2,39 @@
 //! simulator and replay tests all drive.
 //!
 //! Each call validates the event (an error changes nothing), accrues service for running
-//! jobs up to `now`, applies the event, then runs one scheduling pass: rank every live job by
-//! the [`JobOrder`], choose the set that should hold GPUs, preempt running jobs outside it,
-//! and place queued jobs inside it one GPU at a time through the [`Placer`].
-//! Cost per call: O(J log J + G·Σk) for J live jobs, G GPUs and gangs of k GPUs started in
-//! the worst case. The ranking is kept between passes and re-sorted adaptively (nearly
-//! sorted after one event), the plan stops as soon as nothing more can start or be
-//! preempted, per-job hooks an order does not use ([`OrderHooks`]) are skipped, and a job
-//! leaves the table by shifting its shorter side (module `job_table`). So an event on a
-//! long queue costs O(J) for orders whose keys move with time (refresh and key per job),
-//! and about O(R + k) for fixed-key orders (FIFO, SJF, EDF) with R running jobs.
+//! jobs up to `now`, applies the event, then runs one scheduling pass: bring the keys that
+//! changed up to date, choose in rank order the jobs that should hold GPUs, preempt running
+//! jobs outside that set, and place queued jobs inside it one GPU at a time through the
+//! [`Placer`].
+//!
+//! # Cost per event
+//! The ranking is an ordered index ([`rank`](crate::rank)) that changes only when a key
+//! does. How keys change is the order's [`KeyChanges`]:
+//! - [`KeyChanges::Never`] (FIFO, SJF, SRTF, EDF): a key is computed once, at submission.
+//! - [`KeyChanges::AtReview`] (LAS, TIAS): a job is re-keyed when its state changes and at
+//!   the time the order announced ([`JobOrder::next_review`]), kept in a timer heap
+//!   ([`timers`](crate::timers)); an order that learned something re-keys every job once
+//!   ([`JobOrder::epoch`]).
+//! - [`KeyChanges::EveryPass`] (the Tiresias-simulator copies, and any order by default):
+//!   every job is refreshed and re-keyed on every pass. O(J log J) per event.
+//!
+//! With the first two, an event costs O(log J) amortised per key that changes, plus the
+//! pass, which visits only the jobs it decides about plus O(log J) nodes per decision,
+//! plus O(R) to accrue service on the R running jobs and O(G) per GPU set freed or placed:
+//! nothing in it grows with the number of *waiting* jobs. `next_review` is O(1). The job
+//! table ([`job_table`](crate::job_table)) finds a job by id and removes it in O(log J).
 
+use crate::avl::NIL;
 use crate::error::SchedError;
-use crate::event::{Decision, Event, PreemptReason, RejectReason};
+use crate::event::{Decision, Event, PreemptReason};
 use crate::ids::{GpuId, JobId};
 use crate::job::{Job, JobSpec, JobState};
-use crate::job_table::{GapVec, JobTable, Slot};
-use crate::order::{HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
+use crate::job_table::{JobTable, Slot};
+use crate::order::{HeadOfLine, JobOrder, KeyChanges, OrderHooks, Preemption};
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
+use crate::rank::{PlanBudget, RankIndex};
 use crate::time::TimeMs;
+use crate::timers::Timers;
 use crate::topology::Topology;
 
 /// How the scheduling pass treats the queue head and running jobs. Defaults come from the
@@ -68,23 +82,6 @@ pub struct HandleOutcome {
     pub more_pending: bool,
 }
 
-/// What the scheduling pass decided for one ranked job.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Plan {
-    Keep,
-    Preempt,
-    Start,
-    Wait,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Ranked {
-    key: PriorityKey,
-    id: JobId,
-    slot: Slot,
-    plan: Plan,
-}
-
 /// A broken invariant, found by [`Scheduler::check_invariants`] (tests, fuzzing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InvariantViolation {
@@ -106,16 +103,20 @@ pub enum InvariantViolation {
 
 /// The scheduling core for a cluster of up to `G` GPUs, `J` live jobs and gangs of up to
 /// `GANG` GPUs. All memory is inline; nothing allocates. On a host, build it inside a thread
-/// with a large stack or in a `Box` (its size is roughly `162·J + 22·G` bytes: per job 120
-/// for the job, 32 for its ranking entry, 10 for its id, slot and free-list entry; 5.4 MB at
-/// the host's J = 32,768, G = 2,048).
+/// with a large stack or in a `Box` (its size is roughly `215·J + 22·G` bytes: per job 140
+/// for the job and its table entry, 44 for its ranking entry, 12 for its timer, 2 for a
+/// pending rejection; 7 MB at the host's J = 32,768, G = 2,048).
 pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     topology: Topology<G>,
     order: O,
     placer: P,
     config: SchedulerConfig,
-    /// Live jobs in submission order, each with a stable slot.
+    /// Live jobs, each with a stable slot.
     table: JobTable<J>,
+    /// Every live job by `(key, id)`.
+    rank: RankIndex<J>,
+    /// When each job's key changes next ([`KeyChanges::AtReview`] orders).
+    timers: Timers<J>,
     /// Slots of the running jobs, in no particular order (each holds at least one GPU, so
     /// there are at most `G`).
     running: heapless::Vec<Slot, G>,
@@ -126,9 +127,10 @@ pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     /// GPUs with an owner.
     busy_count: usize,
     last_now: TimeMs,
-    /// One entry per live job, sorted by `(key, id)` as of the last pass (fixed-key orders:
-    /// always sorted), so the next pass's sort starts from nearly sorted data.
-    ranked: GapVec<Ranked, J>,
+    /// The order's [`JobOrder::epoch`] the keys were computed under.
+    epoch: u32,
+    /// Queued jobs the order asked to reject since the last pass ([`KeyChanges::AtReview`]).
+    reject_due: heapless::Vec<Slot, J>,
     placer_faults: u32,
 }
 
@@ -137,7 +139,8 @@ where
     O: JobOrder,
     P: Placer<G>,
 {
-    const CAPACITIES_FIT: () = assert!(J > 0 && J <= u16::MAX as usize && GANG > 0);
+    /// Slots are `u16` and `u16::MAX` means "none".
+    const CAPACITIES_FIT: () = assert!(J > 0 && J < u16::MAX as usize && GANG > 0);
 
     /// A scheduler over `topology` with every GPU healthy and free, at time 0, using the
     /// order's own head-of-line and preemption behaviour.
@@ -159,6 +162,7 @@ where
         for h in healthy.iter_mut().take(healthy_count) {
             *h = true;
         }
+        let epoch = order.epoch();
         Self {
             topology,
             order,
@@ -166,21 +170,15 @@ where
             config,
             healthy_count,
             table: JobTable::new(),
+            rank: RankIndex::new(),
+            timers: Timers::new(),
             running: heapless::Vec::new(),
             owner: [None; G],
             healthy,
             busy_count: 0,
             last_now: TimeMs(0),
-            ranked: GapVec::new(Ranked {
-                key: PriorityKey {
-                    class: 0,
-                    primary: 0,
-                    secondary: 0,
-                },
-                id: JobId(0),
-                slot: 0,
-                plan: Plan::Wait,
-            }),
+            epoch,
+            reject_due: heapless::Vec::new(),
             placer_faults: 0,
         }
     }
@@ -206,7 +204,8 @@ where
     /// service accrued and the event applied (a `GpuDown` still emits its `Preempt`); the
     /// next `handle` call at the same `now` (e.g. with [`Event::Tick`]) schedules. Lets a
     /// caller fold simultaneous events into one pass, as the Tiresias simulator does (its
-    /// arrivals, completions and timers at one second share a single pass). O(J).
+    /// arrivals, completions and timers at one second share a single pass). Until that pass,
+    /// [`next_review`](Self::next_review) may name a time that is already due.
     pub fn handle_deferred<const D: usize>(
         &mut self,
         now: TimeMs,
@@ -244,19 +243,23 @@ where
         Ok(before)
     }
 
-    /// Checks the event against the state. Returns the table index of the job a `Finish` or
-    /// `Cancel` names, so `apply` need not look it up again.
-    fn validate(&self, now: TimeMs, event: &Event) -> Result<Option<usize>, SchedError> {
+    /// Checks the event against the state. Returns the slot of the job a `Finish` or
+    /// `Cancel` names, so `apply` need not look it up again. O(log J).
+    fn validate(&self, now: TimeMs, event: &Event) -> Result<Option<Slot>, SchedError> {
         match *event {
             Event::Submit(spec) => self.validate_submit(now, spec).map(|()| None),
-            Event::Finish(id) => match self.find(id) {
+            Event::Finish(id) => match self.table.find(id) {
                 None => Err(SchedError::UnknownJob(id)),
-                Some(i) if self.table.get(i).map(|j| j.state) != Some(JobState::Running) => {
+                Some(s) if self.table.get(s).map(|j| j.state) != Some(JobState::Running) => {
                     Err(SchedError::JobNotRunning(id))
                 }
-                Some(i) => Ok(Some(i)),
+                Some(s) => Ok(Some(s)),
             },
-            Event::Cancel(id) => self.find(id).map(Some).ok_or(SchedError::UnknownJob(id)),
+            Event::Cancel(id) => self
+                .table
+                .find(id)
+                .map(Some)
+                .ok_or(SchedError::UnknownJob(id)),
             Event::GpuDown(gpu) | Event::GpuUp(gpu) if !self.topology.contains(gpu) => {
                 Err(SchedError::UnknownGpu(gpu))
             }
@@ -269,7 +272,7 @@ where
         if spec.gpus == 0 {
             return Err(SchedError::ZeroGpuRequest(id));
         }
-        if self.find(id).is_some() {
+        if self.table.find(id).is_some() {
             return Err(SchedError::DuplicateJob(id));
         }
         if usize::from(spec.gpus) > GANG {
@@ -316,15 +319,11 @@ where
         Ok(())
     }
 
-    /// Credits every running job with service from the previous event up to `now`.
+    /// Credits every running job with service from the previous event up to `now`. O(R).
     fn accrue(&mut self, now: TimeMs) {
         let dt = now.saturating_since(self.last_now);
         for &slot in self.running.iter() {
-            let Some(job) = self
-                .table
-                .index_of(slot)
-                .and_then(|i| self.table.get_mut(i))
-            else {
+            let Some(job) = self.table.get_mut(slot) else {
                 continue;
             };
             job.executed = job.executed.saturating_add(dt);
@@ -339,24 +338,24 @@ where
         &mut self,
         now: TimeMs,
         event: Event,
-        named: Option<usize>,
+        named: Option<Slot>,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) {
         match event {
             Event::Submit(spec) => self.insert(Job::submitted(spec, now), now),
             Event::Finish(id) => {
-                if let Some(i) = named {
+                if let Some(slot) = named {
                     self.release(id);
-                    if let Some(mut job) = self.remove_at(i) {
+                    if let Some(mut job) = self.remove(slot) {
                         job.state = JobState::Finished;
                         self.order.on_finished(&job, now);
                     }
                 }
             }
             Event::Cancel(id) => {
-                if let Some(i) = named {
+                if let Some(slot) = named {
                     self.release(id);
-                    self.remove_at(i);
+                    self.remove(slot);
                 }
             }
             Event::GpuDown(gpu) => {
@@ -366,8 +365,9 @@ where
                     self.healthy_count -= 1;
                 }
                 if let Some(id) = self.owner[g] {
-                    if let Some(i) = self.find(id) {
-                        self.preempt_at(i, now);
+                    if let Some(slot) = self.table.find(id) {
+                        self.preempt(slot, now);
+                        self.touched(slot, now);
                     }
                     // `handle` checked that `out` has a free slot, and this is the first push.
                     let _ = out.push(Decision::Preempt {
@@ -394,162 +394,222 @@ where
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
         let hooks = self.order.hooks();
-        if hooks.refresh {
-            for job in self.table.jobs_mut() {
-                self.order.refresh(job, now);
-            }
+        match hooks.keys {
+            KeyChanges::Never => {}
+            KeyChanges::AtReview => self.rekey_due(now, hooks),
+            KeyChanges::EveryPass => self.rekey_all(now, hooks),
         }
-        if hooks.reject && self.reject_hopeless(now, out) {
+        if hooks.reject && self.reject_queued(now, hooks, out) {
             return true;
         }
-        self.rank(now, hooks);
-        let planned = self.plan();
-        for r in 0..planned {
-            let Some(&Ranked { id, slot, plan, .. }) = self.ranked.as_slice().get(r) else {
-                break;
-            };
-            if plan == Plan::Preempt {
-                if out.is_full() {
-                    return true;
-                }
-                if let Some(index) = self.table.index_of(slot) {
-                    self.preempt_at(index, now);
-                }
-                let _ = out.push(Decision::Preempt {
-                    job: id,
-                    reason: PreemptReason::Priority,
-                });
-            }
+        if self.start_and_preempt(now, out) {
+            return true;
         }
-        for r in 0..planned {
-            let Some(&Ranked { id, slot, plan, .. }) = self.ranked.as_slice().get(r) else {
-                break;
-            };
-            if plan == Plan::Start {
-                if out.is_full() {
-                    return true;
-                }
-                let Some(index) = self.table.index_of(slot) else {
-                    continue;
-                };
-                if let Some(gpus) = self.place(index) {
-                    self.start(index, gpus.clone(), now);
-                    let _ = out.push(Decision::Start { job: id, gpus });
-                }
-            }
-        }
-        if hooks.after_pass {
-            for r in self.ranked.as_slice() {
-                if let Some(job) = self
-                    .table
-                    .index_of(r.slot)
-                    .and_then(|i| self.table.get_mut(i))
-                {
+        if hooks.after_pass && hooks.keys == KeyChanges::EveryPass {
+            let mut at = self.rank.first();
+            for _ in 0..self.rank.len() {
+                if let Some(job) = self.table.get_mut(at) {
                     self.order.after_pass(job, now);
                 }
+                at = self.rank.next(at);
             }
         }
         false
     }
 
-    /// Lets the order drop queued jobs it deems hopeless (e.g. past their deadline).
-    fn reject_hopeless<const D: usize>(
+    /// [`KeyChanges::AtReview`]: re-keys every job once if the order's epoch moved, then the
+    /// jobs whose review time has come. O(log J) per job re-keyed.
+    fn rekey_due(&mut self, now: TimeMs, hooks: OrderHooks) {
+        let epoch = self.order.epoch();
+        if epoch != self.epoch {
+            self.epoch = epoch;
+            for i in 0..self.table.len() {
+                if let Some(slot) = self.table.slot_at(i) {
+                    self.rekey(slot, now, hooks);
+                }
+            }
+        }
+        // Re-keying sets a job's timer after `now` or clears it: each slot is due once.
+        for _ in 0..=self.table.len() {
+            match self.timers.peek() {
+                Some((at, slot)) if at <= now => self.rekey(slot, now, hooks),
+                _ => break,
+            }
+        }
+    }
+
+    /// Refreshes one job, re-ranks it under its new key, arms its next review and notes
+    /// whether the order wants it rejected. O(log J).
+    fn rekey(&mut self, slot: Slot, now: TimeMs, hooks: OrderHooks) {
+        let Some(job) = self.table.get_mut(slot) else {
+            self.timers.clear(slot);
+            return;
+        };
+        if hooks.refresh {
+            self.order.refresh(job, now);
+        }
+        self.rank.rekey(slot, self.order.key(job, now));
+        let review = if hooks.next_review {
+            self.order.next_review(job, now).filter(|&t| t > now)
+        } else {
+            None
+        };
+        self.timers.set(slot, review);
+        let reject = hooks.reject && job.state.is_queued() && self.order.reject(job, now).is_some();
+        if reject && !self.reject_due.contains(&slot) {
+            // As many entries as live jobs at most: never full.
+            let _ = self.reject_due.push(slot);
+        }
+    }
+
+    /// [`KeyChanges::EveryPass`]: refreshes every job in submission order, then re-keys
+    /// them all and re-sorts from the last order. O(J) plus the sort's moves.
+    fn rekey_all(&mut self, now: TimeMs, hooks: OrderHooks) {
+        if hooks.refresh {
+            let mut at = self.table.oldest();
+            for _ in 0..self.table.len() {
+                if let Some(job) = self.table.get_mut(at) {
+                    self.order.refresh(job, now);
+                }
+                at = self.table.next_submitted(at);
+            }
+        }
+        // 2·J bytes of stack, only for these orders.
+        let mut scratch = [NIL; J];
+        let (table, order) = (&self.table, &self.order);
+        self.rank
+            .rekey_all(&mut scratch, |slot| Some(order.key(table.get(slot)?, now)));
+    }
+
+    /// Drops queued jobs the order rejects, in rank order; returns true if `out` filled.
+    /// [`KeyChanges::AtReview`]: the jobs noted when re-keyed; otherwise every queued job is
+    /// asked.
+    fn reject_queued<const D: usize>(
+        &mut self,
+        now: TimeMs,
+        hooks: OrderHooks,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> bool {
+        if hooks.keys != KeyChanges::AtReview {
+            self.reject_due.clear();
+            let mut at = self.rank.first();
+            for _ in 0..self.rank.len() {
+                if at == NIL {
+                    break;
+                }
+                let _ = self.reject_due.push(at);
+                at = self.rank.next(at);
+            }
+        } else {
+            let rank = &self.rank;
+            self.reject_due
+                .sort_unstable_by_key(|&s| (rank.key_of(s), rank.id_of(s)));
+        }
+        let mut done = 0;
+        let mut full = false;
+        for i in 0..self.reject_due.len() {
+            let Some(&slot) = self.reject_due.get(i) else {
+                break;
+            };
+            let reason = self
+                .table
+                .get(slot)
+                .filter(|job| job.state.is_queued())
+                .and_then(|job| self.order.reject(job, now).map(|r| (job.id(), r)));
+            if let Some((id, reason)) = reason {
+                if out.is_full() {
+                    full = true;
+                    break;
+                }
+                let _ = out.push(Decision::Reject { job: id, reason });
+                self.remove_indexed(slot);
+            }
+            done += 1;
+        }
+        // Keep the ones not reached (the buffer filled), in order.
+        let keep = self.reject_due.len().saturating_sub(done);
+        for i in 0..keep {
+            let later = self.reject_due.get(done + i).copied();
+            if let (Some(s), Some(x)) = (later, self.reject_due.get_mut(i)) {
+                *x = s;
+            }
+        }
+        self.reject_due.truncate(keep);
+        if hooks.keys != KeyChanges::AtReview {
+            self.reject_due.clear();
+        }
+        full
+    }
+
+    /// Plans the pass over the ranking, then preempts and starts. Returns true if `out`
+    /// filled first. Visits O((decisions + 1)·log J) ranking nodes.
+    fn start_and_preempt<const D: usize>(
         &mut self,
         now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
-        let mut i = 0;
-        while let Some(job) = self.table.get(i) {
-            let reason: Option<RejectReason> = if job.state.is_queued() {
-                self.order.reject(job, now)
+        let preemptive = self.config.preemption == Preemption::On;
+        let healthy = self.healthy_count;
+        let budget = PlanBudget {
+            healthy,
+            gpus: if preemptive {
+                healthy
             } else {
-                None
+                healthy.saturating_sub(self.busy_count)
+            },
+            preemptive,
+            block: self.config.head_of_line == HeadOfLine::Block,
+        };
+        let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
+        let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
+        self.rank.plan(budget, &mut preempts, &mut starts);
+        for &slot in preempts.iter() {
+            if out.is_full() {
+                return true;
+            }
+            let Some(id) = self.table.get(slot).map(Job::id) else {
+                continue;
             };
-            match reason {
-                Some(reason) => {
-                    if out.is_full() {
-                        return true;
-                    }
-                    let id = job.id();
-                    self.remove_at(i);
-                    let _ = out.push(Decision::Reject { job: id, reason });
-                }
-                None => i += 1,
+            self.preempt(slot, now);
+            let _ = out.push(Decision::Preempt {
+                job: id,
+                reason: PreemptReason::Priority,
+            });
+            self.touched(slot, now);
+        }
+        for &slot in starts.iter() {
+            if out.is_full() {
+                return true;
+            }
+            let Some(id) = self.table.get(slot).map(Job::id) else {
+                continue;
+            };
+            if let Some(gpus) = self.place(slot) {
+                self.start(slot, gpus.clone(), now);
+                let _ = out.push(Decision::Start { job: id, gpus });
+                self.touched(slot, now);
             }
         }
         false
     }
 
-    /// Brings `ranked` into `(key, id)` order: a total order, so the pass is deterministic.
-    /// Fixed-key orders keep it sorted on insertion; others recompute every key (O(J)) and
-    /// re-sort adaptively from the last pass's order.
-    fn rank(&mut self, now: TimeMs, hooks: OrderHooks) {
-        if hooks.fixed_key {
-            return;
+    /// A job's state changed outside a re-key (started, preempted, submitted):
+    /// [`KeyChanges::AtReview`] orders re-key it now; the others need nothing (a fixed key,
+    /// or every key recomputed next pass).
+    fn touched(&mut self, slot: Slot, now: TimeMs) {
+        let hooks = self.order.hooks();
+        if hooks.keys == KeyChanges::AtReview {
+            self.rekey(slot, now, hooks);
         }
-        for r in self.ranked.as_mut_slice() {
-            if let Some(job) = self.table.job_of(r.slot) {
-                r.key = self.order.key(job, now);
-            }
-        }
-        sort_nearly_sorted(self.ranked.as_mut_slice());
     }
 
-    /// Chooses, in rank order, the jobs that hold GPUs after this pass. Returns how many
-    /// ranked entries it planned: past that, every job waits or keeps its GPUs (no GPU left
-    /// to give, or the head blocks, and no running job left to preempt). O(J) worst case.
-    fn plan(&mut self) -> usize {
-        let healthy = self.healthy_count;
-        let preemptive = self.config.preemption == Preemption::On;
-        let mut budget = healthy;
-        if !preemptive {
-            budget = budget.saturating_sub(self.busy_count);
-        }
-        // Running jobs a preemptive pass has still to keep or preempt.
-        let mut running_left = if preemptive { self.running.len() } else { 0 };
-        let mut blocked = false;
-        for (n, r) in self.ranked.as_mut_slice().iter_mut().enumerate() {
-            if running_left == 0 && (budget == 0 || blocked) {
-                return n;
-            }
-            let Some(job) = self.table.job_of(r.slot) else {
-                r.plan = Plan::Wait;
-                continue;
-            };
-            let gpus = usize::from(job.spec.gpus);
-            if preemptive && job.state == JobState::Running {
-                running_left = running_left.saturating_sub(1);
-            }
-            r.plan = match job.state {
-                JobState::Running if !preemptive => Plan::Keep,
-                JobState::Running if gpus <= budget => {
-                    budget -= gpus;
-                    Plan::Keep
-                }
-                JobState::Running => Plan::Preempt,
-                // Cannot fit the healthy cluster now: waits without blocking others.
-                _ if gpus > healthy => Plan::Wait,
-                _ if blocked => Plan::Wait,
-                _ if gpus <= budget => {
-                    budget -= gpus;
-                    Plan::Start
-                }
-                _ => {
-                    blocked = self.config.head_of_line == HeadOfLine::Block;
-                    Plan::Wait
-                }
-            };
-        }
-        self.ranked.len()
-    }
-
-    /// Picks the GPUs of job `index` one at a time through the placer.
-    fn place(&mut self, index: usize) -> Option<GpuSet<GANG>> {
+    /// Picks the GPUs of the job in `slot` one at a time through the placer. O(G·k).
+    fn place(&mut self, slot: Slot) -> Option<GpuSet<GANG>> {
         let mut usable = GpuMask::<G>::none();
         for g in 0..self.topology.gpu_count() {
             usable.set(GpuId(g as u16), self.healthy[g] && self.owner[g].is_none());
         }
-        let job = self.table.get(index)?;
+        let job = self.table.get(slot)?;
         let need = usize::from(job.spec.gpus);
         if usable.count() < need {
             return None;
@@ -575,11 +635,8 @@ where
         Some(picked)
     }
 
-    fn start(&mut self, index: usize, gpus: GpuSet<GANG>, now: TimeMs) {
-        let Some(slot) = self.table.slot_at(index) else {
-            return;
-        };
-        let Some(job) = self.table.get_mut(index) else {
+    fn start(&mut self, slot: Slot, gpus: GpuSet<GANG>, now: TimeMs) {
+        let Some(job) = self.table.get_mut(slot) else {
             return;
         };
         for &g in gpus.as_slice() {
@@ -594,21 +651,29 @@ where
         job.first_started_at.get_or_insert(now);
         // At most `G` jobs run (each holds a GPU), so this never fails.
         let _ = self.running.push(slot);
+        self.rank.set_running(slot, true);
     }
 
-    /// Requeues the running job at table index `index`, freeing its GPUs. O(G + R).
-    fn preempt_at(&mut self, index: usize, now: TimeMs) {
-        let (Some(id), Some(slot)) = (self.table.id_at(index), self.table.slot_at(index)) else {
+    /// Requeues the running job in `slot`, freeing its GPUs. O(G + R + log J).
+    fn preempt(&mut self, slot: Slot, now: TimeMs) {
+        let Some(id) = self.table.get(slot).map(Job::id) else {
             return;
         };
         self.release(id);
-        let Some(job) = self.table.get_mut(index) else {
+        let Some(job) = self.table.get_mut(slot) else {
             return;
         };
         job.state = JobState::Preempted;
         job.queued_since = now;
         job.preemptions = job.preemptions.saturating_add(1);
-        self.running.retain(|&r| r != slot);
+        self.drop_running(slot);
+        self.rank.set_running(slot, false);
+    }
+
+    fn drop_running(&mut self, slot: Slot) {
+        if let Some(i) = self.running.iter().position(|&r| r == slot) {
+            self.running.swap_remove(i);
+        }
     }
 
     /// Frees every GPU `id` holds. O(G) over the topology's GPUs.
@@ -620,54 +685,43 @@ where
         }
     }
 
-    /// Adds a validated job to the table and to the ranking (at its sorted place by its
-    /// key now: exact for fixed-key orders, a good start for the others). O(log J) plus the
-    /// shift of the shorter side of the ranking (none for FIFO).
+    /// Adds a validated job to the table and ranks it. O(log J).
     fn insert(&mut self, job: Job, now: TimeMs) {
-        let id = job.id();
+        let (id, gpus) = (job.id(), job.spec.gpus);
         let key = self.order.key(&job, now);
-        // Room was checked in `validate`; the ranking has the table's capacity.
+        // Room was checked in `validate`; the ranking and the timers have the same capacity.
         let Ok(slot) = self.table.push(job) else {
             return;
         };
-        let at = self
-            .ranked
-            .as_slice()
-            .partition_point(|r| (r.key, r.id) < (key, id));
-        let _ = self.ranked.insert(
-            at,
-            Ranked {
-                key,
-                id,
-                slot,
-                plan: Plan::Wait,
-            },
-        );
+        self.rank.insert(slot, key, id, gpus, false);
+        self.touched(slot, now);
     }
 
-    /// Removes the job at table index `i` (it holds no GPU) from the table, the ranking and
-    /// the running list, keeping submission order. O(min(i, J − i)) for the table, plus a
-    /// scan of the ranking up to the job's entry and the shift of its shorter side.
-    fn remove_at(&mut self, i: usize) -> Option<Job> {
-        let (job, slot) = self.table.remove(i)?;
-        if let Some(n) = self.ranked.as_slice().iter().position(|r| r.slot == slot) {
-            self.ranked.remove(n);
+    /// Removes the job in `slot` (it holds no GPU) from the table and every index.
+    /// O(log J + R).
+    fn remove(&mut self, slot: Slot) -> Option<Job> {
+        if let Some(i) = self.reject_due.iter().position(|&s| s == slot) {
+            self.reject_due.swap_remove(i);
         }
-        self.running.retain(|&r| r != slot);
+        self.remove_indexed(slot)
+    }
+
+    /// As [`remove`](Self::remove), leaving `reject_due` to the caller.
+    fn remove_indexed(&mut self, slot: Slot) -> Option<Job> {
+        let job = self.table.remove(slot)?;
+        self.rank.remove(slot);
+        self.timers.clear(slot);
+        self.drop_running(slot);
         Some(job)
     }
 
-    /// Table index of live job `id`: a linear scan of the dense id column. O(J).
-    fn find(&self, id: JobId) -> Option<usize> {
-        self.table.find(id)
-    }
-
-    /// The live job with this id.
+    /// The live job with this id. O(log J).
     pub fn job(&self, id: JobId) -> Option<&Job> {
-        self.find(id).and_then(|i| self.table.get(i))
+        self.table.find(id).and_then(|s| self.table.get(s))
     }
 
-    /// All live jobs (queued or running), in submission order.
+    /// All live jobs (queued or running), in a deterministic order that is not the
+    /// submission order (a finished job's place is taken by the last one). O(1).
     pub fn jobs(&self) -> &[Job] {
         self.table.jobs()
     }
@@ -710,18 +764,24 @@ where
     }
 
     /// The earliest time after the last event at which the order expects a key to change
-    /// with no event in between (see [`JobOrder::next_review`]): send
-    /// [`Event::Tick`] then. `None` when no job needs one. O(J).
+    /// with no event in between (see [`JobOrder::next_review`]): send [`Event::Tick`] then.
+    /// `None` when no job needs one. O(1) for [`KeyChanges::AtReview`] orders (the timer
+    /// heap's head); O(J) for [`KeyChanges::EveryPass`] ones.
     pub fn next_review(&self) -> Option<TimeMs> {
-        if !self.order.hooks().next_review {
+        let hooks = self.order.hooks();
+        if !hooks.next_review {
             return None;
         }
         let now = self.last_now;
-        self.jobs()
-            .iter()
-            .filter_map(|job| self.order.next_review(job, now))
-            .filter(|&t| t > now)
-            .min()
+        match hooks.keys {
+            KeyChanges::AtReview => self.timers.peek().map(|(at, _)| at),
+            KeyChanges::EveryPass | KeyChanges::Never => self
+                .jobs()
+                .iter()
+                .filter_map(|job| self.order.next_review(job, now))
+                .filter(|&t| t > now)
+                .min(),
+        }
     }
 
     /// The job order.
@@ -753,7 +813,8 @@ where
     /// Checks the core's invariants: no GPU held by two jobs (by construction: one owner per
     /// GPU) or by a job that is not running, no failed GPU held, every running job holding
     /// exactly its gang, no final state or duplicate id in the table, and the internal indexes
-    /// (id column, running list, ranking, GPU counters) in step with the table. O(J·(G + J)).
+    /// (id index, submission list, running list, ranking and its summaries, timers, GPU
+    /// counters) in step with the table. O(J·G + J log J).
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_indexes()?;
         for (g, owner) in self.owner.iter().enumerate() {
@@ -766,13 +827,9 @@ where
                 return Err(InvariantViolation::GpuOwnedByNonRunningJob(gpu));
             }
         }
-        let jobs = self.jobs();
-        for (i, job) in jobs.iter().enumerate() {
+        for job in self.jobs() {
             if matches!(job.state, JobState::Finished | JobState::Rejected) {
                 return Err(InvariantViolation::FinalStateInTable(job.id()));
-            }
-            if jobs[..i].iter().any(|other| other.id() == job.id()) {
-                return Err(InvariantViolation::DuplicateId(job.id()));
             }
             let held = self.owner.iter().filter(|o| **o == Some(job.id())).count();
             let want = if job.state == JobState::Running {
@@ -787,7 +844,7 @@ where
         Ok(())
     }
 
-    /// The internal indexes against the table and the GPU arrays. O(J² + G).
+    /// The internal indexes against the table and the GPU arrays. O(J log J + G).
     fn check_indexes(&self) -> Result<(), InvariantViolation> {
         let counter = InvariantViolation::IndexOutOfSync(JobId(u32::MAX));
         let gpus = self.topology.gpu_count().min(G);
@@ -797,11 +854,11 @@ where
             return Err(counter);
         }
         let jobs = self.jobs();
-        if self.ranked.len() != jobs.len() {
+        if !self.table.check() || !self.rank.check(jobs.len()) || !self.timers.check() {
             return Err(counter);
         }
         let running = jobs.iter().filter(|j| j.state == JobState::Running).count();
-        if running != self.running.len() {
+        if running != self.running.len() || self.timers.len() > jobs.len() {
             return Err(counter);
         }
         for (i, job) in jobs.iter().enumerate() {
@@ -809,42 +866,20 @@ where
             let Some(slot) = self.table.slot_at(i) else {
                 return out_of_sync;
             };
-            let ranked = self
-                .ranked
-                .as_slice()
-                .iter()
-                .filter(|r| r.slot == slot && r.id == job.id())
-                .count();
-            let listed = self.running.contains(&slot);
-            if self.table.id_at(i) != Some(job.id())
-                || self.table.index_of(slot) != Some(i)
-                || ranked != 1
-                || listed != (job.state == JobState::Running)
+            let is_running = job.state == JobState::Running;
+            let fixed_key_ok = self.order.hooks().keys != KeyChanges::Never
+                || self.rank.key_of(slot) == Some(self.order.key(job, self.last_now));
+            if self.table.find(job.id()) != Some(slot)
+                || !self.rank.contains(slot)
+                || self.rank.id_of(slot) != Some(job.id())
+                || self.rank.is_running(slot) != is_running
+                || self.running.contains(&slot) != is_running
+                || !fixed_key_ok
             {
                 return out_of_sync;
             }
         }
         Ok(())
-    }
-}
-
-/// Sorts `ranked` by `(key, id)`, cheaply when it is nearly sorted (the last pass's order
-/// with a few keys moved): insertion sort while it has moved at most `2·len` entries, then
-/// the standard unstable sort. The key is total, so either gives the one sorted order.
-/// O(len + moves), at most O(len log len) after the fallback.
-fn sort_nearly_sorted(ranked: &mut [Ranked]) {
-    let mut budget = ranked.len().saturating_mul(2);
-    for i in 1..ranked.len() {
-        let mut j = i;
-        while j > 0 && (ranked[j].key, ranked[j].id) < (ranked[j - 1].key, ranked[j - 1].id) {
-            if budget == 0 {
-                ranked.sort_unstable_by_key(|r| (r.key, r.id));
-                return;
-            }
-            budget -= 1;
-            ranked.swap(j, j - 1);
-            j -= 1;
-        }
     }
 }
 

@@ -4,8 +4,10 @@
 extern crate std;
 
 use super::*;
+use crate::event::RejectReason;
 use crate::job::CommProfile;
 use crate::order::Fifo;
+use crate::order::PriorityKey;
 use crate::placement::{BestFit, FirstFit};
 use crate::time::DurationMs;
 use crate::topology::LinkWeights;
@@ -424,6 +426,9 @@ impl<O: JobOrder> JobOrder for AllHooks<O> {
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         self.0.on_finished(job, now)
     }
+    fn epoch(&self) -> u32 {
+        self.0.epoch()
+    }
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         self.0.next_review(job, now)
     }
@@ -503,7 +508,7 @@ fn hooks_match_the_reference<O: JobOrder + Clone>(order: O) {
 fn order_hooks_only_skip_work_that_changes_nothing() {
     use crate::order::{CompatPolicy, Edf, Las, LasConfig, LengthMetric, Sjf, Srtf};
     use crate::order::{
-        HopelessPolicy, RelaxedDeadlinePlacement, Tias, TiasConfig, TiresiasCompat,
+        CriticalOrder, HopelessPolicy, RelaxedDeadlinePlacement, Tias, TiasConfig, TiresiasCompat,
     };
     hooks_match_the_reference(Fifo);
     hooks_match_the_reference(Sjf::default());
@@ -511,44 +516,25 @@ fn order_hooks_only_skip_work_that_changes_nothing() {
     hooks_match_the_reference(Edf);
     hooks_match_the_reference(Las::new(LasConfig::default()));
     hooks_match_the_reference(Tias::new(TiasConfig::default()));
+    // Learning early and often (so the epoch moves), rejecting, the other placements.
     hooks_match_the_reference(Tias::new(TiasConfig {
+        min_samples: 2,
+        republish_every: 3,
         hopeless: HopelessPolicy::Reject,
-        relaxed: RelaxedDeadlinePlacement::HeadOfQueue,
+        relaxed: RelaxedDeadlinePlacement::LikeLas,
+        critical_order: CriticalOrder::EarliestDeadline,
+        ..TiasConfig::default()
+    }));
+    hooks_match_the_reference(Tias::new(TiasConfig {
+        min_samples: 2,
+        republish_every: 1,
+        relaxed: RelaxedDeadlinePlacement::BelowAll,
+        critical_queue: 0,
+        hopeless: HopelessPolicy::BestEffort,
         ..TiasConfig::default()
     }));
     hooks_match_the_reference(TiresiasCompat::new(CompatPolicy::Dlas(LengthMetric::Time)));
     hooks_match_the_reference(TiresiasCompat::new(CompatPolicy::Shortest(
         LengthMetric::GpuTime,
     )));
-}
-
-#[test]
-fn nearly_sorted_ranking_sorts_like_the_standard_sort() {
-    let mut rng = crate::rng::SeededRng::new(3);
-    for case in 0..200 {
-        let len = rng.below(300) as usize;
-        // Sorted, then `moves` random keys changed: from nearly sorted to shuffled.
-        let moves = [0, 1, 3, len / 2, len][case % 5];
-        let mut ranked: Vec<Ranked> = (0..len)
-            .map(|i| Ranked {
-                key: PriorityKey {
-                    class: (i / 100) as u32,
-                    primary: i as i64,
-                    secondary: 0,
-                },
-                id: JobId(rng.below(1_000)),
-                slot: i as u16,
-                plan: Plan::Wait,
-            })
-            .collect();
-        for _ in 0..moves.min(len) {
-            let at = rng.below(len as u32) as usize;
-            ranked[at].key.primary = i64::from(rng.below(400)) - 50;
-        }
-        let mut expected = ranked.clone();
-        expected.sort_unstable_by_key(|r| (r.key, r.id, r.slot));
-        sort_nearly_sorted(&mut ranked);
-        let order = |v: &[Ranked]| v.iter().map(|r| (r.key, r.id)).collect::<Vec<_>>();
-        assert_eq!(order(&ranked), order(&expected), "case {case}");
-    }
 }

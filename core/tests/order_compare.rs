@@ -227,10 +227,10 @@ fn table(name: &str, jobs: &[TraceJob], gpm: u16, machines: u16) {
     row("las", replay(Las::default(), jobs, gpm, machines));
     row("tias", replay(Tias::default(), jobs, gpm, machines));
     row(
-        "tias-head",
+        "tias-like-las",
         replay(
             Tias::new(TiasConfig {
-                relaxed: gantry_core::RelaxedDeadlinePlacement::HeadOfQueue,
+                relaxed: gantry_core::RelaxedDeadlinePlacement::LikeLas,
                 ..TiasConfig::default()
             }),
             jobs,
@@ -240,10 +240,10 @@ fn table(name: &str, jobs: &[TraceJob], gpm: u16, machines: u16) {
     );
     // Sensitivity of the two TIAS constants that trade misses for JCT.
     row(
-        "tias-k0.5",
+        "tias-s0.2",
         replay(
             Tias::new(TiasConfig {
-                critical_slack_permille: 500,
+                safety_permille: 200,
                 ..TiasConfig::default()
             }),
             jobs,
@@ -252,10 +252,10 @@ fn table(name: &str, jobs: &[TraceJob], gpm: u16, machines: u16) {
         ),
     );
     row(
-        "tias-h200",
+        "tias-edf",
         replay(
             Tias::new(TiasConfig {
-                hopeless_fit_permille: 200,
+                critical_order: gantry_core::CriticalOrder::EarliestDeadline,
                 ..TiasConfig::default()
             }),
             jobs,

@@ -88,6 +88,13 @@ pub struct Metrics {
     pub deadline_jobs: usize,
     /// Deadline jobs that finished late, were rejected or did not finish / deadline jobs.
     pub deadline_miss_rate: Option<f64>,
+    /// Deadline jobs whose deadline some schedule could meet: `deadline ≥ submit + duration`
+    /// at full speed. About half of ElasticFlow's deadlines (`submit + U(0.5, 1.5) ×
+    /// duration`) are not, and count as misses under every order.
+    pub deadline_jobs_feasible: usize,
+    /// Misses among the feasible deadline jobs / feasible deadline jobs: the misses an order
+    /// could have avoided.
+    pub deadline_miss_rate_feasible: Option<f64>,
     /// Mean JCT of finished jobs without a deadline.
     pub avg_jct_nondeadline_s: Option<f64>,
     /// Mean JCT of finished deadline jobs.
@@ -152,13 +159,19 @@ impl Metrics {
             .iter()
             .filter(|j| j.deadline_ms.is_some() && j.refused.is_none())
             .collect();
-        let missed = deadline_jobs
+        let is_miss = |j: &&&JobRecord| match (j.finish_ms, j.deadline_ms) {
+            (Some(f), Some(d)) => f > d,
+            _ => true,
+        };
+        let missed = deadline_jobs.iter().filter(is_miss).count();
+        let feasible: Vec<_> = deadline_jobs
             .iter()
-            .filter(|j| match (j.finish_ms, j.deadline_ms) {
-                (Some(f), Some(d)) => f > d,
-                _ => true,
+            .filter(|j| {
+                j.deadline_ms
+                    .is_some_and(|d| d >= j.submit_ms.saturating_add(j.duration_ms))
             })
-            .count();
+            .collect();
+        let missed_feasible = feasible.iter().copied().filter(is_miss).count();
         let refused = out.jobs.iter().filter(|j| j.refused.is_some()).count();
         let rejected = out.jobs.iter().filter(|j| j.rejected).count();
         Metrics {
@@ -190,6 +203,9 @@ impl Metrics {
             deadline_jobs: deadline_jobs.len(),
             deadline_miss_rate: (!deadline_jobs.is_empty())
                 .then(|| missed as f64 / deadline_jobs.len() as f64),
+            deadline_jobs_feasible: feasible.len(),
+            deadline_miss_rate_feasible: (!feasible.is_empty())
+                .then(|| missed_feasible as f64 / feasible.len() as f64),
             avg_jct_nondeadline_s: mean(
                 finished.iter().filter(|j| j.deadline_ms.is_none()).map(jct),
             ),
@@ -212,7 +228,7 @@ impl Metrics {
         let mut t = comfy_table::Table::new();
         t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
         t.set_header(["metric", "value"]);
-        let rows: [(&str, String); 18] = [
+        let rows: [(&str, String); 19] = [
             (
                 "order / placement",
                 format!("{} / {}", self.order, self.placement),
@@ -246,8 +262,15 @@ impl Metrics {
                 "arrivals held back (job table full)",
                 self.held_back.to_string(),
             ),
-            ("deadline jobs", self.deadline_jobs.to_string()),
+            (
+                "deadline jobs (feasible)",
+                format!("{} ({})", self.deadline_jobs, self.deadline_jobs_feasible),
+            ),
             ("deadline miss rate", cell(self.deadline_miss_rate, 3)),
+            (
+                "deadline miss rate, feasible only",
+                cell(self.deadline_miss_rate_feasible, 3),
+            ),
             (
                 "avg JCT non-deadline / deadline (s)",
                 format!(
@@ -359,10 +382,45 @@ mod tests {
     }
 
     #[test]
+    fn feasible_miss_rate_counts_only_deadlines_some_schedule_could_meet() {
+        // (submit, duration, deadline, finish): job 0 cannot make it (deadline 50 s before
+        // submit + duration) and misses; job 1 is feasible and met; job 2 feasible (exactly
+        // submit + duration) and missed; job 3 feasible and never finished; job 4 has none.
+        let rows = [
+            (0, 100, Some(50), Some(120)),
+            (0, 100, Some(300), Some(250)),
+            (10, 100, Some(110), Some(200)),
+            (0, 100, Some(500), None),
+            (0, 100, None, Some(90)),
+        ];
+        let jobs = rows
+            .iter()
+            .enumerate()
+            .map(|(id, &(submit, duration, deadline, finish))| JobRecord {
+                id: id as u32,
+                gpus: 1,
+                submit_ms: submit * 1000,
+                duration_ms: duration * 1000,
+                deadline_ms: deadline.map(|d: u64| d * 1000),
+                finish_ms: finish.map(|f: u64| f * 1000),
+                ..JobRecord::default()
+            })
+            .collect();
+        let m = Metrics::from_output(&output(jobs));
+        assert_eq!((m.deadline_jobs, m.deadline_jobs_feasible), (4, 3));
+        assert_eq!(m.deadline_miss_rate, Some(3.0 / 4.0));
+        assert_eq!(m.deadline_miss_rate_feasible, Some(2.0 / 3.0));
+        let table = m.table();
+        let row = table.lines().find(|l| l.contains("feasible only"));
+        assert!(row.is_some_and(|r| r.contains("0.667")), "{table}");
+    }
+
+    #[test]
     fn metrics_without_a_population_are_none_and_null() {
         let m = Metrics::from_output(&output(vec![preempted_job()]));
         assert_eq!(m.deadline_jobs, 0);
         assert_eq!(m.deadline_miss_rate, None);
+        assert_eq!(m.deadline_miss_rate_feasible, None);
         assert_eq!(m.avg_jct_deadline_s, None);
         assert_eq!(m.avg_jct_nondeadline_s, Some(50.0));
         let json = serde_json::to_value(&m).unwrap();

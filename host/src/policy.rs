@@ -238,6 +238,9 @@ impl JobOrder for AnyOrder {
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         each_order!(self, o => o.on_finished(job, now))
     }
+    fn epoch(&self) -> u32 {
+        each_order!(self, o => o.epoch())
+    }
     fn after_pass(&mut self, job: &mut Job, now: TimeMs) {
         each_order!(self, o => o.after_pass(job, now))
     }

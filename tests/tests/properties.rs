@@ -7,14 +7,19 @@
 //!   or rejected — never two, never none;
 //! - GPU accounting balances: busy GPUs = Σ GPUs of running jobs;
 //! - an event that returned an error changed nothing.
+//!
+//! And the orders whose keys the scheduler keeps in its index between passes (2D-LAS and
+//! TIAS re-key a job only at its review times) decide exactly like the same order re-ranked
+//! in full on every pass, on the same arbitrary sequences.
 
 use gantry_core::placement::{
     ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy, RandomPlacer,
 };
 use gantry_core::{
-    BestFit, Decision, Edf, Event, Fifo, FirstFit, GpuId, HopelessPolicy, Job, JobId, JobOrder,
-    JobSpec, JobState, Las, LasConfig, LinkWeights, Placer, Scheduler, Sjf, Srtf, Tias, TiasConfig,
-    TimeMs, Topology,
+    BestFit, Decision, Edf, Event, Fifo, FirstFit, GpuId, HeadOfLine, HopelessPolicy, Job, JobId,
+    JobOrder, JobSpec, JobState, KeyChanges, Las, LasConfig, LinkWeights, OrderHooks, Placer,
+    Preemption, PriorityKey, RejectReason, Scheduler, Sjf, Srtf, Tias, TiasConfig, TimeMs,
+    Topology,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -210,8 +215,143 @@ fn check_all(ops: &[Op], seed: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// `O` with every key recomputed and every job refreshed on every pass
+/// ([`KeyChanges::EveryPass`]): the reference an indexed order must match.
+#[derive(Clone)]
+struct FullRerank<O>(O);
+
+impl<O: JobOrder> JobOrder for FullRerank<O> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn head_of_line(&self) -> HeadOfLine {
+        self.0.head_of_line()
+    }
+    fn preemption(&self) -> Preemption {
+        self.0.preemption()
+    }
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks {
+            keys: KeyChanges::EveryPass,
+            ..OrderHooks::ALL
+        }
+    }
+    fn refresh(&mut self, job: &mut Job, now: TimeMs) {
+        self.0.refresh(job, now)
+    }
+    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
+        self.0.key(job, now)
+    }
+    fn reject(&self, job: &Job, now: TimeMs) -> Option<RejectReason> {
+        self.0.reject(job, now)
+    }
+    fn on_finished(&mut self, job: &Job, now: TimeMs) {
+        self.0.on_finished(job, now)
+    }
+    fn epoch(&self) -> u32 {
+        self.0.epoch()
+    }
+    fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        self.0.next_review(job, now)
+    }
+}
+
+/// Runs `ops` through `order` (indexed) and through [`FullRerank`] of it with a 2-slot
+/// decision buffer (passes cut short); every call must answer the same, leave the same jobs
+/// and announce the same next review.
+fn same_as_full_rerank<O: JobOrder + Clone>(order: O, ops: &[Op]) -> Result<(), String> {
+    let topology =
+        Topology::<G>::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).map_err(|e| e.to_string())?;
+    let mut fast: Scheduler<O, BestFit, G, J, GANG> =
+        Scheduler::new(topology.clone(), order.clone(), BestFit);
+    let mut full: Scheduler<FullRerank<O>, BestFit, G, J, GANG> =
+        Scheduler::new(topology, FullRerank(order), BestFit);
+    let mut now = 0u64;
+    for (step, op) in ops.iter().enumerate() {
+        let event = match *op {
+            Op::Submit {
+                id,
+                gpus,
+                deadline_in,
+                length,
+            } => {
+                let mut spec = JobSpec::new(JobId(id), gpus);
+                spec.deadline = deadline_in.map(|d| TimeMs(now + d));
+                spec.declared_length = length.map(gantry_core::DurationMs);
+                Event::Submit(spec)
+            }
+            Op::Finish(id) => Event::Finish(JobId(id)),
+            Op::FinishRunning(k) => {
+                let running: Vec<JobId> = (fast.jobs().iter())
+                    .filter(|j| j.state == JobState::Running)
+                    .map(Job::id)
+                    .collect();
+                running
+                    .get(k % running.len().max(1))
+                    .map_or(Event::Tick, |&id| Event::Finish(id))
+            }
+            Op::Cancel(id) => Event::Cancel(JobId(id)),
+            Op::Down(g) => Event::GpuDown(GpuId(g)),
+            Op::Up(g) => Event::GpuUp(GpuId(g)),
+            Op::Tick | Op::Backwards(_) => Event::Tick,
+            Op::Advance(dt) => {
+                now += dt;
+                Event::Tick
+            }
+        };
+        let mut event = event;
+        loop {
+            let mut a: heapless::Vec<Decision<GANG>, 2> = heapless::Vec::new();
+            let mut b: heapless::Vec<Decision<GANG>, 2> = heapless::Vec::new();
+            let ra = fast.handle(TimeMs(now), event, &mut a);
+            let rb = full.handle(TimeMs(now), event, &mut b);
+            if (&ra, &a) != (&rb, &b) || fast.jobs() != full.jobs() {
+                return Err(format!(
+                    "step {step}: {event:?}: indexed {ra:?} {a:?}, full re-rank {rb:?} {b:?}"
+                ));
+            }
+            if fast.next_review() != full.next_review() {
+                return Err(format!(
+                    "step {step}: next review {:?} vs {:?}",
+                    fast.next_review(),
+                    full.next_review()
+                ));
+            }
+            if !ra.is_ok_and(|o| o.more_pending) {
+                break;
+            }
+            event = Event::Tick;
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn indexed_orders_decide_like_a_full_rerank(ops in proptest::collection::vec(op(), 1..160)) {
+        let mut guarded = LasConfig::default();
+        guarded.promote_knob_permille = 1_000;
+        let learning = TiasConfig {
+            min_samples: 1,
+            republish_every: 1,
+            hopeless: HopelessPolicy::Reject,
+            ..TiasConfig::default()
+        };
+        for result in [
+            same_as_full_rerank(Las::new(LasConfig::default()), &ops),
+            same_as_full_rerank(Las::new(guarded), &ops),
+            same_as_full_rerank(Tias::default(), &ops),
+            same_as_full_rerank(Tias::new(learning), &ops),
+            same_as_full_rerank(Edf, &ops),
+            same_as_full_rerank(Fifo, &ops),
+        ] {
+            if let Err(msg) = result {
+                prop_assert!(false, "{}", msg);
+            }
+        }
+    }
 
     #[test]
     fn invariants_hold_under_arbitrary_event_sequences(ops in proptest::collection::vec(op(), 1..120), seed in 0u64..1000) {

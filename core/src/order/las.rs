@@ -13,9 +13,10 @@
 //! Differences from the Tiresias simulator (see `../shared/anchors/tiresias/FORMAT.md`):
 //! a job may drop several queues in one event (Tiresias: at most one per event), and its
 //! queue-entry time is the exact moment it crossed the threshold (computed from its service
-//! rate), not the event time, so the result does not depend on how often the caller ticks.
+//! rate, also for a job preempted since, e.g. by a GPU failure), not the event time, so the
+//! result does not depend on how often the caller ticks.
 
-use super::{JobOrder, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
+use super::{JobOrder, KeyChanges, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::{Job, JobState};
 use crate::time::{DurationMs, TimeMs};
 
@@ -79,6 +80,29 @@ impl LasConfig {
         Self {
             thresholds_gpu_ms: [3_250_000, 7_200_000, 0, 0, 0, 0, 0, 0],
             threshold_count: 2,
+            promote_knob_permille: 0,
+            service: LengthMetric::GpuTime,
+        }
+    }
+
+    /// Tiresias's thresholds (3,250, 7,200, 18,000 GPU·s) continued ×4 to 72,000, 288,000 and
+    /// 1,152,000 GPU·s: 7 queues. Under the 4-queue default every job past 18,000 GPU·s
+    /// (5 GPU-hours) shares the last queue in FIFO order, so on heavy-tailed traces (Philly:
+    /// jobs up to 10^4 GPU-hours) the longest jobs are served first-come-first-served; the
+    /// extra queues keep ordering them by attained service. TIAS's non-deadline default.
+    pub const fn tiresias_with_long_tail() -> Self {
+        Self {
+            thresholds_gpu_ms: [
+                3_250_000,
+                7_200_000,
+                18_000_000,
+                72_000_000,
+                288_000_000,
+                1_152_000_000,
+                0,
+                0,
+            ],
+            threshold_count: 6,
             promote_knob_permille: 0,
             service: LengthMetric::GpuTime,
         }
@@ -188,16 +212,20 @@ impl Las {
         let service = self.queue_service(job);
         let target = self.config.queue_for(service);
         if target > queue {
-            // Entered the new queue when it crossed that queue's threshold; while running it
-            // gained `rate` units per ms, so that was `(service − limit) / rate` ms ago.
+            // Entered the new queue when it crossed that queue's threshold. Service grows
+            // only while the job runs, `rate` units per ms, so the crossing was
+            // `(service − limit) / rate` ms before it last stopped running: `now` if it
+            // still runs, else when it was preempted (`queued_since`), whether or not
+            // anyone looked in between.
             let limit = self.config.limit_of(target - 1).unwrap_or(service);
-            let since = if job.state == JobState::Running {
-                (service - limit.min(service)) / self.rate(job)
+            let since = (service - limit.min(service)) / self.rate(job);
+            let stopped = if job.state == JobState::Running {
+                now
             } else {
-                0
+                job.queued_since.min(now)
             };
             job.order_queue = flags | target;
-            job.order_mark = TimeMs(now.0.saturating_sub(since));
+            job.order_mark = TimeMs(stopped.0.saturating_sub(since));
         }
     }
 
@@ -234,11 +262,18 @@ impl JobOrder for Las {
         Preemption::On
     }
 
-    /// Demotion/promotion in `refresh`, review times; no rejection, no `after_pass`.
+    /// Keys change only at events and at [`next_review`](JobOrder::next_review) times (a
+    /// threshold crossing computed in advance), so periodic ticks change nothing.
+    fn time_driven(&self) -> bool {
+        false
+    }
+
+    /// Demotion/promotion in `refresh`, at the review times: keys change only then.
     fn hooks(&self) -> OrderHooks {
         OrderHooks {
             reject: false,
             after_pass: false,
+            keys: KeyChanges::AtReview,
             ..OrderHooks::ALL
         }
     }
@@ -410,6 +445,53 @@ mod tests {
         );
         assert!(running(&s, 1), "promoted job outranks queue 1");
         s.check_invariants().unwrap();
+    }
+
+    /// Issue 16, defect 4: job A (GPU 0) crosses 10 GPU·s at 10 s, job C (GPU 1) at 11 s,
+    /// and GPU 0 fails at 15 s. A entered queue 1 first, so it takes C's GPU, whether or
+    /// not the caller ticked in between. On the main of that time, without the tick, A's
+    /// crossing was stamped 15 s (computed only for running jobs, after `GpuDown` had
+    /// preempted it) and C kept running.
+    #[test]
+    fn queue_entry_survives_a_gpu_failure_with_or_without_a_tick() {
+        for tick in [None, Some(13_000)] {
+            let mut out = Out::new();
+            let mut s = sched(2, &[10], 0);
+            submit(&mut s, 0, 0, 1, &mut out);
+            submit(&mut s, 1_000, 2, 1, &mut out);
+            if let Some(t) = tick {
+                s.handle(TimeMs(t), Event::Tick, &mut out).unwrap();
+            }
+            out.clear();
+            s.handle(
+                TimeMs(15_000),
+                Event::GpuDown(crate::ids::GpuId(0)),
+                &mut out,
+            )
+            .unwrap();
+            let expected = [
+                Decision::Preempt {
+                    job: JobId(0),
+                    reason: PreemptReason::GpuFailed(crate::ids::GpuId(0)),
+                },
+                Decision::Preempt {
+                    job: JobId(2),
+                    reason: PreemptReason::Priority,
+                },
+                Decision::Start {
+                    job: JobId(0),
+                    gpus: s.placement_of(JobId(0)),
+                },
+            ];
+            assert_eq!(out.as_slice(), &expected, "tick {tick:?}");
+            let a = s.job(JobId(0)).unwrap();
+            assert_eq!(
+                (a.order_queue, a.order_mark),
+                (1, TimeMs(10_000)),
+                "tick {tick:?}"
+            );
+            s.check_invariants().unwrap();
+        }
     }
 
     #[test]

@@ -16,8 +16,10 @@ pub use edf::Edf;
 pub use fifo::Fifo;
 pub use las::{Las, LasConfig, LasConfigError, MAX_LAS_THRESHOLDS};
 pub use sjf::{LengthMetric, Sjf, Srtf};
-pub use sketch::{SKETCH_BUCKETS, ServiceSketch};
-pub use tias::{Assessment, HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig};
+pub use sketch::{SHARE_BUCKETS, SHARE_SHIFT, WHOLE_WINDOW, WindowShareSketch};
+pub use tias::{
+    CriticalOrder, HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig,
+};
 pub use tiresias_compat::{CompatPolicy, TiresiasCompat};
 
 use crate::event::RejectReason;
@@ -55,6 +57,27 @@ pub enum Preemption {
     On,
 }
 
+/// When an order's keys change, which decides how the scheduler keeps its ranking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyChanges {
+    /// `key(job, now)` is the same for a job all its life (it reads only the spec and
+    /// `submitted_at`): computed once, at submission (FIFO, SJF, SRTF, EDF).
+    Never,
+    /// Keys change only when the job changes state (starts, is preempted) and at the times
+    /// [`JobOrder::next_review`] announces, or for every job when [`JobOrder::epoch`]
+    /// changes. The scheduler re-keys a job only then, so an event costs O(log J) per key
+    /// that changes (LAS, TIAS). The contract, for a job refreshed at `t0` and not changed
+    /// by an event since, and `t` before `next_review(job, t0)` (and the same epoch):
+    /// `refresh(job, t)` changes nothing; `key`, `reject` and `next_review` at `t` give what
+    /// they gave at `t0`; and a state change alone makes `refresh` change nothing at the
+    /// moment it happens. A test checks each order against [`KeyChanges::EveryPass`].
+    AtReview,
+    /// Any key may change at any pass: every job is refreshed and re-keyed on every pass,
+    /// O(J log J) per event (always correct; the default, and the Tiresias-simulator copies
+    /// that restamp list positions after every pass).
+    EveryPass,
+}
+
 /// Which optional [`JobOrder`] hooks an order really uses, so the scheduler can skip per-job
 /// calls that would do nothing on a long queue. [`OrderHooks::ALL`] (every hook called,
 /// keys recomputed every pass) is always correct and is the default; an order that claims
@@ -65,14 +88,13 @@ pub struct OrderHooks {
     pub refresh: bool,
     /// [`JobOrder::reject`] may return a reason (else it is not called).
     pub reject: bool,
-    /// [`JobOrder::after_pass`] changes something (else it is not called).
+    /// [`JobOrder::after_pass`] changes something (else it is not called). Only called under
+    /// [`KeyChanges::EveryPass`]: what it changes would not be seen otherwise.
     pub after_pass: bool,
     /// [`JobOrder::next_review`] may return a time (else it is not called).
     pub next_review: bool,
-    /// `key(job, now)` is the same for a job all its life (it reads only the spec and
-    /// `submitted_at`): the scheduler then keeps its ranking between passes and only inserts
-    /// new jobs, instead of recomputing and re-sorting every key each pass.
-    pub fixed_key: bool,
+    /// When keys change.
+    pub keys: KeyChanges,
 }
 
 impl OrderHooks {
@@ -82,7 +104,7 @@ impl OrderHooks {
         reject: true,
         after_pass: true,
         next_review: true,
-        fixed_key: false,
+        keys: KeyChanges::EveryPass,
     };
     /// Only `key`, and it never changes for a job (FIFO, SJF, EDF).
     pub const FIXED_KEY_ONLY: Self = Self {
@@ -90,7 +112,7 @@ impl OrderHooks {
         reject: false,
         after_pass: false,
         next_review: false,
-        fixed_key: true,
+        keys: KeyChanges::Never,
     };
 }
 
@@ -109,16 +131,20 @@ pub trait JobOrder {
         Preemption::Off
     }
 
-    /// Whether keys change with time alone (demotion by attained service, deadline slack), so
-    /// the caller should send periodic [`Event::Tick`](crate::Event::Tick)s while jobs are
-    /// live. Orders whose keys change only on events return false and save those calls.
+    /// Whether keys change with time alone at moments [`next_review`](Self::next_review)
+    /// does not announce, so the caller should send periodic
+    /// [`Event::Tick`](crate::Event::Tick)s while jobs are live. Orders whose keys change
+    /// only on events and at their review times (LAS, TIAS) return false and save those
+    /// calls.
     fn time_driven(&self) -> bool {
         true
     }
 
     /// Updates order-owned job fields ([`Job::order_queue`], [`Job::order_mark`],
-    /// [`Job::order_base_gpu_ms`]) before a
-    /// scheduling pass: demotion, promotion. Called for every live job, once per event.
+    /// [`Job::order_base_gpu_ms`]) before the job is keyed: demotion, promotion. Called for
+    /// every live job on every pass under [`KeyChanges::EveryPass`]; under
+    /// [`KeyChanges::AtReview`] when the job is submitted, changes state, or its review time
+    /// comes.
     fn refresh(&mut self, _job: &mut Job, _now: TimeMs) {}
 
     /// Which of the optional hooks below this order uses (a speed hint; see
@@ -145,6 +171,14 @@ pub trait JobOrder {
     /// A job finished: orders that learn online (TIAS) update their statistics here.
     fn on_finished(&mut self, _job: &Job, _now: TimeMs) {}
 
+    /// A counter that changes whenever something the order learned changes keys or review
+    /// times of live jobs it has already given (TIAS re-publishing its estimate): the
+    /// scheduler then recomputes them all, once. Orders whose keys depend only on the job
+    /// return a constant (default 0). O(1).
+    fn epoch(&self) -> u32 {
+        0
+    }
+
     /// The earliest time after `now` at which this job's key or queue may change with no
     /// event in between (a 2D-LAS demotion threshold crossed while running, a starvation
     /// promotion, a deadline job turning urgent or hopeless), so a simulator can send
@@ -156,7 +190,9 @@ pub trait JobOrder {
     }
 }
 
-/// A millisecond count as a key component, saturating at `i64::MAX` (keys are `i64`).
-pub(crate) fn key_ms(ms: u64) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
+/// A millisecond count as a key component: the order-preserving map of `u64` onto `i64`
+/// (`0 → i64::MIN`, `u64::MAX → i64::MAX`), so times at or beyond 2^63 ms still sort by time
+/// and never tie.
+pub(crate) const fn key_ms(ms: u64) -> i64 {
+    (ms ^ (1 << 63)) as i64
 }

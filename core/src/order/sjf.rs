@@ -6,7 +6,7 @@
 //! shows them should say "oracle". Jobs without a declared length sort after every job with
 //! one (by submission time, then id).
 
-use super::{JobOrder, OrderHooks, Preemption, PriorityKey, key_ms};
+use super::{JobOrder, KeyChanges, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::Job;
 use crate::time::TimeMs;
 
@@ -98,10 +98,10 @@ impl JobOrder for Srtf {
         Preemption::On
     }
 
-    /// Only `key`, which changes as a running job executes.
+    /// Only `key`, which changes as a running job executes: re-keyed every pass.
     fn hooks(&self) -> OrderHooks {
         OrderHooks {
-            fixed_key: false,
+            keys: KeyChanges::EveryPass,
             ..OrderHooks::FIXED_KEY_ONLY
         }
     }

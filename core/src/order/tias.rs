@@ -2,91 +2,95 @@
 //!
 //! Yang, Lin, Ni, Song, "TIAS", INSAI 2021 publishes only its abstract: level 1 gives each
 //! kind of job its own priority calculation; level 2 orders the deadline jobs inside one
-//! queue by a *queue urgency* indicator built on three observations; durations are never
-//! known. Everything below the abstract is our design, written down here.
+//! queue by a *queue urgency* indicator; durations are never known. Everything below the
+//! abstract is our design, measured in `docs/tias.md`.
 //!
 //! # Information
-//! TIAS never reads [`JobSpec::declared_length`](crate::JobSpec::declared_length). What it
-//! knows of a job: GPUs `k`, deadline `D` (optional), executed time `e` and attained service
-//! `a = k·e` ([`Job::attained_gpu_ms`]). What it knows of the workload: the executed time of
-//! every job that already finished, learned online in [`JobOrder::on_finished`] into a
-//! [`ServiceSketch`] (a log-linear histogram, `S` = a job's total executed ms).
+//! TIAS never reads [`JobSpec::declared_length`](crate::JobSpec::declared_length). It knows
+//! each job's GPUs `k`, optional deadline `D`, submission time `s`, executed time `e` and
+//! attained service; and, learned online from finished deadline jobs, how much of its
+//! *window* `W = D − s` a deadline job needs: its window share `S / W`
+//! ([`WindowShareSketch`]). A user's deadline says how long they expect the job to take;
+//! how far that can be trusted is a property of the workload, so it is learned, not assumed.
+//! Of the shares of the jobs some schedule could have met (`S ≤ W`), the high quantile `ρ`
+//! (99th percentile) bounds the run time of a deadline job that can still be met,
+//! `S ≤ ρ·W`, and the low quantile `ρ₀` (10th) is what it needs at the very least.
 //!
 //! # Level 1: one priority calculation per kind of job
-//! - **Non-deadline jobs** — Tiresias discretized 2D-LAS ([`Las`]): queue from the attained
-//!   service, FIFO by queue-entry time, starvation guard (PromoteKnob).
-//! - **Deadline jobs** — the same LAS queue, *unless* they are **critical**, in which case
-//!   they are lifted to the head of the top queue (class 0, above every LAS queue) for as long
-//!   as they stay critical. A deadline job is critical when its slack is at most `κ` times its
-//!   estimated remaining time: `T − r̂ ≤ κ·r̂`, with `T = D − now` (time left) and `r̂` below.
-//!   Critical is sticky (a flag in [`Job::order_queue`]) until the job finishes or turns
-//!   hopeless: running lowers `r̂` as the job proves itself, which would lift it back out of
-//!   critical, get it preempted and make it critical again a moment later (the boundary
-//!   thrashing least-laxity schedulers are known for; we measured it on the ITP trace).
-//!   A relaxed (non-critical) deadline job is ordered like LAS
-//!   ([`RelaxedDeadlinePlacement::LikeLas`], default) or at the head of its own LAS queue by
-//!   urgency ([`RelaxedDeadlinePlacement::HeadOfQueue`]). So deadline jobs get priority only
-//!   while their urgency requires it, and no job keeps it past its deadline: non-deadline jobs
-//!   are never starved for longer than the deadlines in the queue.
+//! - **Non-deadline jobs**: Tiresias's discretized 2D-LAS, with its queues continued to long
+//!   jobs ([`LasConfig::tiresias_with_long_tail`]).
+//! - **Deadline jobs** run *as late as is safe*. A deadline job's laxity is the time it can
+//!   still wait: `λ = (D − now) − max(ρ·W − e, 0)`. While `λ > σ·W` (the reserve `σ`, a share
+//!   of the window) it is **relaxed**: young (2D-LAS queue 0) it is served like any young
+//!   job, since it is probably short and deferring it saves little; older, it only uses GPUs
+//!   no non-deadline job wants ([`RelaxedDeadlinePlacement`]). Once `λ ≤ σ·W` it is
+//!   **critical**: it goes above every non-deadline job that has left queue 0 (and to the
+//!   head of queue 0 while it is in it), until it finishes or turns hopeless. Young jobs
+//!   keep precedence because they are the short jobs 2D-LAS exists to serve first, and they
+//!   leave queue 0 within 3,250 GPU·s. Critical is sticky, so a job that proves itself by
+//!   running is never demoted and preempted back and forth.
+//! - **Hopeless** deadline jobs have missed whatever happens next: the deadline passed, or
+//!   the job waits and `D − now < ρ₀·W − e` (even the least a met job needed no longer
+//!   fits). By default ([`HopelessPolicy::Background`]) they run only on GPUs no other job
+//!   wants, so they stop delaying jobs that can still be served in time.
 //!
-//! # Level 2: the queue urgency indicator
-//! Deadline jobs inside one queue are ordered by ascending
-//! `U = (max(T − r̂, 0) + 1 ms) · w(k) / p_fit`, ties by deadline, then id. Three observations:
-//! 1. **Slack** `T − r̂` (ms): the time the job can still afford to wait, given the estimated
-//!    remaining run time `r̂ = Q_q(S − e | S > e)` — the conditional `q`-quantile (default the
-//!    median) of the remaining service of finished jobs that ran longer than `e`. Less slack
-//!    → more urgent (least-laxity, the overload-aware cousin of EDF).
-//! 2. **Chance it does not need much more service than it has time for**:
-//!    `p_fit = P(S ≤ e + T | S > e)` from the same sketch. A job likely to need far more
-//!    service than its time left is a poor use of GPUs: dividing by `p_fit` puts the
-//!    likely-to-make-it jobs first. (Information-agnostic: learned from other jobs, never the
-//!    job's own length.)
-//! 3. **GPUs it blocks**: `w(k) = 1 + β·⌊log₂ k⌋`. In a preemptive, count-based pass a
-//!    top-ranked job always gets its GPUs, so width is not a risk to the job but a *cost* to
-//!    others: saving a k-GPU deadline displaces k GPUs of other work (and k restarts). At equal
-//!    slack and odds the narrower job goes first — the 2D view Tiresias takes of service.
-//!    Logarithmic so width only reorders jobs whose slack is comparable.
+//! # Level 2: queue urgency
+//! Critical jobs are ordered by the GPU time they commit the cluster to, `k·W`, smallest
+//! first, then by deadline and id ([`CriticalOrder`]): when not every at-risk job can be
+//! saved, saving the cheap ones saves the most deadlines per GPU-hour taken from others.
+//! The key never changes while a job is critical, so two critical jobs never swap places
+//! as time passes (a least-laxity order would: the running one's laxity stays, the waiting
+//! one's falls, and they would preempt each other on every look).
 //!
-//! # Hopeless deadline jobs
-//! A deadline job is **hopeless** once `now ≥ D`, or `p_fit` < `hopeless_fit` (default 5 %):
-//! by everything learned so far it almost surely cannot finish in time even if it ran from now
-//! on. The mark is sticky (a flag in [`Job::order_queue`]). By default
-//! ([`HopelessPolicy::BestEffort`]) it becomes best-effort: ordered exactly like a
-//! non-deadline job by 2D-LAS, so it stops taking GPUs from jobs that can still make it but
-//! still finishes (and may still meet its deadline if the cluster is idle).
-//! [`HopelessPolicy::Reject`] drops it instead (a queued one at once; a running one is
-//! deprioritised, and dropped once preempted).
+//! # When keys change
+//! A job's key changes only at an event that changes the job, or at a time computed in
+//! advance ([`JobOrder::next_review`]): a 2D-LAS threshold crossing, a relaxed job turning
+//! critical (`D − σ·W − max(ρ·W − e, 0)` while it waits; `D − σ·W` while it runs, as `λ`
+//! is then constant until `e` reaches `ρ·W`), a waiting job turning hopeless
+//! (`D − max(ρ₀·W − e, 0)`), its deadline. `ρ` and `ρ₀` are re-published every
+//! `republish_every` finished jobs and only when they move; each change advances
+//! [`JobOrder::epoch`], so the scheduler re-keys the live jobs once.
 //!
 //! # Cold start
-//! Until `min_samples` jobs have finished, or when no finished job ran longer than `e`, the
-//! sketch has no evidence and TIAS uses a Pareto(α = 1) prior with scale
-//! `m = max(e, prior_floor)` — "a job that has run e runs about e more" (heavy-tailed DL job
-//! lengths): `r̂ = m·q/(1 − q)`, `p_fit = T/(m + T)`.
+//! Until `min_samples` feasible deadline jobs have finished, `ρ = 1` and `ρ₀ = 0`: every
+//! deadline job is critical from its submission, the safe choice when nothing is known.
 //!
-//! # Cost
-//! `key`/`refresh`: O(log B + K) per job (two O(1) tail lookups, one O(log B) quantile
-//! search over B = 252 buckets, K ≤ 8 thresholds); `on_finished`: O(B). At 4,096 waiting
-//! jobs a pass spends about 4,096 × (refresh + key) ≈ tens of µs in TIAS.
-//!
-//! All arithmetic is integer (u64/u128 permille and milliseconds), so replays are bit-exact.
+//! All arithmetic is integer (u64; shares in 1/1,024ths of a window, applied by shifts),
+//! so replays are bit-exact and nothing on the per-job path divides.
 
 use super::las::QUEUE_MASK;
-use super::{JobOrder, Las, LasConfig, OrderHooks, Preemption, PriorityKey, ServiceSketch, key_ms};
+use super::sketch::{SHARE_SHIFT, WHOLE_WINDOW, WindowShareSketch};
+use super::{JobOrder, KeyChanges, Las, LasConfig, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::event::RejectReason;
 use crate::job::{Job, JobState};
-use crate::time::{DurationMs, TimeMs};
+use crate::time::TimeMs;
 
-/// Flag in [`Job::order_queue`]: this deadline job was found hopeless (sticky).
+/// Flag in [`Job::order_queue`]: this deadline job is hopeless (sticky).
 const HOPELESS_FLAG: u8 = 0x80;
 /// Flag in [`Job::order_queue`]: this deadline job turned critical (sticky until it finishes
 /// or turns hopeless).
 const CRITICAL_FLAG: u8 = 0x40;
 
+/// First class of the 2D-LAS region: queue `q`, band `b` → `1 + 2q + b`.
+const LAS_CLASS: u32 = 1;
+/// Critical deadline jobs lifted to the head of a queue.
+const CRITICAL_BAND: u32 = 0;
+/// Non-deadline jobs, and relaxed deadline jobs served like them.
+const LAS_BAND: u32 = 1;
+/// Relaxed deadline jobs kept below every 2D-LAS queue (the queue field has 4 bits, so at
+/// most 16 queues).
+const RELAXED_BELOW_CLASS: u32 = LAS_CLASS + 2 * 16;
+/// Hopeless jobs under [`HopelessPolicy::Background`]: after everything, by 2D-LAS queue.
+const BACKGROUND_CLASS: u32 = RELAXED_BELOW_CLASS + 1;
+
 /// What TIAS does with a deadline job that can no longer make its deadline.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HopelessPolicy {
-    /// Keep it as a best-effort job, ordered like a non-deadline job (default).
+    /// Run it only on GPUs no other job wants, in 2D-LAS order among such jobs (default):
+    /// it has missed its deadline whatever happens next, and it still finishes.
     #[default]
+    Background,
+    /// Order it exactly like a non-deadline job (2D-LAS).
     BestEffort,
     /// Reject it ([`RejectReason::DeadlineUnreachable`]) once it is queued.
     Reject,
@@ -95,35 +99,58 @@ pub enum HopelessPolicy {
 /// Where a deadline job that is not (yet) critical is ordered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RelaxedDeadlinePlacement {
-    /// Like any job under 2D-LAS: its queue, FIFO by queue-entry time (default).
-    #[default]
+    /// Like any job under 2D-LAS: its queue, FIFO by queue-entry time.
     LikeLas,
-    /// At the head of its own LAS queue, ordered by urgency `U`, before the queue's
-    /// non-deadline jobs.
-    HeadOfQueue,
+    /// After every non-deadline job, by deadline: it uses only GPUs non-deadline jobs leave
+    /// free, until it turns critical.
+    BelowAll,
+    /// Like 2D-LAS while in queue 0, then [`BelowAll`](Self::BelowAll) (default): a young
+    /// job is probably short, and deferring a short job frees little for others while
+    /// every deferral risks its deadline (a placement slower than expected, a burst of
+    /// critical jobs).
+    #[default]
+    LikeLasWhileYoung,
 }
 
-/// Every constant of TIAS in one place.
+/// How critical jobs are ordered among themselves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CriticalOrder {
+    /// Earliest deadline first.
+    EarliestDeadline,
+    /// Smallest GPU time committed, `k·W`, first (default), then earliest deadline.
+    #[default]
+    SmallestCommitment,
+}
+
+/// Every constant of TIAS, each with its reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TiasConfig {
-    /// The 2D-LAS queues and starvation guard used for both kinds of job.
+    /// The 2D-LAS queues for non-deadline (and young or best-effort) jobs.
     pub las: LasConfig,
-    /// `q` of the remaining-time estimate `r̂`, permille (500 = conditional median).
-    pub remaining_quantile_permille: u16,
-    /// `κ`, permille: a deadline job is critical when slack ≤ κ·r̂ (1000: when it needs at
-    /// least half of its time left).
-    pub critical_slack_permille: u32,
-    /// Below this `p_fit` (permille) a deadline job is hopeless (50 = 5 %).
-    pub hopeless_fit_permille: u16,
-    /// `β`, permille: the weight of each doubling of width in `w(k)` (500: an 8-GPU job
-    /// counts its slack 2.5× a 1-GPU job's).
-    pub width_weight_permille: u32,
-    /// Finished jobs needed before the sketch replaces the prior.
+    /// `q` of `ρ`, permille: a deadline job is assumed to need at most what 99 % of the
+    /// feasible deadline jobs needed.
+    pub share_quantile_permille: u16,
+    /// `q` of `ρ₀`, permille: a waiting job that could no longer finish even if it needed
+    /// only as little as the 10 % shortest feasible jobs is given up (hopeless). Its chance
+    /// was below 10 %, and in an overloaded cluster it would otherwise take GPUs until its
+    /// deadline and miss anyway.
+    pub hopeless_quantile_permille: u16,
+    /// `σ`, permille of the window: the laxity a relaxed job keeps in reserve when it turns
+    /// critical, for waiting behind other critical and young jobs and for running slower
+    /// than at full speed on a spread placement.
+    pub safety_permille: u16,
+    /// Feasible finished deadline jobs needed before `ρ` and `ρ₀` are learned.
     pub min_samples: u32,
-    /// Scale floor of the cold-start prior, ms.
-    pub prior_floor_ms: u64,
-    /// The sketch halves its counts at this many samples (0 = never forgets).
+    /// Finished jobs between two re-publications of `ρ` and `ρ₀`; each change re-keys every
+    /// live job once, so this bounds that work to once per this many finishes.
+    pub republish_every: u32,
+    /// The sketch halves its counts at this many jobs (0 = never forgets).
     pub sketch_halve_at: u32,
+    /// The 2D-LAS queue at whose head critical jobs are placed (a critical job still in a
+    /// higher queue goes to the head of its own). 1: above every job that has left queue 0.
+    pub critical_queue: u8,
+    /// Order among critical jobs.
+    pub critical_order: CriticalOrder,
     /// What happens to hopeless deadline jobs.
     pub hopeless: HopelessPolicy,
     /// Where relaxed deadline jobs go.
@@ -133,44 +160,36 @@ pub struct TiasConfig {
 impl Default for TiasConfig {
     fn default() -> Self {
         Self {
-            las: LasConfig::default(),
-            remaining_quantile_permille: 500,
-            critical_slack_permille: 1000,
-            hopeless_fit_permille: 50,
-            width_weight_permille: 500,
+            las: LasConfig::tiresias_with_long_tail(),
+            share_quantile_permille: 990,
+            hopeless_quantile_permille: 100,
+            safety_permille: 100,
             min_samples: 32,
-            prior_floor_ms: 60_000,
-            sketch_halve_at: 8192,
-            hopeless: HopelessPolicy::BestEffort,
-            relaxed: RelaxedDeadlinePlacement::LikeLas,
+            republish_every: 64,
+            sketch_halve_at: 4096,
+            critical_queue: 1,
+            critical_order: CriticalOrder::SmallestCommitment,
+            hopeless: HopelessPolicy::Background,
+            relaxed: RelaxedDeadlinePlacement::LikeLasWhileYoung,
         }
     }
 }
 
-/// How a deadline job stands at `now`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Assessment {
-    /// Time left to the deadline, ms (0 once it passed).
-    pub time_left_ms: u64,
-    /// Estimated remaining run time `r̂`, ms.
-    pub remaining_ms: u64,
-    /// `p_fit`, permille.
-    pub fit_permille: u32,
-    /// `T − r̂`, ms (negative: expected to miss at quantile `q`).
-    pub slack_ms: i64,
-}
-
-/// What level 1 makes of a job.
+/// What level 1 makes of a job at a given time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Standing {
-    /// No deadline, or a hopeless one under [`HopelessPolicy::BestEffort`]: plain 2D-LAS.
-    BestEffort,
-    /// A deadline job that is hopeless.
+    /// No deadline: 2D-LAS.
+    NoDeadline,
+    /// A deadline job that can still wait; it turns critical at `critical_at` unless an
+    /// event changes it first.
+    Relaxed {
+        /// When its laxity falls to the reserve.
+        critical_at: TimeMs,
+    },
+    /// A deadline job that must run now to be safe.
+    Critical,
+    /// A deadline job that can no longer make its deadline.
     Hopeless,
-    /// A deadline job with slack to spare.
-    Relaxed(Assessment),
-    /// A deadline job whose slack is (or once was) at most κ·r̂: head of the top queue.
-    Critical(Assessment),
 }
 
 /// The TIAS job order. Preemptive; skips queue heads that do not fit.
@@ -178,7 +197,15 @@ pub enum Standing {
 pub struct Tias {
     config: TiasConfig,
     las: Las,
-    sketch: ServiceSketch,
+    sketch: WindowShareSketch,
+    /// `ρ`, in 1/1,024ths of a window.
+    bound_share: u32,
+    /// `ρ₀`, in 1/1,024ths of a window.
+    least_share: u32,
+    /// `σ`, in 1/1,024ths of a window.
+    safety_share: u32,
+    finished_since_publish: u32,
+    epoch: u32,
 }
 
 impl Default for Tias {
@@ -188,12 +215,17 @@ impl Default for Tias {
 }
 
 impl Tias {
-    /// TIAS with `config` and an empty sketch.
+    /// TIAS with `config` and nothing learned yet.
     pub fn new(config: TiasConfig) -> Self {
         Self {
             config,
             las: Las::new(config.las),
-            sketch: ServiceSketch::new(config.sketch_halve_at),
+            sketch: WindowShareSketch::new(config.sketch_halve_at),
+            bound_share: WHOLE_WINDOW,
+            least_share: 0,
+            safety_share: permille_to_share(config.safety_permille),
+            finished_since_publish: 0,
+            epoch: 0,
         }
     }
 
@@ -202,103 +234,121 @@ impl Tias {
         &self.config
     }
 
-    /// What has been learned of finished jobs.
-    pub fn sketch(&self) -> &ServiceSketch {
+    /// What has been learned of finished deadline jobs.
+    pub fn sketch(&self) -> &WindowShareSketch {
         &self.sketch
     }
 
-    /// `r̂` and `p_fit` for a job that has run `e_ms` with `t_ms` left. O(log B).
-    fn estimate(&self, e_ms: u64, t_ms: u64) -> (u64, u32) {
-        let q = self.config.remaining_quantile_permille.min(1000);
-        if self.sketch.samples() >= self.config.min_samples.max(1)
-            && let (Some(r), Some(fit)) = (
-                self.sketch.remaining_quantile(e_ms, q),
-                self.sketch.fit_permille(e_ms, t_ms),
-            )
-        {
-            return (r, fit);
-        }
-        // Pareto(1) prior with scale m: P(S > e + x | S > e) = m / (m + x).
-        let m = u128::from(e_ms.max(self.config.prior_floor_ms).max(1));
-        let q = u128::from(q);
-        let r = if q >= 1000 {
-            u64::MAX
-        } else {
-            sat_u64(m * q / (1000 - q))
-        };
-        let t = u128::from(t_ms);
-        (r, (t * 1000 / (m + t)) as u32)
+    /// `ρ` and `ρ₀`, the most and the least share of its window a feasible deadline job is
+    /// assumed to need, in 1/1,024ths of a window.
+    pub fn shares(&self) -> (u32, u32) {
+        (self.bound_share, self.least_share)
     }
 
-    /// Slack, remaining estimate and fit of a deadline job; `None` without a deadline.
-    /// O(log B).
-    pub fn assess(&self, job: &Job, now: TimeMs) -> Option<Assessment> {
+    /// When the job's laxity falls to the reserve `σ·W`: now or earlier for a critical job;
+    /// `None` without a deadline. O(1).
+    pub fn critical_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let deadline = job.spec.deadline?;
-        let time_left_ms = deadline.saturating_since(now).0;
-        let (remaining_ms, fit_permille) = self.estimate(job.executed.0, time_left_ms);
-        let slack = i128::from(time_left_ms) - i128::from(remaining_ms);
-        Some(Assessment {
-            time_left_ms,
-            remaining_ms,
-            fit_permille,
-            slack_ms: i64::try_from(slack).unwrap_or(if slack < 0 { i64::MIN } else { i64::MAX }),
-        })
+        let window = deadline.saturating_since(job.submitted_at).0;
+        let remaining = share_of(window, self.bound_share).saturating_sub(job.executed.0);
+        let latest = deadline
+            .0
+            .saturating_sub(share_of(window, self.safety_share));
+        let waiting = TimeMs(latest.saturating_sub(remaining));
+        if job.state == JobState::Running && waiting > now {
+            // While it runs, `e` grows as fast as the clock: the laxity holds until `e`
+            // reaches `ρ·W`, then falls with the clock.
+            return Some(TimeMs(latest));
+        }
+        Some(waiting)
     }
 
-    /// Level 1: how TIAS treats this job at `now`. O(log B).
+    /// When a waiting deadline job can no longer finish in time even if it needs only
+    /// `ρ₀·W`; `None` while it runs (then it is making the most of its time) or before
+    /// `ρ₀` is learned. O(1).
+    pub fn hopeless_at(&self, job: &Job) -> Option<TimeMs> {
+        if self.least_share == 0 || job.state == JobState::Running {
+            return None;
+        }
+        let deadline = job.spec.deadline?;
+        let window = deadline.saturating_since(job.submitted_at).0;
+        let needed = share_of(window, self.least_share).saturating_sub(job.executed.0);
+        Some(TimeMs(deadline.0.saturating_sub(needed)))
+    }
+
+    /// Level 1: how TIAS treats this job at `now`, from its flags and the clock. O(1).
     pub fn standing(&self, job: &Job, now: TimeMs) -> Standing {
-        let flagged = job.order_queue & HOPELESS_FLAG != 0;
-        let assessment = if flagged { None } else { self.assess(job, now) };
-        let Some(a) = assessment else {
-            return match (job.spec.deadline, self.config.hopeless) {
-                (Some(_), HopelessPolicy::Reject) => Standing::Hopeless,
-                _ => Standing::BestEffort,
-            };
+        let Some(deadline) = job.spec.deadline else {
+            return Standing::NoDeadline;
         };
-        let hopeless =
-            a.time_left_ms == 0 || a.fit_permille < u32::from(self.config.hopeless_fit_permille);
-        if hopeless {
-            return match self.config.hopeless {
-                HopelessPolicy::BestEffort => Standing::BestEffort,
-                HopelessPolicy::Reject => Standing::Hopeless,
-            };
+        let given_up = self.hopeless_at(job).is_some_and(|at| at <= now);
+        if job.order_queue & HOPELESS_FLAG != 0 || now >= deadline || given_up {
+            return Standing::Hopeless;
         }
-        let margin =
-            i128::from(a.remaining_ms) * i128::from(self.config.critical_slack_permille) / 1000;
-        if job.order_queue & CRITICAL_FLAG != 0 || i128::from(a.slack_ms) <= margin {
-            Standing::Critical(a)
-        } else {
-            Standing::Relaxed(a)
+        match self.critical_at(job, now) {
+            _ if job.order_queue & CRITICAL_FLAG != 0 => Standing::Critical,
+            Some(at) if at <= now => Standing::Critical,
+            Some(critical_at) => Standing::Relaxed { critical_at },
+            None => Standing::NoDeadline,
         }
     }
 
-    /// Level 2: the queue urgency `U` (smaller = more urgent), from slack, `p_fit` and width.
-    /// O(1).
-    pub fn urgency(&self, a: &Assessment, gpus: u16) -> i64 {
-        let slack = u128::try_from(a.slack_ms.max(0)).unwrap_or(0) + 1;
-        let doublings = u128::from(15 - gpus.max(1).leading_zeros().min(15));
-        let width = 1000 + u128::from(self.config.width_weight_permille) * doublings;
-        let fit = u128::from(a.fit_permille.max(1));
-        i64::try_from(slack * width / fit).unwrap_or(i64::MAX)
+    /// Re-learns `ρ` and `ρ₀`; a change advances the epoch. O(B).
+    fn publish(&mut self) {
+        let min = self.config.min_samples.max(1);
+        let bound = self
+            .sketch
+            .feasible_quantile(self.config.share_quantile_permille, min)
+            .unwrap_or(WHOLE_WINDOW);
+        let least = self
+            .sketch
+            .feasible_quantile(self.config.hopeless_quantile_permille, min)
+            .unwrap_or(0);
+        if (bound, least) != (self.bound_share, self.least_share) {
+            (self.bound_share, self.least_share) = (bound, least);
+            self.epoch = self.epoch.wrapping_add(1);
+        }
     }
 
-    fn deadline_key(&self, class: u32, a: &Assessment, job: &Job) -> PriorityKey {
+    fn las_class(job: &Job, band: u32) -> u32 {
+        class_of_queue(job.order_queue & QUEUE_MASK, band)
+    }
+
+    /// The key of a critical job: the head of its queue or of `critical_queue`, by
+    /// [`CriticalOrder`].
+    fn critical_key(&self, job: &Job, deadline: TimeMs) -> PriorityKey {
+        let queue = (job.order_queue & QUEUE_MASK).min(self.config.critical_queue);
+        let commitment = deadline
+            .saturating_since(job.submitted_at)
+            .0
+            .saturating_mul(u64::from(job.spec.gpus));
+        let primary = match self.config.critical_order {
+            CriticalOrder::EarliestDeadline => key_ms(deadline.0),
+            CriticalOrder::SmallestCommitment => key_ms(commitment),
+        };
         PriorityKey {
-            class,
-            primary: self.urgency(a, job.spec.gpus),
-            secondary: key_ms(job.spec.deadline.map_or(u64::MAX, |d| d.0)),
+            class: class_of_queue(queue, CRITICAL_BAND),
+            primary,
+            secondary: key_ms(deadline.0),
         }
     }
 }
 
-fn sat_u64(x: u128) -> u64 {
-    u64::try_from(x).unwrap_or(u64::MAX)
+fn class_of_queue(queue: u8, band: u32) -> u32 {
+    LAS_CLASS + 2 * u32::from(queue) + band
 }
 
-/// Class of band `band` (0 = deadline jobs by `U`, 1 = FIFO) of LAS queue `queue`; class 0
-/// is reserved for critical deadline jobs.
-fn class_of(queue: u8, band: u32) -> u32 {
-    1 + 2 * u32::from(queue & QUEUE_MASK) + band
+/// `permille` of a window in 1/1,024ths (rounded to nearest). Construction only.
+fn permille_to_share(permille: u16) -> u32 {
+    (u32::from(permille.min(1000)) * WHOLE_WINDOW + 500) / 1000
+}
+
+/// `share/1024` of `window_ms`, saturating. Shifts only.
+fn share_of(window_ms: u64, share: u32) -> u64 {
+    let share = u64::from(share);
+    let whole = (window_ms >> SHARE_SHIFT).saturating_mul(share);
+    let part = ((window_ms & (u64::from(WHOLE_WINDOW) - 1)) * share) >> SHARE_SHIFT;
+    whole.saturating_add(part)
 }
 
 impl JobOrder for Tias {
@@ -310,399 +360,116 @@ impl JobOrder for Tias {
         Preemption::On
     }
 
-    /// Everything but `after_pass`.
+    /// Keys change only at events and at [`next_review`](JobOrder::next_review) times (a
+    /// threshold crossing computed in advance), so periodic ticks change nothing.
+    fn time_driven(&self) -> bool {
+        false
+    }
+
+    /// Keys change only at the review times; `reject` only under [`HopelessPolicy::Reject`];
+    /// no `after_pass`.
     fn hooks(&self) -> OrderHooks {
         OrderHooks {
             after_pass: false,
+            reject: self.config.hopeless == HopelessPolicy::Reject,
+            keys: KeyChanges::AtReview,
             ..OrderHooks::ALL
         }
     }
 
-    /// 2D-LAS demotion/promotion, then the sticky hopeless mark. O(log B + K).
+    /// 2D-LAS demotion/promotion, then the sticky critical and hopeless marks. O(K).
     fn refresh(&mut self, job: &mut Job, now: TimeMs) {
         self.las.refresh_job(job, now);
-        if job.spec.deadline.is_none() || job.order_queue & HOPELESS_FLAG != 0 {
-            return;
-        }
         match self.standing(job, now) {
-            Standing::BestEffort | Standing::Hopeless => {
+            Standing::Hopeless => {
                 job.order_queue = (job.order_queue & !CRITICAL_FLAG) | HOPELESS_FLAG;
             }
-            Standing::Critical(_) => job.order_queue |= CRITICAL_FLAG,
-            Standing::Relaxed(_) => {}
+            Standing::Critical => job.order_queue |= CRITICAL_FLAG,
+            Standing::Relaxed { .. } | Standing::NoDeadline => {}
         }
     }
 
-    /// O(log B).
-    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
-        let queue = job.order_queue;
-        match self.standing(job, now) {
-            Standing::Critical(a) => self.deadline_key(0, &a, job),
-            Standing::Relaxed(a)
-                if self.config.relaxed == RelaxedDeadlinePlacement::HeadOfQueue =>
-            {
-                self.deadline_key(class_of(queue, 0), &a, job)
+    /// From the flags `refresh` set and the 2D-LAS queue: O(1).
+    fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
+        let las = PriorityKey {
+            class: Self::las_class(job, LAS_BAND),
+            ..Las::las_key(job)
+        };
+        let Some(deadline) = job.spec.deadline else {
+            return las;
+        };
+        if job.order_queue & HOPELESS_FLAG != 0 {
+            return match self.config.hopeless {
+                HopelessPolicy::Background => PriorityKey {
+                    class: BACKGROUND_CLASS + u32::from(job.order_queue & QUEUE_MASK),
+                    ..las
+                },
+                HopelessPolicy::BestEffort | HopelessPolicy::Reject => las,
+            };
+        }
+        if job.order_queue & CRITICAL_FLAG != 0 {
+            return self.critical_key(job, deadline);
+        }
+        let young = job.order_queue & QUEUE_MASK == 0;
+        match self.config.relaxed {
+            RelaxedDeadlinePlacement::LikeLas => las,
+            RelaxedDeadlinePlacement::LikeLasWhileYoung if young => las,
+            RelaxedDeadlinePlacement::BelowAll | RelaxedDeadlinePlacement::LikeLasWhileYoung => {
+                PriorityKey {
+                    class: RELAXED_BELOW_CLASS,
+                    primary: key_ms(deadline.0),
+                    secondary: 0,
+                }
             }
-            Standing::Relaxed(_) | Standing::BestEffort | Standing::Hopeless => PriorityKey {
-                class: class_of(queue, 1),
-                ..Las::las_key(job)
-            },
         }
     }
 
+    /// A queued hopeless job under [`HopelessPolicy::Reject`].
     fn reject(&self, job: &Job, now: TimeMs) -> Option<RejectReason> {
-        (self.standing(job, now) == Standing::Hopeless).then_some(RejectReason::DeadlineUnreachable)
+        let rejects = self.config.hopeless == HopelessPolicy::Reject;
+        (rejects && self.standing(job, now) == Standing::Hopeless)
+            .then_some(RejectReason::DeadlineUnreachable)
     }
 
-    /// Learns the finished job's executed time. O(B).
+    /// Learns the finished deadline job's window share; re-publishes `ρ` and `ρ₀` every
+    /// `republish_every` finishes. O(1), O(B) when re-publishing.
     fn on_finished(&mut self, job: &Job, _now: TimeMs) {
-        self.sketch.record(job.executed.0);
+        if let Some(deadline) = job.spec.deadline {
+            let window = deadline.saturating_since(job.submitted_at).0;
+            self.sketch.record(job.executed.0, window);
+        }
+        self.finished_since_publish = self.finished_since_publish.saturating_add(1);
+        if self.finished_since_publish >= self.config.republish_every.max(1) {
+            self.finished_since_publish = 0;
+            self.publish();
+        }
     }
 
-    /// The LAS review, the deadline (hopeless from then), and for a queued relaxed job the
-    /// moment it turns critical (`T = (1 + κ)·r̂`). O(log B).
+    fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// The 2D-LAS review, the moment a relaxed job turns critical or a waiting one
+    /// hopeless, the deadline. O(1).
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let las = self.las.review_at(job, now);
-        let deadline_review = match self.standing(job, now) {
-            Standing::Relaxed(a) if job.state != JobState::Running => {
-                let lead = u128::from(a.remaining_ms)
-                    * (1000 + u128::from(self.config.critical_slack_permille))
-                    / 1000;
-                let lead = DurationMs(sat_u64(lead));
-                job.spec
-                    .deadline
-                    .map(|d| TimeMs(d.0.saturating_sub(lead.0)))
-            }
-            Standing::Relaxed(_) | Standing::Critical(_) => job.spec.deadline,
-            Standing::BestEffort | Standing::Hopeless => None,
+        let deadline = match self.standing(job, now) {
+            Standing::Relaxed { critical_at } => job.spec.deadline.map(|d| d.min(critical_at)),
+            Standing::Critical => job.spec.deadline,
+            Standing::Hopeless | Standing::NoDeadline => None,
         };
-        match (las, deadline_review.filter(|&t| t > now)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let hopeless = match deadline {
+            Some(_) => self.hopeless_at(job),
+            None => None,
+        };
+        [las, deadline, hopeless]
+            .into_iter()
+            .flatten()
+            .filter(|&t| t > now)
+            .min()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::event::{Decision, Event, PreemptReason};
-    use crate::ids::JobId;
-    use crate::job::JobSpec;
-    use crate::placement::FirstFit;
-    use crate::scheduler::Scheduler;
-    use crate::topology::{LinkWeights, Topology};
-
-    type Sched = Scheduler<Tias, FirstFit, 16, 64, 8>;
-    type Out = heapless::Vec<Decision<8>, 32>;
-
-    const S: u64 = 1000;
-
-    fn spec(id: u32, gpus: u16, deadline_ms: Option<u64>) -> JobSpec {
-        let mut s = JobSpec::new(JobId(id), gpus);
-        s.deadline = deadline_ms.map(TimeMs);
-        s
-    }
-
-    /// A queued job at t=0 that has executed `e_ms` (attained = gpus × e).
-    fn job(id: u32, gpus: u16, deadline_ms: Option<u64>, e_ms: u64) -> Job {
-        let mut j = Job::submitted(spec(id, gpus, deadline_ms), TimeMs(0));
-        j.executed = DurationMs(e_ms);
-        j.attained_gpu_ms = e_ms * u64::from(gpus);
-        j
-    }
-
-    fn sched(gpus: u16, config: TiasConfig) -> Sched {
-        Scheduler::new(
-            Topology::uniform(1, 1, gpus, LinkWeights::PROXIMITY_DRL).unwrap(),
-            Tias::new(config),
-            FirstFit,
-        )
-    }
-
-    fn running(s: &Sched, id: u32) -> bool {
-        s.job(JobId(id))
-            .is_some_and(|j| j.state == JobState::Running)
-    }
-
-    /// Ids sorted the way the scheduler ranks them: `(key, id)`.
-    fn ranked<const N: usize>(tias: &Tias, jobs: &[Job; N], now: TimeMs) -> [u32; N] {
-        let mut ids: [u32; N] = core::array::from_fn(|i| jobs[i].id().0);
-        ids.sort_by_key(|&id| {
-            let j = jobs.iter().find(|j| j.id().0 == id).unwrap();
-            (tias.key(j, now), id)
-        });
-        ids
-    }
-
-    /// Each urgency observation, by hand with the cold-start prior (floor m = 60 s, q = ½ →
-    /// r̂ = m, p_fit = T/(m+T)). In each pair the *higher* id must go first, so the id
-    /// tie-break is not what orders them; both jobs are critical (slack ≤ r̂).
-    #[test]
-    fn each_urgency_observation_orders_critical_jobs() {
-        let tias = Tias::default();
-        // (observation, first job, second job, U of first, U of second)
-        let cases: [(&str, Job, Job, i64, i64); 3] = [
-            // 1. Slack: T = 100 s vs 110 s, r̂ = 60 s → slack 40 s vs 50 s;
-            //    p = 625‰ vs 647‰ → U = 40,001·1000/625 = 64,001 vs 50,001·1000/647 = 77,281.
-            (
-                "slack",
-                job(1, 1, Some(100 * S), 0),
-                job(0, 1, Some(110 * S), 0),
-                64_001,
-                77_281,
-            ),
-            // 2. p_fit: equal slack 60 s. e = 0, T = 120 s → r̂ = 60 s, p = 120/180 = 666‰;
-            //    e = 120 s, T = 180 s → m = r̂ = 120 s, p = 180/300 = 600‰ (more likely to need
-            //    much more service) → U = 90,091 vs 100,001.
-            (
-                "p_fit",
-                job(1, 1, Some(120 * S), 0),
-                job(0, 1, Some(180 * S), 120 * S),
-                90_091,
-                100_001,
-            ),
-            // 3. Width: same slack 40 s and p = 625‰; 1 GPU vs 8 GPUs (w = 1 + ½·3 = 2.5)
-            //    → U = 64,001 vs 160,004.
-            (
-                "width",
-                job(1, 1, Some(100 * S), 0),
-                job(0, 8, Some(100 * S), 0),
-                64_001,
-                160_004,
-            ),
-        ];
-        for (what, first, second, u_first, u_second) in cases {
-            for j in [&first, &second] {
-                assert!(
-                    matches!(tias.standing(j, TimeMs(0)), Standing::Critical(_)),
-                    "{what}"
-                );
-            }
-            assert_eq!(tias.key(&first, TimeMs(0)).primary, u_first, "{what}");
-            assert_eq!(tias.key(&second, TimeMs(0)).primary, u_second, "{what}");
-            assert_eq!(ranked(&tias, &[second, first], TimeMs(0)), [1, 0], "{what}");
-        }
-    }
-
-    #[test]
-    fn slack_decides_who_runs_through_the_scheduler() {
-        // 1 GPU. Job 0 (T = 110 s) starts alone; job 1 (T = 100 s, less slack) preempts it.
-        let mut out = Out::new();
-        let mut s = sched(1, TiasConfig::default());
-        s.handle(
-            TimeMs(0),
-            Event::Submit(spec(0, 1, Some(110 * S))),
-            &mut out,
-        )
-        .unwrap();
-        assert!(running(&s, 0));
-        s.handle(
-            TimeMs(0),
-            Event::Submit(spec(1, 1, Some(100 * S))),
-            &mut out,
-        )
-        .unwrap();
-        assert!(running(&s, 1) && !running(&s, 0));
-        s.check_invariants().unwrap();
-    }
-
-    #[test]
-    fn estimates_are_learned_from_finished_jobs_never_the_declared_length() {
-        let mut tias = Tias::default();
-        let mut j = job(0, 1, Some(100 * S), 0);
-        // Prior: r̂ = 60 s, slack 40 s ≤ 60 s → critical.
-        assert!(matches!(
-            tias.standing(&j, TimeMs(0)),
-            Standing::Critical(_)
-        ));
-        // The job's own declared length changes nothing.
-        let before = tias.key(&j, TimeMs(0));
-        j.spec.declared_length = Some(DurationMs(1));
-        assert_eq!(tias.key(&j, TimeMs(0)), before);
-        // 32 finished jobs of 8,192 ms, spread (by interpolation) over their bucket
-        // [8192, 10240): median r̂ = 9,216 ms, slack 90.784 s > r̂ → relaxed; p_fit = 100 %.
-        for id in 0..32 {
-            let done = job(100 + id, 1, None, 8_192);
-            tias.on_finished(&done, TimeMs(0));
-        }
-        let a = tias.assess(&j, TimeMs(0)).unwrap();
-        assert_eq!(
-            (a.remaining_ms, a.fit_permille, a.slack_ms),
-            (9_216, 1000, 90_784)
-        );
-        assert!(matches!(tias.standing(&j, TimeMs(0)), Standing::Relaxed(_)));
-    }
-
-    #[test]
-    fn critical_is_sticky_until_finish_or_hopeless() {
-        // Critical under the prior (slack 40 s ≤ r̂ 60 s); then 32 short jobs finish and the
-        // same job would be relaxed — but once marked it stays critical (no boundary thrash).
-        let mut tias = Tias::default();
-        let mut j = job(0, 1, Some(100 * S), 0);
-        tias.refresh(&mut j, TimeMs(0));
-        assert_ne!(j.order_queue & CRITICAL_FLAG, 0);
-        let fresh = job(1, 1, Some(100 * S), 0);
-        for id in 0..32 {
-            tias.on_finished(&job(100 + id, 1, None, 8_192), TimeMs(0));
-        }
-        assert!(matches!(
-            tias.standing(&fresh, TimeMs(0)),
-            Standing::Relaxed(_)
-        ));
-        assert!(matches!(
-            tias.standing(&j, TimeMs(0)),
-            Standing::Critical(_)
-        ));
-        assert_eq!(tias.key(&j, TimeMs(0)).class, 0);
-        // At its deadline it turns hopeless and loses the mark.
-        tias.refresh(&mut j, TimeMs(100 * S));
-        assert_eq!(
-            j.order_queue & (CRITICAL_FLAG | HOPELESS_FLAG),
-            HOPELESS_FLAG
-        );
-    }
-
-    #[test]
-    fn hopeless_deadline_jobs_become_best_effort_or_are_rejected() {
-        let tias = Tias::default();
-        // (case, deadline ms, now ms, e ms): hopeless by passed deadline or by p_fit < 5 %
-        // (T = 3 s: 3/63 = 47‰).
-        let cases = [("passed", 50 * S, 50 * S, 0), ("p_fit 47‰", 3 * S, 0, 0)];
-        for (what, deadline, now, e) in cases {
-            let mut j = job(0, 1, Some(deadline), e);
-            let plain = job(0, 1, None, e);
-            assert_eq!(
-                tias.standing(&j, TimeMs(now)),
-                Standing::BestEffort,
-                "{what}"
-            );
-            // Best-effort = ordered exactly like the same job without a deadline.
-            assert_eq!(
-                tias.key(&j, TimeMs(now)),
-                tias.key(&plain, TimeMs(now)),
-                "{what}"
-            );
-            assert_eq!(tias.reject(&j, TimeMs(now)), None, "{what}");
-            let mut t = tias.clone();
-            t.refresh(&mut j, TimeMs(now));
-            assert_ne!(j.order_queue & HOPELESS_FLAG, 0, "{what}: sticky mark");
-            let reject = Tias::new(TiasConfig {
-                hopeless: HopelessPolicy::Reject,
-                ..TiasConfig::default()
-            });
-            assert_eq!(
-                reject.reject(&j, TimeMs(now)),
-                Some(RejectReason::DeadlineUnreachable),
-                "{what}"
-            );
-        }
-        // 3.2 s: 3.2/63.2 = 50‰ → not hopeless (≥ threshold), critical.
-        let j = job(0, 1, Some(3_200), 0);
-        assert!(matches!(
-            tias.standing(&j, TimeMs(0)),
-            Standing::Critical(_)
-        ));
-    }
-
-    #[test]
-    fn hopeless_job_does_not_take_gpus_and_is_rejected_under_reject_policy() {
-        // 1 GPU; job 0 (no deadline) runs from t=0; at t=1 s job 1 arrives with 3 s left.
-        for (policy, job1_queued) in [
-            (HopelessPolicy::BestEffort, true),
-            (HopelessPolicy::Reject, false),
-        ] {
-            let mut out = Out::new();
-            let mut s = sched(
-                1,
-                TiasConfig {
-                    hopeless: policy,
-                    ..TiasConfig::default()
-                },
-            );
-            s.handle(TimeMs(0), Event::Submit(spec(0, 1, None)), &mut out)
-                .unwrap();
-            out.clear();
-            s.handle(TimeMs(S), Event::Submit(spec(1, 1, Some(4 * S))), &mut out)
-                .unwrap();
-            assert!(running(&s, 0), "{policy:?}");
-            assert_eq!(s.job(JobId(1)).is_some(), job1_queued, "{policy:?}");
-            let rejected = out.contains(&Decision::Reject {
-                job: JobId(1),
-                reason: RejectReason::DeadlineUnreachable,
-            });
-            assert_eq!(rejected, !job1_queued, "{policy:?}");
-            s.check_invariants().unwrap();
-        }
-    }
-
-    #[test]
-    fn critical_job_preempts_keeps_service_and_loses_priority_at_its_deadline() {
-        // 1 GPU. Job 0 (no deadline) runs from 0; at 10 s job 1 (deadline 110 s, critical)
-        // preempts it. Job 0 keeps its 10 GPU·s. Job 1 is still running at its deadline:
-        // it becomes best-effort (queue 0, entered at 10 s), behind job 0 (entered at 0).
-        let mut out = Out::new();
-        let mut s = sched(1, TiasConfig::default());
-        s.handle(TimeMs(0), Event::Submit(spec(0, 1, None)), &mut out)
-            .unwrap();
-        out.clear();
-        s.handle(
-            TimeMs(10 * S),
-            Event::Submit(spec(1, 1, Some(110 * S))),
-            &mut out,
-        )
-        .unwrap();
-        assert!(out.contains(&Decision::Preempt {
-            job: JobId(0),
-            reason: PreemptReason::Priority
-        }));
-        let j0 = *s.job(JobId(0)).unwrap();
-        assert_eq!(
-            (j0.attained_gpu_ms, j0.executed, j0.preemptions),
-            (10 * S, DurationMs(10 * S), 1)
-        );
-        assert!(running(&s, 1));
-        // Tick hint: job 1's deadline (critical, running).
-        assert_eq!(s.next_review(), Some(TimeMs(110 * S)));
-        s.handle(TimeMs(110 * S), Event::Tick, &mut out).unwrap();
-        assert!(running(&s, 0) && !running(&s, 1));
-        assert_eq!(s.job(JobId(0)).unwrap().attained_gpu_ms, 10 * S);
-        s.handle(TimeMs(120 * S), Event::Tick, &mut out).unwrap();
-        assert_eq!(s.job(JobId(0)).unwrap().attained_gpu_ms, 20 * S);
-        s.check_invariants().unwrap();
-    }
-
-    #[test]
-    fn relaxed_deadline_placement_like_las_or_head_of_queue() {
-        // Job 0: no deadline, entered queue 0 at t=0. Job 1: deadline 1,000 s (relaxed:
-        // slack 940 s > r̂ 60 s), entered at t=0 too.
-        let jobs = [job(0, 1, None, 0), job(1, 1, Some(1_000 * S), 0)];
-        for (placement, want) in [
-            (RelaxedDeadlinePlacement::LikeLas, [0, 1]),
-            (RelaxedDeadlinePlacement::HeadOfQueue, [1, 0]),
-        ] {
-            let tias = Tias::new(TiasConfig {
-                relaxed: placement,
-                ..TiasConfig::default()
-            });
-            assert!(matches!(
-                tias.standing(&jobs[1], TimeMs(0)),
-                Standing::Relaxed(_)
-            ));
-            assert_eq!(ranked(&tias, &jobs, TimeMs(0)), want, "{placement:?}");
-        }
-        // A queued relaxed job turns critical at D − 2·r̂ = 1,000 s − 120 s.
-        let tias = Tias::default();
-        assert_eq!(tias.next_review(&jobs[1], TimeMs(0)), Some(TimeMs(880 * S)));
-        let mut late = jobs[1];
-        late.queued_since = TimeMs(0);
-        assert!(matches!(
-            tias.standing(&late, TimeMs(880 * S)),
-            Standing::Critical(_)
-        ));
-        assert!(matches!(
-            tias.standing(&late, TimeMs(880 * S - 1)),
-            Standing::Relaxed(_)
-        ));
-    }
-}
+#[path = "tias_tests.rs"]
+mod tests;

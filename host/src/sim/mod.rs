@@ -100,6 +100,9 @@ pub struct JobRecord {
     pub finish_ms: Option<u64>,
     /// Deadline, ms.
     pub deadline_ms: Option<u64>,
+    /// The trace's duration: run time at full speed (an ideal placement), ms. Known to the
+    /// simulator only; the core's information-agnostic orders never see it.
+    pub duration_ms: u64,
     /// Times preempted (priority or failure).
     pub preemptions: u32,
     /// Of those, times requeued because one of its GPUs failed.
@@ -355,6 +358,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                 gpus: j.gpus,
                 submit_ms: j.submit_ms,
                 deadline_ms: j.deadline_ms,
+                duration_ms: j.duration_ms,
                 ..JobRecord::default()
             })
             .collect();

@@ -1,0 +1,344 @@
+//! TIAS rules, each with a small case computed by hand.
+
+use super::*;
+use crate::event::{Decision, Event, PreemptReason};
+use crate::ids::JobId;
+use crate::job::JobSpec;
+use crate::placement::FirstFit;
+use crate::scheduler::Scheduler;
+use crate::time::DurationMs;
+use crate::topology::{LinkWeights, Topology};
+
+type Sched = Scheduler<Tias, FirstFit, 16, 64, 8>;
+type Out = heapless::Vec<Decision<8>, 32>;
+
+/// A window of 102,400 ms: one 1/1,024th of it is 100 ms, so shares are exact.
+const W: u64 = 102_400;
+
+fn spec(id: u32, gpus: u16, deadline_ms: Option<u64>) -> JobSpec {
+    let mut s = JobSpec::new(JobId(id), gpus);
+    s.deadline = deadline_ms.map(TimeMs);
+    s
+}
+
+/// A job submitted at 0 that has executed `e_ms`, in `state`, in 2D-LAS queue `queue`.
+fn job(id: u32, gpus: u16, deadline_ms: Option<u64>, e_ms: u64, state: JobState) -> Job {
+    let mut j = Job::submitted(spec(id, gpus, deadline_ms), TimeMs(0));
+    j.executed = DurationMs(e_ms);
+    j.attained_gpu_ms = e_ms * u64::from(gpus);
+    j.state = state;
+    j
+}
+
+/// Learns from nine finished deadline jobs that used a quarter of their window and one that
+/// used three quarters: buckets 16 and 48 of 64, so `ρ` (q99) = 49/64 = 784/1024 and `ρ₀`
+/// (q10) = 17/64 = 272/1024.
+fn trained(config: TiasConfig) -> Tias {
+    let mut tias = Tias::new(TiasConfig {
+        min_samples: 4,
+        republish_every: 1,
+        ..config
+    });
+    for (id, e) in (0..10).map(|i| (100 + i, if i == 9 { 3 * W / 4 } else { W / 4 })) {
+        tias.on_finished(&job(id, 1, Some(W), e, JobState::Running), TimeMs(e));
+    }
+    tias
+}
+
+fn sched(gpus: u16, tias: Tias) -> Sched {
+    Scheduler::new(
+        Topology::uniform(1, 1, gpus, LinkWeights::PROXIMITY_DRL).unwrap(),
+        tias,
+        FirstFit,
+    )
+}
+
+/// Ids sorted the way the scheduler ranks them, `(key, id)`, after a refresh at `now`.
+fn ranked<const N: usize>(tias: &mut Tias, mut jobs: [Job; N], now: TimeMs) -> [u32; N] {
+    for j in jobs.iter_mut() {
+        tias.refresh(j, now);
+    }
+    let mut ids: [(PriorityKey, u32); N] =
+        core::array::from_fn(|i| (tias.key(&jobs[i], now), jobs[i].id().0));
+    ids.sort();
+    ids.map(|(_, id)| id)
+}
+
+#[test]
+fn window_shares_are_learned_from_finished_deadline_jobs_only() {
+    let tias = Tias::new(TiasConfig::default());
+    assert_eq!(tias.shares(), (1024, 0), "cold start: ρ = 1, ρ₀ = 0");
+    let mut tias = trained(TiasConfig::default());
+    assert_eq!(tias.shares(), (784, 272));
+    let epoch = tias.epoch();
+    // Non-deadline jobs and jobs over their window do not move the feasible quantiles.
+    tias.on_finished(&job(1, 1, None, 5 * W, JobState::Running), TimeMs(0));
+    tias.on_finished(&job(2, 1, Some(W), 2 * W, JobState::Running), TimeMs(0));
+    assert_eq!((tias.shares(), tias.epoch()), ((784, 272), epoch));
+    assert_eq!(tias.sketch().infeasible_samples(), 1);
+    // The job's own declared length is never read.
+    let mut j = job(3, 1, Some(W), 0, JobState::Waiting);
+    let before = tias.critical_at(&j, TimeMs(0));
+    j.spec.declared_length = Some(DurationMs(1));
+    assert_eq!(tias.critical_at(&j, TimeMs(0)), before);
+}
+
+#[test]
+fn relaxed_job_turns_critical_when_its_laxity_reaches_the_reserve() {
+    // ρ·W = 784 × 100 = 78,400 ms; σ·W = 102 × 100 = 10,200 ms (100‰ → 102/1024).
+    let tias = trained(TiasConfig::default());
+    // (case, executed, state, now, critical at)
+    let cases = [
+        // Waiting, nothing run: D − σW − ρW = 102,400 − 10,200 − 78,400.
+        ("waiting", 0, JobState::Waiting, 0, 13_800),
+        // Preempted after 20 s: 20,000 ms less to run.
+        ("preempted", 20_000, JobState::Preempted, 20_000, 33_800),
+        // Running: the laxity holds while it runs, so D − σW = 92,200.
+        ("running", 20_000, JobState::Running, 20_000, 92_200),
+        // Running but already past it: critical now (as it would be waiting).
+        ("running late", 20_000, JobState::Running, 40_000, 33_800),
+    ];
+    for (what, e, state, now, at) in cases {
+        let j = job(0, 1, Some(W), e, state);
+        assert_eq!(
+            tias.critical_at(&j, TimeMs(now)),
+            Some(TimeMs(at)),
+            "{what}"
+        );
+    }
+    let waiting = job(0, 1, Some(W), 0, JobState::Waiting);
+    let relaxed = Standing::Relaxed {
+        critical_at: TimeMs(13_800),
+    };
+    assert_eq!(tias.standing(&waiting, TimeMs(13_799)), relaxed);
+    assert_eq!(tias.standing(&waiting, TimeMs(13_800)), Standing::Critical);
+    // Cold start: ρ = 1 → critical at submission.
+    let cold = Tias::default();
+    assert_eq!(cold.standing(&waiting, TimeMs(0)), Standing::Critical);
+}
+
+#[test]
+fn waiting_job_is_hopeless_once_even_the_least_share_no_longer_fits() {
+    // ρ₀·W = 272 × 100 = 27,200 ms.
+    let tias = trained(TiasConfig::default());
+    let cases = [
+        // (case, executed, state, now, hopeless?)
+        (
+            "waiting, 27.2 s left",
+            0,
+            JobState::Waiting,
+            W - 27_200 - 1,
+            false,
+        ),
+        ("waiting, less left", 0, JobState::Waiting, W - 27_200, true),
+        (
+            "ran 10 s: 17.2 s needed",
+            10_000,
+            JobState::Preempted,
+            W - 17_201,
+            false,
+        ),
+        (
+            "ran 10 s, late",
+            10_000,
+            JobState::Preempted,
+            W - 17_200,
+            true,
+        ),
+        // A running job is using its time: only the deadline ends it.
+        ("running", 0, JobState::Running, W - 1, false),
+        ("deadline passed", 0, JobState::Running, W, true),
+    ];
+    for (what, e, state, now, hopeless) in cases {
+        let mut j = job(0, 1, Some(W), e, state);
+        // Critical by then (so not relaxed), which hopelessness overrides.
+        j.order_queue |= CRITICAL_FLAG;
+        let standing = tias.standing(&j, TimeMs(now));
+        assert_eq!(
+            standing == Standing::Hopeless,
+            hopeless,
+            "{what}: {standing:?}"
+        );
+    }
+    let waiting = job(0, 1, Some(W), 0, JobState::Waiting);
+    assert_eq!(tias.hopeless_at(&waiting), Some(TimeMs(W - 27_200)));
+    assert_eq!(
+        Tias::default().hopeless_at(&waiting),
+        None,
+        "ρ₀ not learned"
+    );
+}
+
+#[test]
+fn classes_young_first_then_critical_then_older_then_relaxed_then_hopeless() {
+    let mut tias = trained(TiasConfig::default());
+    // Attained GPU·ms that puts a 1-GPU job in 2D-LAS queue 1; "old" jobs ran from 0 to
+    // then and were preempted.
+    let q1 = 3_250_000;
+    let far = 1_000 * W; // a deadline far enough to stay relaxed
+    let now = TimeMs(q1);
+    let old = |id, deadline| {
+        let mut j = job(id, 1, deadline, q1, JobState::Preempted);
+        j.queued_since = now;
+        j
+    };
+    let jobs = [
+        // 0: non-deadline, old (queue 1).
+        old(0, None),
+        // 1: relaxed deadline job, old: below every non-deadline job.
+        old(1, Some(q1 + far)),
+        // 2: critical deadline job, old: head of queue 1.
+        old(2, Some(q1 + 1_000)),
+        // 3: non-deadline, young (queue 0), submitted later than the others.
+        {
+            let mut j = job(3, 1, None, 0, JobState::Waiting);
+            j.submitted_at = now;
+            j.order_mark = now;
+            j
+        },
+        // 4: relaxed deadline job, young: like any young job (entered queue 0 at 0).
+        job(4, 1, Some(q1 + far), 0, JobState::Waiting),
+        // 5: deadline passed: background.
+        job(5, 1, Some(1_000), 0, JobState::Waiting),
+        // 6: critical and young (still able to make it): head of queue 0.
+        job(6, 1, Some(5_000_000), 0, JobState::Waiting),
+    ];
+    assert_eq!(ranked(&mut tias, jobs, now), [6, 4, 3, 2, 0, 1, 5]);
+    // Under the other placements and policies.
+    let mut like_las = trained(TiasConfig {
+        relaxed: RelaxedDeadlinePlacement::LikeLas,
+        hopeless: HopelessPolicy::BestEffort,
+        critical_queue: 0,
+        ..TiasConfig::default()
+    });
+    // Critical above all, smallest commitment first (job 2: 3,251 GPU·s, job 6: 5,000);
+    // the hopeless job 5 like a non-deadline job in queue 0, entered at 0 (after job 4 by
+    // id); the relaxed old job 1 like LAS in queue 1, entered at 3.25 s with job 0.
+    assert_eq!(ranked(&mut like_las, jobs, now), [2, 6, 4, 5, 3, 0, 1]);
+}
+
+#[test]
+fn critical_jobs_by_smallest_commitment_or_earliest_deadline() {
+    // Both critical from submission (cold start). Job 0: 1 GPU, window 300 s (300 GPU·s);
+    // job 1: 8 GPUs, window 100 s (800 GPU·s), the earlier deadline.
+    let jobs = [
+        job(0, 1, Some(300_000), 0, JobState::Waiting),
+        job(1, 8, Some(100_000), 0, JobState::Waiting),
+    ];
+    for (order, want) in [
+        (CriticalOrder::SmallestCommitment, [0, 1]),
+        (CriticalOrder::EarliestDeadline, [1, 0]),
+    ] {
+        let mut tias = Tias::new(TiasConfig {
+            critical_order: order,
+            ..TiasConfig::default()
+        });
+        assert_eq!(ranked(&mut tias, jobs, TimeMs(0)), want, "{order:?}");
+    }
+}
+
+#[test]
+fn review_times_are_the_next_change() {
+    let tias = trained(TiasConfig::default());
+    // Relaxed and waiting: critical at 13,800 (before its hopeless time 75,200).
+    let waiting = job(0, 1, Some(W), 0, JobState::Waiting);
+    assert_eq!(tias.next_review(&waiting, TimeMs(0)), Some(TimeMs(13_800)));
+    // Critical and waiting: hopeless at 75,200; running: its deadline.
+    let mut critical = waiting;
+    critical.order_queue |= CRITICAL_FLAG;
+    assert_eq!(
+        tias.next_review(&critical, TimeMs(20_000)),
+        Some(TimeMs(75_200))
+    );
+    critical.state = JobState::Running;
+    assert_eq!(tias.next_review(&critical, TimeMs(20_000)), Some(TimeMs(W)));
+    // A running non-deadline job: its 2D-LAS threshold (3,250 GPU·s for 2 GPUs: 1,625 s).
+    let plain = job(1, 2, None, 0, JobState::Running);
+    assert_eq!(tias.next_review(&plain, TimeMs(0)), Some(TimeMs(1_625_000)));
+}
+
+/// Issue 16, defect 1: with the old least-laxity key, two critical jobs on one GPU swapped
+/// on every tick (60 preemptions in 60 s of 1-s ticks; fails on the main of that time).
+/// Critical keys no longer move with time, so neither tick period preempts anyone.
+#[test]
+fn two_critical_jobs_do_not_preempt_each_other_whatever_the_tick_period() {
+    for tick_ms in [1_000, 7_000] {
+        let mut tias = Tias::new(TiasConfig {
+            min_samples: 4,
+            ..TiasConfig::default()
+        });
+        for id in 0..32 {
+            let done = job(100 + id, 1, None, 100_000, JobState::Running);
+            tias.on_finished(&done, TimeMs(0));
+        }
+        let mut s = sched(1, tias);
+        let mut out = Out::new();
+        for id in [0, 1] {
+            s.handle(
+                TimeMs(0),
+                Event::Submit(spec(id, 1, Some(180_000))),
+                &mut out,
+            )
+            .unwrap();
+        }
+        let mut preemptions = 0;
+        for t in (tick_ms..=60_000).step_by(tick_ms as usize) {
+            out.clear();
+            s.handle(TimeMs(t), Event::Tick, &mut out).unwrap();
+            preemptions += out
+                .iter()
+                .filter(|d| matches!(d, Decision::Preempt { .. }))
+                .count();
+        }
+        assert_eq!(preemptions, 0, "tick every {tick_ms} ms");
+        assert_eq!(s.job(JobId(0)).map(|j| j.state), Some(JobState::Running));
+        s.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn hopeless_job_runs_in_the_background_or_is_rejected() {
+    // 1 GPU. Job 0 (no deadline) runs from 0; job 1 (deadline at 10 s) arrives at 1 s,
+    // critical at once (cold start), preempts job 0, and is still running at its deadline.
+    for (policy, rejected) in [
+        (HopelessPolicy::Background, false),
+        (HopelessPolicy::Reject, true),
+    ] {
+        let mut out = Out::new();
+        let mut s = sched(
+            1,
+            Tias::new(TiasConfig {
+                hopeless: policy,
+                ..TiasConfig::default()
+            }),
+        );
+        s.handle(TimeMs(0), Event::Submit(spec(0, 1, None)), &mut out)
+            .unwrap();
+        s.handle(
+            TimeMs(1_000),
+            Event::Submit(spec(1, 1, Some(10_000))),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(s.job(JobId(1)).map(|j| j.state), Some(JobState::Running));
+        assert_eq!(s.next_review(), Some(TimeMs(10_000)), "its deadline");
+        out.clear();
+        s.handle(TimeMs(10_000), Event::Tick, &mut out).unwrap();
+        // Hopeless: job 0 takes the GPU back; job 1 waits in the background.
+        assert!(out.contains(&Decision::Preempt {
+            job: JobId(1),
+            reason: PreemptReason::Priority
+        }));
+        assert_eq!(s.job(JobId(0)).map(|j| j.state), Some(JobState::Running));
+        // Preempted and hopeless: rejected at the next pass under `Reject`.
+        out.clear();
+        s.handle(TimeMs(10_001), Event::Tick, &mut out).unwrap();
+        let was_rejected = out.contains(&Decision::Reject {
+            job: JobId(1),
+            reason: RejectReason::DeadlineUnreachable,
+        });
+        assert_eq!(was_rejected, rejected, "{policy:?}");
+        assert_eq!(s.job(JobId(1)).is_none(), rejected, "{policy:?}");
+        s.check_invariants().unwrap();
+    }
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The TIAS development grid (docs/tias.md): one `gantry compare` per configuration, then one
+# table with the acceptance check per configuration:
+#   TIAS miss rate <= EDF's + 0.005  and  TIAS non-deadline avg JCT <= LAS's x 1.005.
+#
+#   scripts/tias-grid.sh                 # the development grid (tune only on this)
+#   scripts/tias-grid.sh --held-out      # the held-out check (run once, at the end)
+#   ORDERS=edf,las,tias scripts/tias-grid.sh   # fewer orders (must include edf, las, tias)
+#   OUT=dir scripts/tias-grid.sh         # keep each configuration's JSON in dir
+#   ORDERS=tias BASELINE=dir scripts/tias-grid.sh   # take EDF/LAS rows from an earlier OUT
+#
+# Needs target/release/gantry (cargo build --release -p gantry) and ../shared/traces.
+# Runs niced; one configuration at a time (compare runs its orders in parallel).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GANTRY=${GANTRY:-target/release/gantry}
+ORDERS=${ORDERS:-fifo,edf,las,tias,srtf}
+TRACES=${TRACES:-../shared/traces}
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+ITP=$TRACES/microsoft-itp-elasticflow/elasticflow
+CHRONUS=$TRACES/chronus-philly-deadline
+PHILLY=$TRACES/philly-pollux/philly.csv
+
+# name|flags
+dev_grid() {
+    for c in 01 04 06 08 10; do
+        for shape in 2x4x8 2x8x8; do
+            echo "itp-$c-$shape|--trace $ITP/cluster$c.csv --format elasticflow --keep-deadlines 0.5 --cluster $shape"
+        done
+    done
+    for shape in 4x8x8 8x8x8; do
+        echo "chronus-mix1-$shape|--trace $CHRONUS/trace_job_Philly_MIX1.csv --format chronus --limit 4000 --cluster $shape"
+    done
+    for shape in 2x8x8 4x8x8; do
+        echo "philly-$shape|--trace $PHILLY --limit 3000 --deadlines 0.3:1.5:3 --cluster $shape"
+    done
+}
+
+held_out_grid() {
+    for c in 02 03 05; do
+        for shape in 2x4x8 2x8x8; do
+            echo "itp-$c-$shape|--trace $ITP/cluster$c.csv --format elasticflow --keep-deadlines 0.5 --cluster $shape"
+        done
+    done
+    for shape in 4x8x8 8x8x8; do
+        echo "chronus-mix2-$shape|--trace $CHRONUS/trace_job_Philly_MIX2.csv --format chronus --limit 4000 --cluster $shape"
+    done
+    for f in 20 30; do
+        echo "hydra-$f-4x8x8|--trace $TRACES/hydra-pai-deadline/${f}_ddl.csv --format hydra --cluster 4x8x8"
+    done
+    for shape in 2x8x8 4x8x8; do
+        echo "philly-d0.5-$shape|--trace $PHILLY --limit 3000 --deadlines 0.5:1.2:2 --cluster $shape"
+    done
+}
+
+grid=dev_grid
+[[ ${1:-} == --held-out ]] && grid=held_out_grid
+
+printf '| configuration | EDF miss (feasible) | LAS miss (feasible) | TIAS miss (feasible) | LAS JCT non-dl (s) | TIAS JCT non-dl (s) | TIAS/LAS | pass |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+pass_all=1
+while IFS='|' read -r name flags; do
+    # shellcheck disable=SC2086
+    nice -n 10 "$GANTRY" compare $flags --orders "$ORDERS" --placements best-fit --json \
+        > "$OUT/$name.json"
+    if [[ -n ${BASELINE:-} ]]; then
+        jq -s '.[0] + (.[1] | map(select(.order == "edf" or .order == "las")))' \
+            "$OUT/$name.json" "$BASELINE/$name.json" > "$OUT/$name.json.tmp"
+        mv "$OUT/$name.json.tmp" "$OUT/$name.json"
+    fi
+    row=$(jq -r '
+        def o($n): (map(select(.order == $n)) | first);
+        def miss($m): "\($m.deadline_miss_rate * 1000 | round / 1000) (\(($m.deadline_miss_rate_feasible // 0) * 1000 | round / 1000))";
+        o("edf") as $e | o("las") as $l | o("tias") as $t
+        | ($t.deadline_miss_rate <= $e.deadline_miss_rate + 0.005
+           and $t.avg_jct_nondeadline_s <= $l.avg_jct_nondeadline_s * 1.005) as $ok
+        | "\(miss($e)) | \(miss($l)) | \(miss($t)) | \($l.avg_jct_nondeadline_s | round) | \($t.avg_jct_nondeadline_s | round) | \($t.avg_jct_nondeadline_s / $l.avg_jct_nondeadline_s * 1000 | round / 1000) | \(if $ok then "yes" else "NO" end)"
+    ' "$OUT/$name.json")
+    [[ $row == *"| NO" ]] && pass_all=0
+    printf '| %s | %s |\n' "$name" "$row"
+done < <($grid)
+echo
+echo "JSON per configuration: $OUT"
+[[ $pass_all == 1 ]] && echo "all configurations pass" || echo "some configurations fail"
