@@ -406,14 +406,15 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
     /// First half of iteration `t`: move and decode every whale but the leader (whose index
     /// is returned) and update their loads; evaluates nothing. Afterwards
     /// [`whale_assignment`](Self::whale_assignment) and [`whale_order`](Self::whale_order)
-    /// are the population to evaluate. Errors only if the DAG changed since
-    /// [`initialize`](Self::initialize). O(POP·T·P) (EFT priority: O(POP·(T·P + E + T log T))).
+    /// are the population to evaluate. Errors (never panics) if the DAG's task count or the
+    /// platform's GPU count changed since [`initialize`](Self::initialize). O(POP·T·P) (EFT priority: O(POP·(T·P + E + T log T))).
     pub fn step_moves<const E: usize, M: Platform>(
         &mut self,
         dag: &Dag<T, E>,
         platform: &M,
         t: u32,
     ) -> Result<usize, PlanError> {
+        self.check_same_problem(dag, platform)?;
         let iterations = f64::from(self.config.iterations.max(1));
         let a = 2.0 * (1.0 - f64::from(t.saturating_sub(1)) / iterations);
         let leader = self.extreme(false);
@@ -452,6 +453,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
     where
         A: PlanAdvisor<T, E>,
     {
+        self.check_same_problem(dag, platform)?;
         if makespans_ms.len() < self.whales {
             return Err(PlanError::WrongLength {
                 plan: makespans_ms.len(),
@@ -464,6 +466,29 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             }
         }
         self.finish_step(dag, platform, t)
+    }
+
+    /// Refuse a DAG or platform other than the one of [`initialize`](Self::initialize): the
+    /// scratch (loads, ranks, positions) is sized for its task and GPU counts. O(1).
+    fn check_same_problem<const E: usize>(
+        &self,
+        dag: &Dag<T, E>,
+        platform: &impl Platform,
+    ) -> Result<(), PlanError> {
+        dag.require_sealed()?;
+        if dag.task_count() != self.tasks {
+            return Err(PlanError::WrongLength {
+                plan: self.tasks,
+                dag: dag.task_count(),
+            });
+        }
+        if platform.gpu_count() != self.gpus {
+            return Err(PlanError::GpuCountChanged {
+                initialized: self.gpus,
+                given: platform.gpu_count(),
+            });
+        }
+        Ok(())
     }
 
     /// The advisor's injection at the end of iteration `t`. O(T + E).
@@ -874,6 +899,33 @@ mod tests {
             total_eft += b;
         }
         assert_eq!(wins, 6, "{total_eft} vs {total_load}");
+    }
+
+    /// Issue 16, defect 5: continuing a search on a smaller DAG (or fewer GPUs) than it was
+    /// initialised for returned `WrongLength` with the EFT decoding but panicked (index out of
+    /// bounds in `decode`/`update_load`) with the default load-target decoding.
+    #[test]
+    fn continuing_on_another_problem_is_a_typed_error_not_a_panic() {
+        let big = random_dag(5, 60, 2);
+        let small = random_dag(5, 20, 2);
+        let mut fewer = GpuPool::<8>::new(Bandwidth::PerMs(4.0));
+        fewer.add_gpu(1.0).unwrap();
+        for cfg in [config(1), eft(1)] {
+            let mut woa: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
+            woa.initialize(&big, &pool()).unwrap();
+            let wrong = PlanError::WrongLength { plan: 60, dag: 20 };
+            assert_eq!(woa.step_moves(&small, &pool(), 1), Err(wrong));
+            assert_eq!(woa.step(&small, &pool(), 1), Err(wrong));
+            let ms = [0.0; 16];
+            assert_eq!(woa.step_scores(&small, &pool(), 1, 0, &ms), Err(wrong));
+            let gpus = PlanError::GpuCountChanged {
+                initialized: 5,
+                given: 1,
+            };
+            assert_eq!(woa.step_moves(&big, &fewer, 1), Err(gpus));
+            // The search itself is intact: it continues on its own problem.
+            woa.step(&big, &pool(), 1).unwrap();
+        }
     }
 
     #[test]
