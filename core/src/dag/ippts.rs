@@ -144,8 +144,9 @@ impl<const T: usize, const P: usize, const C: usize> Ippts<T, P, C> {
         while let Some(task) = self.ready.pop(&self.rank[..n]) {
             let t = task as usize;
             let mut best: Option<(f64, usize, Slot)> = None;
+            self.schedule.ready_all(dag, platform, t);
             for g in 0..p {
-                let slot = self.schedule.earliest_slot(dag, platform, t, g);
+                let slot = self.schedule.prepared_slot(dag, platform, t, g);
                 let lhet = slot.finish + self.pcm[t * p + g] - platform.run_ms(t, works[t], g);
                 if best.is_none_or(|(b, _, _)| lhet < b) {
                     best = Some((lhet, g, slot));

@@ -128,8 +128,9 @@ impl<const T: usize, const P: usize, const C: usize> Peft<T, P, C> {
         while let Some(task) = self.ready.pop(&self.rank[..n]) {
             let t = task as usize;
             let mut best: Option<(f64, usize, super::slots::Slot)> = None;
+            self.schedule.ready_all(dag, platform, t);
             for g in 0..p {
-                let slot = self.schedule.earliest_slot(dag, platform, t, g);
+                let slot = self.schedule.prepared_slot(dag, platform, t, g);
                 let o_eft = slot.finish + self.oct[t * p + g];
                 if best.is_none_or(|(b, _, _)| o_eft < b) {
                     best = Some((o_eft, g, slot));

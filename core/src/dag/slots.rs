@@ -19,7 +19,7 @@
 //! every task starts in the [`Evaluator`](super::Evaluator) no later than in the schedule, so
 //! the evaluated makespan is ≤ the schedule's (tested per planner).
 //!
-//! Memory `33·T + 4·P` bytes (schedule) and `8·T` (ready list).
+//! Memory `33·T + 12·P` bytes (schedule) and `8·T` (ready list).
 
 use super::eval::{Plan, PlanError};
 use super::gpus::Platform;
@@ -59,6 +59,7 @@ pub(crate) struct SlotSchedule<const T: usize, const P: usize> {
     gpu: [u16; T],
     next: [u32; T],
     head: [u32; P],
+    ready: [f64; P],
 }
 
 impl<const T: usize, const P: usize> SlotSchedule<T, P> {
@@ -76,6 +77,7 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
             gpu: [0; T],
             next: [NIL; T],
             head: [NIL; P],
+            ready: [0.0; P],
         }
     }
 
@@ -166,17 +168,101 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         self.slot_after(g, ready, platform.run_ms(t, dag.works_ms()[t], g))
     }
 
-    /// The GPU with the earliest finish time for task `t` (ties: lowest index) and its slot.
-    /// O(P·(fan-in + tasks per GPU)).
-    pub fn best_eft<const E: usize>(
+    /// Ready time of task `t` on every GPU (placed predecessors only) into the `ready`
+    /// scratch. With uniform transfers, the latest arrival from another GPU is the overall
+    /// latest unless that one sits on g, then the latest from a GPU other than its (top two
+    /// over distinct GPUs): O(fan-in + P). Otherwise O(fan-in · P).
+    pub fn ready_all<const E: usize>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &impl Platform,
+        t: usize,
+    ) {
+        let p = self.gpus;
+        if !platform.uniform_transfers() {
+            for g in 0..p {
+                self.ready[g] = self.ready_ms(dag, platform, t, g);
+            }
+            return;
+        }
+        let bandwidth = platform.bandwidth();
+        self.ready[..p].fill(0.0);
+        let (mut best1, mut best1_gpu, mut best2) = (0.0f64, u16::MAX, 0.0f64);
+        let (srcs, edges) = dag.preds(t);
+        for (&s, &e) in srcs.iter().zip(edges) {
+            let s = s as usize;
+            if !self.placed[s] {
+                continue;
+            }
+            let g = self.gpu[s];
+            let own = &mut self.ready[usize::from(g)];
+            *own = own.max(self.finish[s]);
+            let arrive = self.finish[s] + bandwidth.transfer_ms(dag.edge_data(e));
+            if arrive > best1 {
+                if g != best1_gpu {
+                    best2 = best1;
+                }
+                (best1, best1_gpu) = (arrive, g);
+            } else if g != best1_gpu && arrive > best2 {
+                best2 = arrive;
+            }
+        }
+        for (g, r) in self.ready[..p].iter_mut().enumerate() {
+            let other = if g == usize::from(best1_gpu) {
+                best2
+            } else {
+                best1
+            };
+            *r = r.max(other);
+        }
+    }
+
+    /// Earliest insertion slot of task `t` on GPU `g` after [`ready_all`](Self::ready_all)
+    /// for `t`. O(tasks on g).
+    pub fn prepared_slot<const E: usize>(
         &self,
         dag: &Dag<T, E>,
         platform: &impl Platform,
         t: usize,
+        g: usize,
+    ) -> Slot {
+        self.slot_after(g, self.ready[g], platform.run_ms(t, dag.works_ms()[t], g))
+    }
+
+    /// Fill `finish[..P]` with task `t`'s earliest insertion finish on every GPU. O(fan-in +
+    /// P + placed tasks) with uniform transfers.
+    pub fn all_finishes<const E: usize>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &impl Platform,
+        t: usize,
+        finish: &mut [f64],
+    ) {
+        self.ready_all(dag, platform, t);
+        let work = dag.works_ms()[t];
+        for (g, f) in finish.iter_mut().enumerate().take(self.gpus) {
+            *f = self
+                .slot_after(g, self.ready[g], platform.run_ms(t, work, g))
+                .finish;
+        }
+    }
+
+    /// The GPU with the earliest finish time for task `t` (ties: lowest index) and its slot.
+    /// O(fan-in + P + placed tasks) with uniform transfers.
+    pub fn best_eft<const E: usize>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &impl Platform,
+        t: usize,
     ) -> (usize, Slot) {
-        let mut best = (0, self.earliest_slot(dag, platform, t, 0));
+        self.ready_all(dag, platform, t);
+        let work = dag.works_ms()[t];
+        let mut best = (
+            0,
+            self.slot_after(0, self.ready[0], platform.run_ms(t, work, 0)),
+        );
         for g in 1..self.gpus {
-            let slot = self.earliest_slot(dag, platform, t, g);
+            let slot = self.slot_after(g, self.ready[g], platform.run_ms(t, work, g));
             if slot.finish < best.1.finish {
                 best = (g, slot);
             }

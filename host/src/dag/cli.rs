@@ -50,6 +50,14 @@ pub struct DagArgs {
     /// WOA iterations.
     #[arg(long, default_value_t = 100)]
     pub woa_iterations: u32,
+    /// `heft-lookahead`: try only each task's this-many earliest-finish GPUs (0 = all, the
+    /// paper's algorithm). Default with `--lookahead-children` unset: all GPUs and children
+    /// up to a work of 2^27 (tasks × GPUs × fan-out × GPUs), else 8 and 8.
+    #[arg(long)]
+    pub lookahead_gpus: Option<usize>,
+    /// `heft-lookahead`: look only at each task's this-many highest-ranked children (0 = all).
+    #[arg(long)]
+    pub lookahead_children: Option<usize>,
     /// Where WOA evaluates its populations: `cuda` (GPU 0, an error without one), `cpu`, or
     /// `auto` (the GPU when usable, else a one-line notice and the CPU). Same results on all.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
@@ -98,6 +106,13 @@ impl DagArgs {
             woa_iterations: self.woa_iterations,
             device: self.device,
             ddqn_model: self.ddqn_model.clone(),
+            lookahead: match (self.lookahead_gpus, self.lookahead_children) {
+                (None, None) => None,
+                (gpus, children) => Some(gantry_core::dag::LookaheadConfig {
+                    candidate_gpus: gpus.unwrap_or(0),
+                    max_children: children.unwrap_or(0),
+                }),
+            },
             ..PlannerOptions::new(self.seed)
         }
     }

@@ -156,7 +156,7 @@ mod tests {
             plan_ms: 0.0,
             seed: 1,
             evaluated_on: "cpu".into(),
-            heft_own_makespan: None,
+            own_makespan: None,
             note: None,
             schedule,
         }

@@ -204,7 +204,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(reports[0].planner, "heft");
-        assert_eq!(reports[0].heft_own_makespan, Some(80.0));
+        assert_eq!(reports[0].own_makespan, Some(80.0));
         assert!(reports[0].makespan <= 80.0);
         assert_eq!(reports[0].gpus, 3);
         for r in &reports {

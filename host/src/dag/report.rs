@@ -4,12 +4,13 @@
 
 use super::ddqn_env::{Exploration, RolloutError};
 use super::worl_rtgs::{DEFAULT_MODEL, DdqnAdvisor, WorlConfig, load_model};
-use super::{HostPlatform, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
+use super::{HostPlatform, MAX_CELLS, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
 use crate::gpu::{CudaBatch, CudaConfig, Device, FlatDag, GpuError, run_woa_batched};
 use crate::learn::tract_model::ModelError;
 use gantry_core::dag::{
-    DagPlanner, Decoding, Evaluator, Heft, HeftAdvisor, NoAdvisor, Plan, PlanAdvisor, PlanError,
-    Platform, RandomPlanner, Woa, WoaConfig,
+    Cpop, Dag, DagPlanner, Decoding, Evaluator, Heft, HeftAdvisor, HeftLookahead, Ippts,
+    LookaheadConfig, NoAdvisor, Peft, Plan, PlanAdvisor, PlanError, Platform, RandomPlanner, Woa,
+    WoaConfig,
 };
 use std::path::PathBuf;
 use std::time::Instant;
@@ -35,6 +36,15 @@ pub const WOA_POP: usize = 64;
 pub enum PlannerKind {
     /// HEFT (Topcuoglu et al. 2002).
     Heft,
+    /// PEFT (Arabnejad & Barbosa 2014): optimistic cost table for priority and GPU choice.
+    Peft,
+    /// CPOP (Topcuoglu et al. 2002): the critical path on one processor.
+    Cpop,
+    /// Lookahead HEFT (Bittencourt, Sakellariou & Madeira 2010): a GPU is chosen by its
+    /// children's finish times.
+    HeftLookahead,
+    /// IPPTS (Djigal et al. 2021): predict cost matrix in priority and GPU choice.
+    Ippts,
     /// Whale Optimization with a random initial population.
     Woa,
     /// Whale Optimization whose population is seeded with the HEFT plan.
@@ -53,10 +63,28 @@ pub enum PlannerKind {
 }
 
 impl PlannerKind {
+    /// The list schedulers (one pass, no search): the baselines a search must beat.
+    pub const LIST_SCHEDULERS: [PlannerKind; 5] = [
+        PlannerKind::Heft,
+        PlannerKind::Peft,
+        PlannerKind::Cpop,
+        PlannerKind::HeftLookahead,
+        PlannerKind::Ippts,
+    ];
+
+    /// Whether this is one of [`Self::LIST_SCHEDULERS`].
+    pub fn is_list_scheduler(self) -> bool {
+        Self::LIST_SCHEDULERS.contains(&self)
+    }
+
     /// The name in reports.
     pub fn name(self) -> &'static str {
         match self {
             PlannerKind::Heft => "heft",
+            PlannerKind::Peft => "peft",
+            PlannerKind::Cpop => "cpop",
+            PlannerKind::HeftLookahead => "heft-lookahead",
+            PlannerKind::Ippts => "ippts",
             PlannerKind::Woa => "woa",
             PlannerKind::WoaHeft => "woa-heft",
             PlannerKind::WoaEft => "woa-eft",
@@ -83,6 +111,8 @@ pub struct PlannerOptions {
     pub ddqn_model: PathBuf,
     /// How WORL-RTGS uses the DDQN (its `seed` is replaced by [`seed`](Self::seed)).
     pub worl: WorlConfig,
+    /// Bounds of `heft-lookahead`; `None` = [`LookaheadConfig::for_size`] of the problem.
+    pub lookahead: Option<LookaheadConfig>,
 }
 
 impl PlannerOptions {
@@ -95,6 +125,7 @@ impl PlannerOptions {
             device: Device::Cpu,
             ddqn_model: PathBuf::from(DEFAULT_MODEL),
             worl: WorlConfig::new(seed),
+            lookahead: None,
         }
     }
 }
@@ -137,8 +168,9 @@ pub struct PlannerReport {
     pub seed: u64,
     /// Where the planner's populations were evaluated: "cuda" for WOA on the GPU, else "cpu".
     pub evaluated_on: String,
-    /// For HEFT: its own insertion-based makespan (the paper's figure), ≥ `makespan`.
-    pub heft_own_makespan: Option<f64>,
+    /// For the list schedulers: their own insertion-based makespan (the papers' figure), ≥
+    /// `makespan`.
+    pub own_makespan: Option<f64>,
     /// Set when the planner fell back (e.g. `ddqn`/`worl` ran as WOA alone: model missing or
     /// NaN), saying why.
     pub note: Option<String>,
@@ -266,6 +298,77 @@ fn decoding_of(kind: PlannerKind) -> Decoding {
     }
 }
 
+/// The lookahead bounds for this problem: the caller's, else [`LookaheadConfig::for_size`].
+pub fn lookahead_config<const E: usize>(
+    options: &PlannerOptions,
+    dag: &Dag<MAX_TASKS, E>,
+    platform: &impl Platform,
+) -> LookaheadConfig {
+    options.lookahead.unwrap_or_else(|| {
+        LookaheadConfig::for_size(dag.task_count(), dag.edge_count(), platform.gpu_count())
+    })
+}
+
+/// Run list scheduler `kind` into `plan`; returns its own (insertion-based) makespan. Each
+/// scratch is boxed (PEFT's and IPPTS's cost tables are [`MAX_CELLS`] cells, 64 MiB).
+pub(crate) fn list_schedule<const E: usize, M: Platform>(
+    kind: PlannerKind,
+    dag: &Dag<MAX_TASKS, E>,
+    platform: &M,
+    options: &PlannerOptions,
+    plan: &mut Plan<MAX_TASKS>,
+) -> Result<f64, PlanError> {
+    fn run<P: DagPlanner<MAX_TASKS, E>, const E: usize, M: Platform>(
+        mut planner: Box<P>,
+        dag: &Dag<MAX_TASKS, E>,
+        platform: &M,
+        plan: &mut Plan<MAX_TASKS>,
+        own: impl Fn(&P) -> f64,
+    ) -> Result<f64, PlanError> {
+        planner.plan(dag, platform, plan)?;
+        Ok(own(&planner))
+    }
+    match kind {
+        PlannerKind::Peft => run(
+            Box::new(Peft::<MAX_TASKS, MAX_GPUS, MAX_CELLS>::new()),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+        PlannerKind::Cpop => run(
+            Box::new(Cpop::<MAX_TASKS, MAX_GPUS>::new()),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+        PlannerKind::HeftLookahead => run(
+            Box::new(HeftLookahead::<MAX_TASKS, MAX_GPUS>::new(lookahead_config(
+                options, dag, platform,
+            ))),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+        PlannerKind::Ippts => run(
+            Box::new(Ippts::<MAX_TASKS, MAX_GPUS, MAX_CELLS>::new()),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+        _ => run(
+            Box::new(Heft::<MAX_TASKS, MAX_GPUS>::new()),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+    }
+}
+
 fn fallback_note(path: &std::path::Path, e: &ModelError) -> String {
     format!(
         "DDQN model {} unusable ({e}); ran WOA alone instead",
@@ -298,13 +401,15 @@ fn run_on<M: Platform>(
     };
     for &kind in kinds {
         let clock = Instant::now();
-        let mut heft_own = None;
+        let mut own_makespan = None;
         let mut note = None;
         match kind {
-            PlannerKind::Heft => {
-                let mut heft = Box::new(Heft::<MAX_TASKS, MAX_GPUS>::new());
-                heft.plan(dag, platform, &mut plan)?;
-                heft_own = Some(heft.makespan_ms());
+            PlannerKind::Heft
+            | PlannerKind::Peft
+            | PlannerKind::Cpop
+            | PlannerKind::HeftLookahead
+            | PlannerKind::Ippts => {
+                own_makespan = Some(list_schedule(kind, dag, platform, options, &mut plan)?);
             }
             PlannerKind::Woa | PlannerKind::WoaEft => {
                 let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
@@ -384,7 +489,7 @@ fn run_on<M: Platform>(
                 _ => "cpu",
             }
             .to_string(),
-            heft_own_makespan: heft_own,
+            own_makespan,
             note,
             schedule,
         });
