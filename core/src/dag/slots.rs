@@ -19,7 +19,7 @@
 //! every task starts in the [`Evaluator`](super::Evaluator) no later than in the schedule, so
 //! the evaluated makespan is ≤ the schedule's (tested per planner).
 //!
-//! Memory `33·T + 12·P` bytes (schedule) and `8·T` (ready list).
+//! Memory `37·T + 16·P` bytes (schedule) and `8·T` (ready list).
 
 use super::eval::{Plan, PlanError};
 use super::gpus::Platform;
@@ -58,7 +58,9 @@ pub(crate) struct SlotSchedule<const T: usize, const P: usize> {
     finish: [f64; T],
     gpu: [u16; T],
     next: [u32; T],
+    prev: [u32; T],
     head: [u32; P],
+    tail: [u32; P],
     ready: [f64; P],
 }
 
@@ -76,7 +78,9 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
             finish: [0.0; T],
             gpu: [0; T],
             next: [NIL; T],
+            prev: [NIL; T],
             head: [NIL; P],
+            tail: [NIL; P],
             ready: [0.0; P],
         }
     }
@@ -90,6 +94,7 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         self.makespan_ms = 0.0;
         self.placed[..self.tasks].fill(false);
         self.head[..self.gpus].fill(NIL);
+        self.tail[..self.gpus].fill(NIL);
     }
 
     /// Latest finish so far. O(1).
@@ -129,11 +134,22 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
     }
 
     /// Earliest slot of length `run` on GPU `g` starting at or after `ready`: the first idle
-    /// gap that fits, else the end of the queue. O(tasks on g).
+    /// gap that fits, else the end of the queue. Gaps that close before `ready` cannot fit,
+    /// so the scan starts from the last task starting before `ready`, found by walking back
+    /// from the tail: O(tasks on g starting at or after `ready`), which list schedulers keep
+    /// small (they place tasks roughly in time order). Same result as scanning from the head.
     pub fn slot_after(&self, g: usize, ready: f64, run: f64) -> Slot {
-        let mut prev_end = 0.0f64;
-        let mut after = NIL;
-        let mut cur = self.head[g];
+        let mut cur = self.tail[g];
+        let mut first = NIL;
+        while cur != NIL && self.start[cur as usize] >= ready {
+            first = cur;
+            cur = self.prev[cur as usize];
+        }
+        let (mut prev_end, mut after) = match cur {
+            NIL => (0.0f64, NIL),
+            c => (self.finish[c as usize], c),
+        };
+        let mut cur = first;
         while cur != NIL {
             let c = cur as usize;
             let candidate = ready.max(prev_end);
@@ -285,13 +301,22 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         self.placed[t] = true;
         self.seq[t] = self.placed_count as u32;
         self.placed_count += 1;
-        if slot.after == NIL {
-            self.next[t] = self.head[g];
+        let next = if slot.after == NIL {
+            let next = self.head[g];
             self.head[g] = t as u32;
+            next
         } else {
             let a = slot.after as usize;
-            self.next[t] = self.next[a];
+            let next = self.next[a];
             self.next[a] = t as u32;
+            next
+        };
+        self.next[t] = next;
+        self.prev[t] = slot.after;
+        if next == NIL {
+            self.tail[g] = t as u32;
+        } else {
+            self.prev[next as usize] = t as u32;
         }
         self.makespan_ms = self.makespan_ms.max(slot.finish);
         undo
@@ -301,10 +326,16 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
     pub fn unplace(&mut self, undo: Undo) {
         let t = undo.task as usize;
         let g = usize::from(undo.gpu);
+        let next = self.next[t];
         if undo.after == NIL {
-            self.head[g] = self.next[t];
+            self.head[g] = next;
         } else {
-            self.next[undo.after as usize] = self.next[t];
+            self.next[undo.after as usize] = next;
+        }
+        if next == NIL {
+            self.tail[g] = undo.after;
+        } else {
+            self.prev[next as usize] = undo.after;
         }
         self.placed[t] = false;
         self.placed_count = self.placed_count.saturating_sub(1);
@@ -457,6 +488,57 @@ mod tests {
         s.unplace(u3);
         assert_eq!(s.earliest_slot(&d, &pool, 3, 0), gap);
         assert_eq!(s.makespan_ms(), 7.0);
+    }
+
+    /// The tail-first gap search equals a plain scan from the head, zero-length tasks and
+    /// ready times equal to a start included.
+    #[test]
+    fn tail_first_gap_search_equals_head_scan() {
+        fn head_scan<const T: usize, const P: usize>(
+            s: &SlotSchedule<T, P>,
+            g: usize,
+            ready: f64,
+            run: f64,
+        ) -> Slot {
+            let (mut prev_end, mut after, mut cur) = (0.0f64, NIL, s.head[g]);
+            while cur != NIL {
+                let c = cur as usize;
+                let candidate = ready.max(prev_end);
+                if candidate + run <= s.start[c] {
+                    return Slot {
+                        start: candidate,
+                        finish: candidate + run,
+                        after,
+                    };
+                }
+                prev_end = s.finish[c];
+                after = cur;
+                cur = s.next[c];
+            }
+            let start = ready.max(prev_end);
+            Slot {
+                start,
+                finish: start + run,
+                after,
+            }
+        }
+        let mut rng = crate::SeededRng::new(9);
+        let mut s: SlotSchedule<64, 4> = SlotSchedule::new();
+        for _ in 0..20 {
+            s.reset(64, 3);
+            for t in 0..40 {
+                let g = rng.below(3) as usize;
+                let (ready, run) = (f64::from(rng.below(60)), f64::from(rng.below(6)));
+                let slot = s.slot_after(g, ready, run);
+                assert_eq!(slot, head_scan(&s, g, ready, run));
+                s.place(t, g, slot);
+            }
+            for _ in 0..50 {
+                let g = rng.below(3) as usize;
+                let (ready, run) = (f64::from(rng.below(80)), f64::from(rng.below(6)));
+                assert_eq!(s.slot_after(g, ready, run), head_scan(&s, g, ready, run));
+            }
+        }
     }
 
     #[test]
