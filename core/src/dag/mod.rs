@@ -34,7 +34,9 @@ pub use local_search::{LocalSearch, LocalSearchConfig, LocalSearchStats};
 pub use lookahead::{HeftLookahead, LookaheadConfig};
 pub use observation::{ListState, OBS_LAYOUT_VERSION, OBS_WIDTH};
 pub use peft::Peft;
-pub use planner::{AdvisorContext, DagPlanner, NoAdvisor, PlanAdvisor, RandomPlanner};
+pub use planner::{
+    AdvisorContext, Chain, DagPlanner, NoAdvisor, PlanAdvisor, RandomPlanner, SeedPlans,
+};
 pub use woa::{Decoding, Woa, WoaConfig};
 
 /// Test helpers shared by the DAG modules' tests.

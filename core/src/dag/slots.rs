@@ -43,6 +43,7 @@ pub(crate) struct Undo {
     gpu: u16,
     after: u32,
     makespan_ms: f64,
+    max_gap_ms: f64,
 }
 
 /// A partial insertion-based schedule of up to `T` tasks on up to `P` GPUs.
@@ -62,6 +63,12 @@ pub(crate) struct SlotSchedule<const T: usize, const P: usize> {
     head: [u32; P],
     tail: [u32; P],
     ready: [f64; P],
+    /// An upper bound on the longest idle gap of each GPU (gaps only split after they
+    /// open, so the longest gap ever opened bounds them all): a task longer than it goes
+    /// straight to the end of the queue.
+    max_gap: [f64; P],
+    /// List nodes visited by gap searches (work units for searches with a budget).
+    steps: core::cell::Cell<u64>,
 }
 
 impl<const T: usize, const P: usize> SlotSchedule<T, P> {
@@ -82,6 +89,8 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
             head: [NIL; P],
             tail: [NIL; P],
             ready: [0.0; P],
+            max_gap: [0.0; P],
+            steps: core::cell::Cell::new(0),
         }
     }
 
@@ -95,6 +104,7 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         self.placed[..self.tasks].fill(false);
         self.head[..self.gpus].fill(NIL);
         self.tail[..self.gpus].fill(NIL);
+        self.max_gap[..self.gpus].fill(0.0);
     }
 
     /// Latest finish so far. O(1).
@@ -139,11 +149,28 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
     /// from the tail: O(tasks on g starting at or after `ready`), which list schedulers keep
     /// small (they place tasks roughly in time order). Same result as scanning from the head.
     pub fn slot_after(&self, g: usize, ready: f64, run: f64) -> Slot {
-        let mut cur = self.tail[g];
+        let tail = self.tail[g];
+        if run > self.max_gap[g] || tail == NIL {
+            // No gap can hold the task: the end of the queue.
+            let prev_end = if tail == NIL {
+                0.0
+            } else {
+                self.finish[tail as usize]
+            };
+            let start = ready.max(prev_end);
+            return Slot {
+                start,
+                finish: start + run,
+                after: tail,
+            };
+        }
+        let mut visited = 0u64;
+        let mut cur = tail;
         let mut first = NIL;
         while cur != NIL && self.start[cur as usize] >= ready {
             first = cur;
             cur = self.prev[cur as usize];
+            visited += 1;
         }
         let (mut prev_end, mut after) = match cur {
             NIL => (0.0f64, NIL),
@@ -152,8 +179,10 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         let mut cur = first;
         while cur != NIL {
             let c = cur as usize;
+            visited += 1;
             let candidate = ready.max(prev_end);
             if candidate + run <= self.start[c] {
+                self.steps.set(self.steps.get() + visited);
                 return Slot {
                     start: candidate,
                     finish: candidate + run,
@@ -164,12 +193,18 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
             after = cur;
             cur = self.next[c];
         }
+        self.steps.set(self.steps.get() + visited);
         let start = ready.max(prev_end);
         Slot {
             start,
             finish: start + run,
             after,
         }
+    }
+
+    /// List nodes visited by gap searches so far (never reset). O(1).
+    pub fn steps(&self) -> u64 {
+        self.steps.get()
     }
 
     /// Earliest insertion slot of task `t` on GPU `g`. O(fan-in + tasks on g).
@@ -264,7 +299,10 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
     }
 
     /// The GPU with the earliest finish time for task `t` (ties: lowest index) and its slot.
-    /// O(fan-in + P + placed tasks) with uniform transfers.
+    /// First every GPU's end-of-queue finish (O(1) each, an upper bound of its insertion
+    /// finish); then the gap search only on GPUs whose lower bound `ready + run` could still
+    /// win — the same choice as searching every GPU. O(fan-in + P + gap searches) with
+    /// uniform transfers.
     pub fn best_eft<const E: usize>(
         &mut self,
         dag: &Dag<T, E>,
@@ -273,13 +311,36 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
     ) -> (usize, Slot) {
         self.ready_all(dag, platform, t);
         let work = dag.works_ms()[t];
-        let mut best = (
-            0,
-            self.slot_after(0, self.ready[0], platform.run_ms(t, work, 0)),
-        );
+        let end_of_queue = |s: &Self, g: usize, run: f64| {
+            let tail = s.tail[g];
+            let prev_end = if tail == NIL {
+                0.0
+            } else {
+                s.finish[tail as usize]
+            };
+            let start = s.ready[g].max(prev_end);
+            Slot {
+                start,
+                finish: start + run,
+                after: tail,
+            }
+        };
+        let mut best = (0, end_of_queue(self, 0, platform.run_ms(t, work, 0)));
         for g in 1..self.gpus {
-            let slot = self.slot_after(g, self.ready[g], platform.run_ms(t, work, g));
+            let slot = end_of_queue(self, g, platform.run_ms(t, work, g));
             if slot.finish < best.1.finish {
+                best = (g, slot);
+            }
+        }
+        for g in 0..self.gpus {
+            let run = platform.run_ms(t, work, g);
+            let bound = self.ready[g] + run;
+            let could_win = bound < best.1.finish || (bound == best.1.finish && g < best.0);
+            if !could_win || run > self.max_gap[g] || self.tail[g] == NIL {
+                continue;
+            }
+            let slot = self.slot_after(g, self.ready[g], run);
+            if slot.finish < best.1.finish || (slot.finish == best.1.finish && g < best.0) {
                 best = (g, slot);
             }
         }
@@ -294,6 +355,7 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
             gpu: g as u16,
             after: slot.after,
             makespan_ms: self.makespan_ms,
+            max_gap_ms: self.max_gap[g],
         };
         self.start[t] = slot.start;
         self.finish[t] = slot.finish;
@@ -314,6 +376,13 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         self.next[t] = next;
         self.prev[t] = slot.after;
         if next == NIL {
+            // Appended: the gap before it is new (inserted tasks only split old gaps).
+            let prev_end = if slot.after == NIL {
+                0.0
+            } else {
+                self.finish[slot.after as usize]
+            };
+            self.max_gap[g] = self.max_gap[g].max(slot.start - prev_end);
             self.tail[g] = t as u32;
         } else {
             self.prev[next as usize] = t as u32;
@@ -340,22 +409,31 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         self.placed[t] = false;
         self.placed_count = self.placed_count.saturating_sub(1);
         self.makespan_ms = undo.makespan_ms;
+        self.max_gap[g] = undo.max_gap_ms;
     }
 
     /// The schedule as a [`Plan`]: GPUs as placed, tasks by start time, ties by placement
     /// sequence. Every task must be placed. O(T log T).
     pub fn write_plan(&self, out: &mut Plan<T>) -> Result<(), PlanError> {
-        let n = self.tasks;
-        out.reset(n)?;
+        out.reset(self.tasks)?;
         let (gpus, order) = out.parts_mut();
-        gpus.copy_from_slice(&self.gpu[..n]);
+        self.write_parts(gpus, order);
+        Ok(())
+    }
+
+    /// [`write_plan`](Self::write_plan) into bare slices of the task count. O(T log T).
+    pub fn write_parts(&self, gpus: &mut [u16], order: &mut [u32]) {
+        let n = self.tasks.min(gpus.len()).min(order.len());
+        gpus[..n].copy_from_slice(&self.gpu[..n]);
+        for (i, o) in order[..n].iter_mut().enumerate() {
+            *o = i as u32;
+        }
         let (start, seq) = (&self.start, &self.seq);
-        order.sort_unstable_by(|&a, &b| {
+        order[..n].sort_unstable_by(|&a, &b| {
             start[a as usize]
                 .total_cmp(&start[b as usize])
                 .then(seq[a as usize].cmp(&seq[b as usize]))
         });
-        Ok(())
     }
 }
 
@@ -538,6 +616,41 @@ mod tests {
                 let (ready, run) = (f64::from(rng.below(80)), f64::from(rng.below(6)));
                 assert_eq!(s.slot_after(g, ready, run), head_scan(&s, g, ready, run));
             }
+        }
+    }
+
+    /// The pruned choice of `best_eft` is the plain argmin over every GPU's insertion slot
+    /// (ties: lowest GPU), on random DAGs with transfers.
+    #[test]
+    fn pruned_best_eft_equals_exhaustive_search() {
+        use crate::dag::test_support::{RandomDagShape, random_dag};
+        for seed in 0..10u64 {
+            let shape = RandomDagShape {
+                base_work: 0.0,
+                work_span: 20,
+                data_span: 10,
+            };
+            let dag: Dag<64, 512> = random_dag(seed, 60, 2, shape);
+            let mut pool: GpuPool<8> = GpuPool::new(Bandwidth::PerMs(2.0));
+            for g in 0..5 {
+                pool.add_gpu(0.5 + 0.25 * f64::from(g)).unwrap();
+            }
+            let mut s: SlotSchedule<64, 8> = SlotSchedule::new();
+            s.reset(60, 5);
+            for &task in dag.topo_order() {
+                let t = task as usize;
+                let mut want = (0, s.earliest_slot(&dag, &pool, t, 0));
+                for g in 1..5 {
+                    let slot = s.earliest_slot(&dag, &pool, t, g);
+                    if slot.finish < want.1.finish {
+                        want = (g, slot);
+                    }
+                }
+                let got = s.best_eft(&dag, &pool, t);
+                assert_eq!(got, want, "seed {seed} task {t}");
+                s.place(t, got.0, got.1);
+            }
+            assert!(s.steps() > 0);
         }
     }
 
