@@ -21,8 +21,8 @@
 //! here: EFT uses **insertion** (the code appends at the end of a GPU's queue), and the mean
 //! PCM is not rounded to two decimals (a rounding in the input's time unit).
 //!
-//! Cost: O(E·P + T·P·(fan-in + tasks per GPU) + T log T); memory `8·C + 49·T + 12·P` bytes
-//! (`C ≥ tasks × GPUs` cells, as for [`Peft`](super::Peft)).
+//! Cost: O(E·P + T·P·(fan-in + tasks per GPU) + T log T); memory `8·cells + 49·T + 12·P`
+//! bytes (the PCM's `tasks × GPUs` cells in storage `S`, as for [`Peft`](super::Peft)).
 
 use super::eval::{Plan, PlanError, check_sizes};
 use super::gpus::Platform;
@@ -75,31 +75,39 @@ fn predict_cost_matrix<const T: usize, const E: usize>(
     }
 }
 
-/// IPPTS with scratch for `T` tasks, `P` GPUs and a `C`-cell PCM. Reuse across calls.
+/// IPPTS with scratch for `T` tasks, `P` GPUs and its PCM in `S`. Reuse across calls.
 #[derive(Clone, Debug)]
-pub struct Ippts<const T: usize, const P: usize, const C: usize> {
+pub struct Ippts<const T: usize, const P: usize, S> {
     tasks: usize,
     gpus: usize,
-    pcm: [f64; C],
+    pcm: S,
     rank: [f64; T],
     y: [f64; P],
     ready: ReadyList<T>,
     schedule: SlotSchedule<T, P>,
 }
 
-impl<const T: usize, const P: usize, const C: usize> Default for Ippts<T, P, C> {
+impl<const T: usize, const P: usize, const C: usize> Default for Ippts<T, P, [f64; C]> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const T: usize, const P: usize, const C: usize> Ippts<T, P, C> {
-    /// Fresh scratch.
+impl<const T: usize, const P: usize, const C: usize> Ippts<T, P, [f64; C]> {
+    /// Fresh scratch with an inline table of `C` cells.
     pub const fn new() -> Self {
+        Self::with_table([0.0; C])
+    }
+}
+
+impl<const T: usize, const P: usize, S: AsRef<[f64]> + AsMut<[f64]>> Ippts<T, P, S> {
+    /// Fresh scratch around the caller's table storage (≥ tasks × GPUs cells; the host passes
+    /// a buffer sized to the problem, firmware an array).
+    pub const fn with_table(table: S) -> Self {
         Self {
             tasks: 0,
             gpus: 0,
-            pcm: [0.0; C],
+            pcm: table,
             rank: [0.0; T],
             y: [0.0; P],
             ready: ReadyList::new(),
@@ -117,7 +125,7 @@ impl<const T: usize, const P: usize, const C: usize> Ippts<T, P, C> {
         if task >= self.tasks || gpu >= self.gpus {
             return 0.0;
         }
-        self.pcm[task * self.gpus + gpu]
+        self.pcm.as_ref()[task * self.gpus + gpu]
     }
 
     /// IPPTS's own makespan of the last run (insertion-based). O(1).
@@ -132,11 +140,14 @@ impl<const T: usize, const P: usize, const C: usize> Ippts<T, P, C> {
         platform: &impl Platform,
     ) -> Result<f64, PlanError> {
         let (n, p) = check_sizes::<T, P, T, E>(dag, platform)?;
-        if n.saturating_mul(p) > C {
-            return Err(PlanError::TooManyTasks { capacity: C / p });
+        let cells = self.pcm.as_ref().len();
+        if n.saturating_mul(p) > cells {
+            return Err(PlanError::TooManyTasks {
+                capacity: cells / p,
+            });
         }
         (self.tasks, self.gpus) = (n, p);
-        predict_cost_matrix(dag, platform, &mut self.pcm, &mut self.y);
+        predict_cost_matrix(dag, platform, self.pcm.as_mut(), &mut self.y);
         self.priorities(dag, n, p);
         let works = dag.works_ms();
         self.schedule.reset(n, p);
@@ -147,7 +158,8 @@ impl<const T: usize, const P: usize, const C: usize> Ippts<T, P, C> {
             self.schedule.ready_all(dag, platform, t);
             for g in 0..p {
                 let slot = self.schedule.prepared_slot(dag, platform, t, g);
-                let lhet = slot.finish + self.pcm[t * p + g] - platform.run_ms(t, works[t], g);
+                let lhet =
+                    slot.finish + self.pcm.as_ref()[t * p + g] - platform.run_ms(t, works[t], g);
                 if best.is_none_or(|(b, _, _)| lhet < b) {
                     best = Some((lhet, g, slot));
                 }
@@ -166,7 +178,7 @@ impl<const T: usize, const P: usize, const C: usize> Ippts<T, P, C> {
         for &task in dag.topo_order().iter().rev() {
             let i = task as usize;
             let succs = dag.succs(i).0;
-            let mean = self.pcm[i * p..(i + 1) * p].iter().sum::<f64>() / p as f64;
+            let mean = self.pcm.as_ref()[i * p..(i + 1) * p].iter().sum::<f64>() / p as f64;
             let mut rank = mean * succs.len() as f64;
             let mut widest: Option<(usize, usize)> = None;
             for &s in succs {
@@ -191,8 +203,8 @@ impl<const T: usize, const P: usize, const C: usize> Ippts<T, P, C> {
     }
 }
 
-impl<const T: usize, const E: usize, const P: usize, const C: usize> DagPlanner<T, E>
-    for Ippts<T, P, C>
+impl<const T: usize, const E: usize, const P: usize, S: AsRef<[f64]> + AsMut<[f64]>>
+    DagPlanner<T, E> for Ippts<T, P, S>
 {
     fn name(&self) -> &'static str {
         "ippts"
@@ -231,7 +243,7 @@ mod tests {
     #[test]
     fn hand_computed_pcm_ranks_and_schedule() {
         let (dag, table) = ippts_example();
-        let mut ippts: Ippts<16, 2, 32> = Ippts::new();
+        let mut ippts: Ippts<16, 2, [f64; 32]> = Ippts::new();
         let ms = ippts.schedule(&dag, &table).unwrap();
         let want = [
             [67.0, 66.0],
@@ -262,7 +274,7 @@ mod tests {
     #[test]
     fn paper_example_plan_is_valid() {
         let (dag, table) = topcuoglu_example();
-        let mut ippts: Ippts<16, 3, 30> = Ippts::new();
+        let mut ippts: Ippts<16, 3, [f64; 30]> = Ippts::new();
         let ms = ippts.schedule(&dag, &table).unwrap();
         let mut plan = Plan::new();
         ippts.write_plan(&mut plan).unwrap();

@@ -12,9 +12,10 @@
 //! 3. **Processor** minimising `O_EFT(t_i, p_j) = EFT(t_i, p_j) + OCT(t_i, p_j)` (their Eq.
 //!    8), EFT with insertion as in HEFT (ties: lowest GPU).
 //!
-//! The table is `T × P` cells: capacity `C ≥ tasks × GPUs` (a const generic, since `T·P`
-//! cannot be one on stable Rust); a bigger problem is refused with `TooManyTasks`.
-//! Cost: O(E·P + T·P·(fan-in + tasks per GPU) + T log T); memory `8·C + 49·T + 4·P` bytes.
+//! The table is `tasks × GPUs` cells in storage `S` (`T·P` cannot be a const generic on
+//! stable Rust): an inline `[f64; C]` ([`Peft::new`]) or any buffer the caller owns
+//! ([`Peft::with_table`]); a table too small is refused with `TooManyTasks`.
+//! Cost: O(E·P + T·P·(fan-in + tasks per GPU) + T log T); memory `8·cells + 49·T + 4·P` bytes.
 
 use super::eval::{Plan, PlanError, check_sizes};
 use super::gpus::Platform;
@@ -58,31 +59,39 @@ pub(crate) fn optimistic_cost_table<const T: usize, const E: usize>(
     }
 }
 
-/// PEFT with scratch for `T` tasks, `P` GPUs and a `C`-cell cost table. Reuse across calls.
+/// PEFT with scratch for `T` tasks, `P` GPUs and its cost table in `S`. Reuse across calls.
 #[derive(Clone, Debug)]
-pub struct Peft<const T: usize, const P: usize, const C: usize> {
+pub struct Peft<const T: usize, const P: usize, S> {
     tasks: usize,
     gpus: usize,
-    oct: [f64; C],
+    oct: S,
     rank: [f64; T],
     best: [f64; T],
     ready: ReadyList<T>,
     schedule: SlotSchedule<T, P>,
 }
 
-impl<const T: usize, const P: usize, const C: usize> Default for Peft<T, P, C> {
+impl<const T: usize, const P: usize, const C: usize> Default for Peft<T, P, [f64; C]> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const T: usize, const P: usize, const C: usize> Peft<T, P, C> {
-    /// Fresh scratch.
+impl<const T: usize, const P: usize, const C: usize> Peft<T, P, [f64; C]> {
+    /// Fresh scratch with an inline table of `C` cells.
     pub const fn new() -> Self {
+        Self::with_table([0.0; C])
+    }
+}
+
+impl<const T: usize, const P: usize, S: AsRef<[f64]> + AsMut<[f64]>> Peft<T, P, S> {
+    /// Fresh scratch around the caller's table storage (≥ tasks × GPUs cells; the host passes
+    /// a buffer sized to the problem, firmware an array).
+    pub const fn with_table(table: S) -> Self {
         Self {
             tasks: 0,
             gpus: 0,
-            oct: [0.0; C],
+            oct: table,
             rank: [0.0; T],
             best: [0.0; T],
             ready: ReadyList::new(),
@@ -100,7 +109,7 @@ impl<const T: usize, const P: usize, const C: usize> Peft<T, P, C> {
         if task >= self.tasks || gpu >= self.gpus {
             return 0.0;
         }
-        self.oct[task * self.gpus + gpu]
+        self.oct.as_ref()[task * self.gpus + gpu]
     }
 
     /// PEFT's own makespan of the last run (insertion-based). O(1).
@@ -115,13 +124,16 @@ impl<const T: usize, const P: usize, const C: usize> Peft<T, P, C> {
         platform: &impl Platform,
     ) -> Result<f64, PlanError> {
         let (n, p) = check_sizes::<T, P, T, E>(dag, platform)?;
-        if n.saturating_mul(p) > C {
-            return Err(PlanError::TooManyTasks { capacity: C / p });
+        let cells = self.oct.as_ref().len();
+        if n.saturating_mul(p) > cells {
+            return Err(PlanError::TooManyTasks {
+                capacity: cells / p,
+            });
         }
         (self.tasks, self.gpus) = (n, p);
-        optimistic_cost_table(dag, platform, &mut self.oct, &mut self.best);
+        optimistic_cost_table(dag, platform, self.oct.as_mut(), &mut self.best);
         for t in 0..n {
-            self.rank[t] = self.oct[t * p..(t + 1) * p].iter().sum::<f64>() / p as f64;
+            self.rank[t] = self.oct.as_ref()[t * p..(t + 1) * p].iter().sum::<f64>() / p as f64;
         }
         self.schedule.reset(n, p);
         self.ready.reset(dag, &self.rank[..n]);
@@ -131,7 +143,7 @@ impl<const T: usize, const P: usize, const C: usize> Peft<T, P, C> {
             self.schedule.ready_all(dag, platform, t);
             for g in 0..p {
                 let slot = self.schedule.prepared_slot(dag, platform, t, g);
-                let o_eft = slot.finish + self.oct[t * p + g];
+                let o_eft = slot.finish + self.oct.as_ref()[t * p + g];
                 if best.is_none_or(|(b, _, _)| o_eft < b) {
                     best = Some((o_eft, g, slot));
                 }
@@ -150,8 +162,8 @@ impl<const T: usize, const P: usize, const C: usize> Peft<T, P, C> {
     }
 }
 
-impl<const T: usize, const E: usize, const P: usize, const C: usize> DagPlanner<T, E>
-    for Peft<T, P, C>
+impl<const T: usize, const E: usize, const P: usize, S: AsRef<[f64]> + AsMut<[f64]>>
+    DagPlanner<T, E> for Peft<T, P, S>
 {
     fn name(&self) -> &'static str {
         "peft"
@@ -188,7 +200,7 @@ mod tests {
     #[test]
     fn hand_computed_oct_ranks_and_schedule() {
         let (dag, table) = ippts_example();
-        let mut peft: Peft<16, 2, 32> = Peft::new();
+        let mut peft: Peft<16, 2, [f64; 32]> = Peft::new();
         let ms = peft.schedule(&dag, &table).unwrap();
         let want = [
             [22.0, 23.0],
@@ -213,12 +225,12 @@ mod tests {
     #[test]
     fn paper_example_plan_is_valid_and_table_capacity_is_checked() {
         let (dag, table) = topcuoglu_example();
-        let mut peft: Peft<16, 3, 30> = Peft::new();
+        let mut peft: Peft<16, 3, [f64; 30]> = Peft::new();
         let ms = peft.schedule(&dag, &table).unwrap();
         let mut plan = Plan::new();
         peft.write_plan(&mut plan).unwrap();
         evaluated_within(&dag, &table, &plan, ms);
-        let mut small: Peft<16, 3, 29> = Peft::new();
+        let mut small: Peft<16, 3, [f64; 29]> = Peft::new();
         assert_eq!(
             small.schedule(&dag, &table),
             Err(PlanError::TooManyTasks { capacity: 9 })

@@ -161,6 +161,28 @@ impl<const T: usize, const E: usize, A: PlanAdvisor<T, E>, B: PlanAdvisor<T, E>>
     }
 }
 
+/// An optional advisor: `None` never proposes (a configuration can switch one off without
+/// changing the search's type).
+impl<const T: usize, const E: usize, A: PlanAdvisor<T, E>> PlanAdvisor<T, E> for Option<A> {
+    fn name(&self) -> &'static str {
+        match self {
+            Some(a) => a.name(),
+            None => "none",
+        }
+    }
+
+    fn propose<M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        ctx: AdvisorContext,
+        out: &mut Plan<T>,
+    ) -> bool {
+        self.as_mut()
+            .is_some_and(|a| a.propose(dag, platform, ctx, out))
+    }
+}
+
 /// The baseline: every task on a uniformly random GPU, tasks in the DAG's topological order.
 #[derive(Clone, Debug)]
 pub struct RandomPlanner {

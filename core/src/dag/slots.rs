@@ -149,6 +149,12 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
     /// from the tail: O(tasks on g starting at or after `ready`), which list schedulers keep
     /// small (they place tasks roughly in time order). Same result as scanning from the head.
     pub fn slot_after(&self, g: usize, ready: f64, run: f64) -> Slot {
+        self.slot_within(g, ready, run, usize::MAX)
+    }
+
+    /// [`slot_after`](Self::slot_after) looking at most `max_back` tasks back from the tail:
+    /// older gaps are ignored (a feasible slot, possibly later than the earliest). O(max_back).
+    pub fn slot_within(&self, g: usize, ready: f64, run: f64, max_back: usize) -> Slot {
         let tail = self.tail[g];
         if run > self.max_gap[g] || tail == NIL {
             // No gap can hold the task: the end of the queue.
@@ -168,6 +174,11 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         let mut cur = tail;
         let mut first = NIL;
         while cur != NIL && self.start[cur as usize] >= ready {
+            if visited as usize >= max_back {
+                // Bounded: the gaps before `cur` are not searched.
+                first = self.next[cur as usize];
+                break;
+            }
             first = cur;
             cur = self.prev[cur as usize];
             visited += 1;
@@ -309,6 +320,18 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
         platform: &impl Platform,
         t: usize,
     ) -> (usize, Slot) {
+        self.best_eft_within(dag, platform, t, usize::MAX)
+    }
+
+    /// [`best_eft`](Self::best_eft) with each GPU's gap search bounded to `max_back` tasks
+    /// from its tail ([`slot_within`](Self::slot_within)). O(fan-in + P·max_back).
+    pub fn best_eft_within<const E: usize>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &impl Platform,
+        t: usize,
+        max_back: usize,
+    ) -> (usize, Slot) {
         self.ready_all(dag, platform, t);
         let work = dag.works_ms()[t];
         let end_of_queue = |s: &Self, g: usize, run: f64| {
@@ -339,7 +362,7 @@ impl<const T: usize, const P: usize> SlotSchedule<T, P> {
             if !could_win || run > self.max_gap[g] || self.tail[g] == NIL {
                 continue;
             }
-            let slot = self.slot_after(g, self.ready[g], run);
+            let slot = self.slot_within(g, self.ready[g], run, max_back);
             if slot.finish < best.1.finish || (slot.finish == best.1.finish && g < best.0) {
                 best = (g, slot);
             }
@@ -705,13 +728,13 @@ mod planner_tests {
             let mut heft: Heft<64, 8> = Heft::new();
             heft.plan(&dag, &pool, &mut plan).unwrap();
             evaluated_within(&dag, &pool, &plan, heft.makespan_ms());
-            let mut peft: Peft<64, 8, 512> = Peft::new();
+            let mut peft: Peft<64, 8, [f64; 512]> = Peft::new();
             peft.plan(&dag, &pool, &mut plan).unwrap();
             evaluated_within(&dag, &pool, &plan, peft.makespan_ms());
             let mut cpop: Cpop<64, 8> = Cpop::new();
             cpop.plan(&dag, &pool, &mut plan).unwrap();
             evaluated_within(&dag, &pool, &plan, cpop.makespan_ms());
-            let mut ippts: Ippts<64, 8, 512> = Ippts::new();
+            let mut ippts: Ippts<64, 8, [f64; 512]> = Ippts::new();
             ippts.plan(&dag, &pool, &mut plan).unwrap();
             evaluated_within(&dag, &pool, &plan, ippts.makespan_ms());
             for config in [

@@ -107,6 +107,11 @@ pub struct WoaConfig {
     /// σ of the random initial keys of [`Decoding::EftPriority`], relative to the upward rank
     /// (0.25: keys within ±25 % of the rank). Unused by the load-target decoding.
     pub priority_noise: f64,
+    /// Half-width of the random initial keys of [`Decoding::EftInsertion`], in mean task run
+    /// times: `rank_i + key_noise_tasks · ū · (2u − 1)` (2: each task may trade places with
+    /// tasks whose rank is within two mean task times). Additive, so a 10,000-task DAG is
+    /// shuffled locally rather than by a quarter of its critical path.
+    pub key_noise_tasks: f64,
     /// Memetic step: improve the best plans with the critical-path [`LocalSearch`] (module
     /// doc, "Local search"). `None`: plain WOA.
     pub local_search: Option<LocalSearchConfig>,
@@ -126,6 +131,7 @@ impl WoaConfig {
             seed,
             decoding: Decoding::WorlLoadTarget,
             priority_noise: 0.25,
+            key_noise_tasks: 2.0,
             local_search: None,
             work_budget: None,
         }
@@ -167,6 +173,7 @@ pub struct Woa<const POP: usize, const T: usize, const P: usize, A> {
     local: LocalSearch<T, P>,
     polished: [bool; POP],
     work: u64,
+    mean_task_ms: f64,
 }
 
 impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
@@ -202,6 +209,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             }),
             polished: [false; POP],
             work: 0,
+            mean_task_ms: 1.0,
         }
     }
 
@@ -274,13 +282,28 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         }
         self.work = 0;
         self.polished = [false; POP];
+        let works = dag.works_ms();
+        let total: f64 = (0..n).map(|t| platform.mean_run_ms(t, works[t])).sum();
+        self.mean_task_ms = if n > 0 && total > 0.0 {
+            total / n as f64
+        } else {
+            1.0
+        };
         for w in 0..self.whales {
+            // With a budget, at most half of it goes to the initial population (whales
+            // beyond are dropped: the population shrinks, the search stays anytime).
+            let half_spent = self.config.work_budget.is_some_and(|b| self.work >= b / 2);
             let ctx = AdvisorContext {
                 iteration: 0,
                 whale: w,
                 best_ms: self.best_ms,
             };
+            // Proposals (seeds) are always taken; random whales only while budget remains.
             if !self.take_proposal(dag, platform, ctx, w)? {
+                if w >= 2 && half_spent {
+                    self.whales = w;
+                    break;
+                }
                 self.random_whale(w);
             }
             self.score_whale(dag, platform, w)?;
@@ -343,10 +366,19 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
                     *g = self.rng.below(p as u32) as u16;
                 }
             }
-            Decoding::EftPriority | Decoding::EftInsertion => {
+            Decoding::EftPriority => {
                 let sigma = self.config.priority_noise;
                 for (k, r) in self.keys[w][..n].iter_mut().zip(&self.rank[..n]) {
                     *k = r * (1.0 + sigma * (2.0 * self.rng.unit_f64() - 1.0));
+                }
+            }
+            Decoding::EftInsertion => {
+                // Widths spread over the population: whale w of W gets (w + 1)/W of the
+                // full width, so the search starts both near and far from the rank order.
+                let share = (w + 1) as f64 / self.whales.max(1) as f64;
+                let width = self.config.key_noise_tasks * self.mean_task_ms * share;
+                for (k, r) in self.keys[w][..n].iter_mut().zip(&self.rank[..n]) {
+                    *k = r + width * (2.0 * self.rng.unit_f64() - 1.0);
                 }
             }
         }
@@ -565,8 +597,41 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         };
         if self.take_proposal(dag, platform, ctx, worst)? {
             self.score_whale(dag, platform, worst)?;
+        } else if self.config.local_search.is_some()
+            && self.config.decoding.keyed()
+            && !self.budget_spent()
+        {
+            self.kick_elite(dag, platform)?;
         }
         self.polish_whale(dag, platform)
+    }
+
+    /// The memetic kick (module doc): the worst whale becomes the elite's order with the keys
+    /// of [`KICK_WINDOW`] consecutive tasks of it perturbed by up to ± two mean task times —
+    /// a local change of the best plan, which the next polish may turn into a better one.
+    /// O(T·P + E + T log T).
+    fn kick_elite<const E: usize, M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+    ) -> Result<(), PlanError> {
+        let n = self.tasks;
+        if n == 0 || self.best.len() != n {
+            return Ok(());
+        }
+        let w = self.extreme(true);
+        for (k, &task) in self.best.order().iter().enumerate() {
+            self.keys[w][task as usize] = self.rank[self.order[k] as usize];
+        }
+        let window = KICK_WINDOW.min(n);
+        let first = self.rng.below((n - window + 1) as u32) as usize;
+        let width = 2.0 * self.mean_task_ms;
+        for k in first..first + window {
+            let task = self.best.order()[k] as usize;
+            self.keys[w][task] += width * (2.0 * self.rng.unit_f64() - 1.0);
+        }
+        self.polished[w] = false;
+        self.score_whale(dag, platform, w)
     }
 
     /// The memetic step (module doc): local search on the best whale not polished since it
@@ -795,7 +860,9 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         let steps = self.slots.steps();
         for i in 0..n {
             let t = self.orders[w][i] as usize;
-            let (g, slot) = self.slots.best_eft(dag, platform, t);
+            let (g, slot) = self
+                .slots
+                .best_eft_within(dag, platform, t, DECODE_GAP_SCAN);
             self.slots.place(t, g, slot);
         }
         self.slots
@@ -850,6 +917,14 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         Ok(self.best_ms)
     }
 }
+
+/// The insertion decoding searches each GPU's idle gaps at most this many tasks back from
+/// its queue's end (older gaps are left to the local search): a decoding stays O(T·P·64)
+/// however shuffled the keys, where a full search is O(T²) on orders far from time order.
+pub const DECODE_GAP_SCAN: usize = 64;
+
+/// Tasks (consecutive in the elite's order) whose keys a kick perturbs.
+pub const KICK_WINDOW: usize = 32;
 
 /// Whales within this fraction of the elite's makespan get the memetic local search.
 pub const POLISH_WITHIN: f64 = 0.05;

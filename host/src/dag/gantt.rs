@@ -157,6 +157,8 @@ mod tests {
             seed: 1,
             evaluated_on: "cpu".into(),
             own_makespan: None,
+            budget_ms: None,
+            work: None,
             note: None,
             schedule,
         }

@@ -182,6 +182,7 @@ pub(crate) fn load(dir: &Path) -> Result<Problem, DagLoadError> {
         name: file_name(dir),
         dag,
         platform: HostPlatform::Table(table),
+        time_unit: "file units",
     })
 }
 

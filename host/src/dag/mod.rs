@@ -24,6 +24,7 @@ pub mod error;
 pub mod gantt;
 pub mod matrix;
 pub mod report;
+pub mod search;
 pub mod stg;
 pub mod table;
 pub mod tpch;
@@ -44,9 +45,6 @@ pub const MAX_TASKS: usize = 16_384;
 pub const MAX_EDGES: usize = 1 << 20;
 /// GPU capacity of every host platform.
 pub const MAX_GPUS: usize = 1024;
-/// Cell capacity of the task × GPU tables of PEFT (OCT) and IPPTS (PCM): 2^23 cells (64 MiB),
-/// enough for 9,790 tasks × 500 GPUs (4.9 M).
-pub const MAX_CELLS: usize = 1 << 23;
 /// GPU-type capacity of cost-table platforms (columns of a `matrix` input).
 pub const MAX_TYPES: usize = 16;
 /// Stack size of the helper thread that builds and plans the big fixed-capacity values.
@@ -77,6 +75,8 @@ pub struct Problem {
     pub dag: Box<HostDag>,
     /// The GPUs.
     pub platform: HostPlatform,
+    /// Unit of the task costs: `"ms"` (WORL, TPC-H) or `"file units"` (STG, matrix).
+    pub time_unit: &'static str,
 }
 
 /// Input formats of `gantry dag --format`.

@@ -3,8 +3,9 @@
 //! lower bound, and the wall time of planning.
 
 use super::ddqn_env::{Exploration, RolloutError};
+use super::search::{SearchOptions, run_worl_ls};
 use super::worl_rtgs::{DEFAULT_MODEL, DdqnAdvisor, WorlConfig, load_model};
-use super::{HostPlatform, MAX_CELLS, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
+use super::{HostPlatform, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
 use crate::gpu::{CudaBatch, CudaConfig, Device, FlatDag, GpuError, run_woa_batched};
 use crate::learn::tract_model::ModelError;
 use gantry_core::dag::{
@@ -24,6 +25,16 @@ pub enum DagRunError {
     /// `--device cuda` and the GPU path could not run (or failed mid-run).
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// A learned planner's model could not be used and fallbacks were not allowed.
+    #[error(
+        "planner {planner}: {why} (pass --allow-fallback to run WOA alone instead, labelled so)"
+    )]
+    ModelUnusable {
+        /// The planner asked for.
+        planner: &'static str,
+        /// What went wrong.
+        why: String,
+    },
 }
 
 /// Population capacity of the host's WOA (the population actually used is
@@ -60,6 +71,9 @@ pub enum PlannerKind {
     Worl,
     /// WORL-RTGS with the EFT-priority decoding instead of the WORL code's load target.
     WorlEft,
+    /// gantry's default: WOA with the insertion decoding, critical-path local search and a
+    /// work budget, seeded with the list schedulers' plans ([`super::search`]).
+    WorlLs,
 }
 
 impl PlannerKind {
@@ -92,6 +106,7 @@ impl PlannerKind {
             PlannerKind::Ddqn => "ddqn",
             PlannerKind::Worl => "worl",
             PlannerKind::WorlEft => "worl-eft",
+            PlannerKind::WorlLs => "worl-ls",
         }
     }
 }
@@ -113,6 +128,11 @@ pub struct PlannerOptions {
     pub worl: WorlConfig,
     /// Bounds of `heft-lookahead`; `None` = [`LookaheadConfig::for_size`] of the problem.
     pub lookahead: Option<LookaheadConfig>,
+    /// How `worl-ls` searches (budget, seeds).
+    pub search: SearchOptions,
+    /// When `ddqn`/`worl`/`worl-eft` cannot use the model: run WOA alone and label the row
+    /// with what ran (`true`), or fail (`false`).
+    pub allow_fallback: bool,
 }
 
 impl PlannerOptions {
@@ -126,6 +146,8 @@ impl PlannerOptions {
             ddqn_model: PathBuf::from(DEFAULT_MODEL),
             worl: WorlConfig::new(seed),
             lookahead: None,
+            search: SearchOptions::new(),
+            allow_fallback: false,
         }
     }
 }
@@ -174,6 +196,13 @@ pub struct PlannerReport {
     /// Set when the planner fell back (e.g. `ddqn`/`worl` ran as WOA alone: model missing or
     /// NaN), saying why.
     pub note: Option<String>,
+    /// `worl-ls`: the search budget in ms (converted to work units) and the units spent.
+    pub budget_ms: Option<u64>,
+    /// `worl-ls`: work units spent.
+    pub work: Option<u64>,
+    /// Unit of `makespan`, `lower_bound` and the schedule's times: `"ms"` (WORL slices, TPC-H)
+    /// or `"file units"` (STG, HEFT matrices: whatever unit the file's costs are in).
+    pub time_unit: &'static str,
     /// The plan, scheduled (not serialised: large).
     #[serde(skip)]
     pub schedule: Vec<ScheduledTask>,
@@ -196,6 +225,7 @@ pub fn run_planners(
                     | PlannerKind::WoaEft
                     | PlannerKind::Worl
                     | PlannerKind::WorlEft
+                    | PlannerKind::WorlLs
             )
         });
         let mut gpu = if wants_woa {
@@ -310,8 +340,8 @@ pub fn lookahead_config<const E: usize>(
 }
 
 /// Run list scheduler `kind` into `plan`; returns its own (insertion-based) makespan. Each
-/// scratch is boxed (PEFT's and IPPTS's cost tables are [`MAX_CELLS`] cells, 64 MiB).
-pub(crate) fn list_schedule<const E: usize, M: Platform>(
+/// scratch is boxed; PEFT's and IPPTS's tables are sized to the problem.
+pub fn list_schedule<const E: usize, M: Platform>(
     kind: PlannerKind,
     dag: &Dag<MAX_TASKS, E>,
     platform: &M,
@@ -328,9 +358,11 @@ pub(crate) fn list_schedule<const E: usize, M: Platform>(
         planner.plan(dag, platform, plan)?;
         Ok(own(&planner))
     }
+    // PEFT's and IPPTS's task × GPU tables, sized to the problem.
+    let cells = dag.task_count() * platform.gpu_count();
     match kind {
         PlannerKind::Peft => run(
-            Box::new(Peft::<MAX_TASKS, MAX_GPUS, MAX_CELLS>::new()),
+            Box::new(Peft::<MAX_TASKS, MAX_GPUS, _>::with_table(vec![0.0; cells])),
             dag,
             platform,
             plan,
@@ -353,7 +385,10 @@ pub(crate) fn list_schedule<const E: usize, M: Platform>(
             |p| p.makespan_ms(),
         ),
         PlannerKind::Ippts => run(
-            Box::new(Ippts::<MAX_TASKS, MAX_GPUS, MAX_CELLS>::new()),
+            Box::new(Ippts::<MAX_TASKS, MAX_GPUS, _>::with_table(vec![
+                0.0;
+                cells
+            ])),
             dag,
             platform,
             plan,
@@ -367,6 +402,15 @@ pub(crate) fn list_schedule<const E: usize, M: Platform>(
             |p| p.makespan_ms(),
         ),
     }
+}
+
+/// The report label of a learned planner that ran as WOA alone: what ran, and what was asked.
+fn fallback_label(kind: PlannerKind) -> String {
+    let ran = match decoding_of(kind) {
+        Decoding::EftPriority => "woa-eft",
+        _ => "woa",
+    };
+    format!("{ran} (fallback for {})", kind.name())
 }
 
 fn fallback_note(path: &std::path::Path, e: &ModelError) -> String {
@@ -403,6 +447,8 @@ fn run_on<M: Platform>(
         let clock = Instant::now();
         let mut own_makespan = None;
         let mut note = None;
+        let (mut budget_ms, mut work) = (None, None);
+        let mut label = kind.name().to_string();
         match kind {
             PlannerKind::Heft
             | PlannerKind::Peft
@@ -428,6 +474,19 @@ fn run_on<M: Platform>(
             PlannerKind::Random => {
                 RandomPlanner::new(options.seed).plan(dag, platform, &mut plan)?;
             }
+            PlannerKind::WorlLs => {
+                let outcome = run_worl_ls(dag, platform, options, gpu, &mut plan)?;
+                budget_ms = Some(outcome.budget_ms);
+                work = Some(outcome.work);
+                if let Some(e) = outcome.ddqn_failure {
+                    let why = format!(
+                        "DDQN model {} unusable ({e}); searched without DDQN seeds",
+                        options.ddqn_model.display()
+                    );
+                    warn_once(&why);
+                    note = Some(why);
+                }
+            }
             PlannerKind::Ddqn | PlannerKind::Worl | PlannerKind::WorlEft => {
                 let worl = WorlConfig {
                     seed: options.seed,
@@ -438,8 +497,18 @@ fn run_on<M: Platform>(
                     run_learned(kind, dag, platform, options, worl, gpu, &mut plan)?;
                 if let Some(e) = failure {
                     let why = fallback_note(&options.ddqn_model, &e);
+                    if !options.allow_fallback {
+                        return Err(DagRunError::ModelUnusable {
+                            planner: kind.name(),
+                            why: format!(
+                                "DDQN model {} unusable ({e})",
+                                options.ddqn_model.display()
+                            ),
+                        });
+                    }
                     warn_once(&why);
                     note = Some(why);
+                    label = fallback_label(kind);
                 }
                 if !planned {
                     let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
@@ -463,7 +532,7 @@ fn run_on<M: Platform>(
             })
             .collect();
         reports.push(PlannerReport {
-            planner: kind.name().to_string(),
+            planner: label,
             input: problem.name.clone(),
             tasks: dag.task_count(),
             edges: dag.edge_count(),
@@ -483,7 +552,8 @@ fn run_on<M: Platform>(
                     | PlannerKind::WoaHeft
                     | PlannerKind::WoaEft
                     | PlannerKind::Worl
-                    | PlannerKind::WorlEft,
+                    | PlannerKind::WorlEft
+                    | PlannerKind::WorlLs,
                     true,
                 ) => "cuda",
                 _ => "cpu",
@@ -491,6 +561,9 @@ fn run_on<M: Platform>(
             .to_string(),
             own_makespan,
             note,
+            budget_ms,
+            work,
+            time_unit: problem.time_unit,
             schedule,
         });
     }
