@@ -65,6 +65,9 @@ pub struct DagArgs {
     /// machine; the wall time is about this). Default: 1 ms per task, at least 1,000.
     #[arg(long)]
     pub budget_ms: Option<u64>,
+    /// `worl`/`worl-eft`: no HEFT plan in the initial population (WOA + DDQN only).
+    #[arg(long)]
+    pub no_heft_seed: bool,
     /// `ddqn`/`worl`/`worl-eft` without a usable model: run WOA alone and label the row
     /// `woa (fallback for …)` instead of failing.
     #[arg(long)]
@@ -153,6 +156,10 @@ impl DagArgs {
                 }),
             },
             allow_fallback: self.allow_fallback,
+            worl: super::worl_rtgs::WorlConfig {
+                heft_seed: !self.no_heft_seed,
+                ..super::worl_rtgs::WorlConfig::new(self.seed)
+            },
             search: super::search::SearchOptions {
                 budget_ms: self.budget_ms,
                 list_seeds: !self.no_list_seeds,

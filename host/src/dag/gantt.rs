@@ -159,6 +159,7 @@ mod tests {
             own_makespan: None,
             budget_ms: None,
             work: None,
+            time_unit: "ms",
             note: None,
             schedule,
         }

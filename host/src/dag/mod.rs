@@ -21,6 +21,7 @@
 pub mod cli;
 pub mod ddqn_env;
 pub mod error;
+pub mod exact;
 pub mod gantt;
 pub mod matrix;
 pub mod report;
