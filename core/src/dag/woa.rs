@@ -919,9 +919,12 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
 }
 
 /// The insertion decoding searches each GPU's idle gaps at most this many tasks back from
-/// its queue's end (older gaps are left to the local search): a decoding stays O(T·P·64)
-/// however shuffled the keys, where a full search is O(T²) on orders far from time order.
-pub const DECODE_GAP_SCAN: usize = 64;
+/// its queue's end (older gaps are left to the local search): a decoding stays
+/// O(T·P·1024) however shuffled the keys (a full search is O(T²) on orders far from time
+/// order). Keys near the upward ranks never reach the bound (tasks come roughly in time
+/// order), so there the decoding is HEFT's exact insertion; 64 cost 0.06 % of makespan on
+/// the 10,000-task rows.
+pub const DECODE_GAP_SCAN: usize = 1024;
 
 /// Tasks (consecutive in the elite's order) whose keys a kick perturbs.
 pub const KICK_WINDOW: usize = 32;
