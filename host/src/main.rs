@@ -63,7 +63,8 @@ enum Command {
 enum TrainCommand {
     /// PPO GPU placement policy on Proximity-DRL's environment, exported to ONNX.
     Placement(TrainPlacementArgs),
-    /// The WORL-RTGS Double DQN (plans DAGs task by task): `gantry train dag --seed N --out models/worl_ddqn.onnx`.
+    /// The WORL-RTGS Double DQN (plans DAGs task by task); the defaults are the shipped
+    /// model's recipe, written to target/gantry-train/worl_ddqn.onnx unless --out names a path.
     Dag(gantry::learn::ddqn::TrainDagArgs),
 }
 
