@@ -7,10 +7,11 @@
 //! sequence (the plan's order restricted to the GPU) and the assignment. Moving task `t`
 //! changes three things: `t` itself, the task that followed `t` on its old GPU (it now follows
 //! `t`'s old predecessor there) and the task that follows `t` on its new GPU. Those are marked
-//! dirty; the schedule is then swept in plan order from the first dirty position, recomputing
-//! only dirty tasks (`start = max(ready, finish of the GPU predecessor)`), and a task whose
-//! finish changed marks its successors and its GPU successor dirty. The sweep stops as soon as
-//! nothing dirty is left, so a move whose effect dies out costs a few tasks, not `T + E`.
+//! dirty; dirty tasks are then recomputed in plan order (a min-heap of their positions, so
+//! clean tasks are never visited): `start = max(ready, finish of the GPU predecessor)`, and a
+//! task whose times changed marks its successors and its GPU successor dirty. A task whose
+//! times do not change stops the propagation, so a move costs the tasks it actually moves,
+//! not `T + E`.
 //! Every recomputed time is the evaluator's (same operations, same order of `max`), so the
 //! incremental makespan equals a full evaluation bit for bit (tested under random moves).
 //!
@@ -22,7 +23,7 @@
 //! order entry shifted, predecessor read or task recomputed — so a search can stop after a
 //! deterministic amount of work instead of a wall-clock time.
 //!
-//! Memory about `68·T + 8·P` bytes.
+//! Memory about `72·T + 8·P` bytes.
 
 use super::eval::{Evaluator, Plan, PlanError, check_sizes};
 use super::gpus::Platform;
@@ -58,6 +59,8 @@ pub struct IncrementalSchedule<const T: usize, const P: usize> {
     journal: [(u32, f64, f64); T],
     journal_len: usize,
     pending: usize,
+    /// Min-heap of the dirty tasks' positions (`pending` entries).
+    queue: [u32; T],
     /// Max-tree over finish times: internal node i < n holds the max of nodes 2i and 2i+1,
     /// node c ≥ n is the leaf `finish[c − n]`; node 1 is the root.
     internal: [f64; T],
@@ -90,6 +93,7 @@ impl<const T: usize, const P: usize> IncrementalSchedule<T, P> {
             journal: [(0, 0.0, 0.0); T],
             journal_len: 0,
             pending: 0,
+            queue: [0; T],
             internal: [0.0; T],
             ghead: [NIL; P],
             gtail: [NIL; P],
@@ -283,13 +287,7 @@ impl<const T: usize, const P: usize> IncrementalSchedule<T, P> {
         if new_next != NIL {
             self.mark(new_next as usize);
         }
-        let first = [t as u32, old_next, new_next]
-            .iter()
-            .filter(|&&x| x != NIL)
-            .map(|&x| self.pos[x as usize] as usize)
-            .min()
-            .unwrap_or(to);
-        self.sweep(dag, platform, first);
+        self.sweep(dag, platform);
         Ok(mv)
     }
 
@@ -431,33 +429,65 @@ impl<const T: usize, const P: usize> IncrementalSchedule<T, P> {
         }
     }
 
+    /// Mark task `t` dirty: queue its position (once). O(log T).
     fn mark(&mut self, t: usize) {
-        if !self.dirty[t] {
-            self.dirty[t] = true;
-            self.pending += 1;
+        if self.dirty[t] || self.pending >= T {
+            return;
+        }
+        self.dirty[t] = true;
+        let mut i = self.pending;
+        self.queue[i] = self.pos[t];
+        self.pending += 1;
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.queue[parent] <= self.queue[i] {
+                break;
+            }
+            self.queue.swap(parent, i);
+            i = parent;
         }
     }
 
-    /// Recompute dirty tasks in order from position `first` until none is left (module doc).
-    fn sweep<const E: usize>(&mut self, dag: &Dag<T, E>, platform: &impl Platform, first: usize) {
-        let n = self.tasks;
-        let bandwidth = platform.bandwidth();
-        let works = dag.works_ms();
-        for i in first..n {
-            if self.pending == 0 {
+    /// The smallest queued position, removed. O(log T).
+    fn pop_first(&mut self) -> Option<usize> {
+        if self.pending == 0 {
+            return None;
+        }
+        let top = self.queue[0] as usize;
+        self.pending -= 1;
+        self.queue[0] = self.queue[self.pending];
+        let mut i = 0;
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut least = i;
+            if l < self.pending && self.queue[l] < self.queue[least] {
+                least = l;
+            }
+            if r < self.pending && self.queue[r] < self.queue[least] {
+                least = r;
+            }
+            if least == i {
                 break;
             }
-            self.work += 1;
+            self.queue.swap(i, least);
+            i = least;
+        }
+        Some(top)
+    }
+
+    /// Recompute dirty tasks in plan order (smallest queued position first) until none is
+    /// left (module doc). Tasks whose times do not change stop the propagation. O(recomputed
+    /// tasks · (fan-in + fan-out + log T)).
+    fn sweep<const E: usize>(&mut self, dag: &Dag<T, E>, platform: &impl Platform) {
+        let bandwidth = platform.bandwidth();
+        let works = dag.works_ms();
+        while let Some(i) = self.pop_first() {
             let x = self.order[i] as usize;
-            if !self.dirty[x] {
-                continue;
-            }
             self.dirty[x] = false;
-            self.pending -= 1;
             let g = self.gpu[x];
             let gi = usize::from(g);
             let (srcs, edges) = dag.preds(x);
-            self.work += srcs.len() as u64 + 1;
+            self.work += srcs.len() as u64 + 2;
             let mut ready = 0.0f64;
             for (&s, &e) in srcs.iter().zip(edges) {
                 let si = s as usize;
@@ -494,11 +524,6 @@ impl<const T: usize, const P: usize> IncrementalSchedule<T, P> {
             if next != NIL {
                 self.mark(next as usize);
             }
-        }
-        if self.pending > 0 {
-            // Unreachable (dirty tasks only lie ahead); keep the flags consistent anyway.
-            self.dirty[..n].fill(false);
-            self.pending = 0;
         }
     }
 
