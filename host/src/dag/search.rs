@@ -24,7 +24,7 @@ use gantry_core::dag::{
 
 /// Work units per millisecond of `--budget-ms` (measured: the search spends 100k–300k units
 /// per ms on the development machine, depending on the input's shape).
-pub const WORK_UNITS_PER_MS: u64 = 100_000;
+pub const WORK_UNITS_PER_MS: u64 = 200_000;
 
 /// How `worl-ls` searches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
