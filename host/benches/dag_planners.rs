@@ -43,7 +43,7 @@ fn pool() -> GpuPool<P> {
     p
 }
 
-fn bench_planner<D: DagPlanner<T, E>>(c: &mut Criterion, name: &str, mut planner: Box<D>) {
+fn bench_planner<D: DagPlanner<T, E>>(c: &mut Criterion, name: &str, planner: &mut D) {
     let (d, p) = (dag(1_000), pool());
     let mut plan = Box::new(Plan::new());
     c.bench_function(&format!("{name} plan 1000 tasks 50 GPUs"), |b| {
@@ -55,22 +55,22 @@ fn bench_planner<D: DagPlanner<T, E>>(c: &mut Criterion, name: &str, mut planner
 }
 
 fn list_schedulers(c: &mut Criterion) {
-    bench_planner(c, "heft", Box::new(Heft::<T, P>::new()));
+    bench_planner(c, "heft", &mut *Box::new(Heft::<T, P>::new()));
     bench_planner(
         c,
         "peft",
-        Box::new(Peft::<T, P, Vec<f64>>::with_table(vec![0.0; 1_000 * 50])),
+        &mut *Box::new(Peft::<T, P, Vec<f64>>::with_table(vec![0.0; 1_000 * 50])),
     );
-    bench_planner(c, "cpop", Box::new(Cpop::<T, P>::new()));
+    bench_planner(c, "cpop", &mut *Box::new(Cpop::<T, P>::new()));
     bench_planner(
         c,
         "heft-lookahead",
-        Box::new(HeftLookahead::<T, P>::new(LookaheadConfig::PAPER)),
+        &mut *Box::new(HeftLookahead::<T, P>::new(LookaheadConfig::PAPER)),
     );
     bench_planner(
         c,
         "ippts",
-        Box::new(Ippts::<T, P, Vec<f64>>::with_table(vec![0.0; 1_000 * 50])),
+        &mut *Box::new(Ippts::<T, P, Vec<f64>>::with_table(vec![0.0; 1_000 * 50])),
     );
 }
 

@@ -653,7 +653,9 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             }
         }
         let Some(w) = pick else { return Ok(()) };
-        if !(self.fitness[w] <= self.best_ms * (1.0 + POLISH_WITHIN)) {
+        // NaN fitness (never from the evaluator) is not polished either.
+        let within = self.fitness[w] <= self.best_ms * (1.0 + POLISH_WITHIN);
+        if !within {
             return Ok(());
         }
         self.polished[w] = true;

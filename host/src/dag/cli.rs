@@ -165,7 +165,6 @@ impl DagArgs {
                 list_seeds: !self.no_list_seeds,
                 ddqn_seeds: self.ddqn_seeds,
             },
-            ..PlannerOptions::new(self.seed)
         }
     }
 }

@@ -339,7 +339,7 @@ impl<'a, const E: usize, M: Platform> Search<'a, E, M> {
 
     fn out_of_limits(&mut self) -> bool {
         if self.nodes >= self.config.node_limit
-            || (self.nodes % 4096 == 0 && self.clock.elapsed() >= self.config.time_limit)
+            || (self.nodes.is_multiple_of(4096) && self.clock.elapsed() >= self.config.time_limit)
         {
             self.aborted = true;
         }
