@@ -140,3 +140,94 @@ fn ddqn_advisor(
         Err(e) => (None, Some(e.to_string())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dag::report::run_planners;
+    use crate::dag::{HostDag, HostPlatform, HostPool, Problem, on_big_stack};
+    use gantry_core::SeededRng;
+    use gantry_core::dag::{Bandwidth, TaskId};
+
+    fn problem(seed: u64) -> Problem {
+        on_big_stack(|| {
+            let mut rng = SeededRng::new(seed);
+            let mut dag = Box::new(HostDag::new());
+            for _ in 0..150 {
+                dag.add_task(10.0 + f64::from(rng.below(200))).unwrap();
+            }
+            for j in 1..150u32 {
+                for _ in 0..2.min(j) {
+                    dag.add_edge(TaskId(rng.below(j)), TaskId(j), f64::from(rng.below(30)))
+                        .unwrap();
+                }
+            }
+            dag.seal().unwrap();
+            let mut pool = Box::new(HostPool::new(Bandwidth::PerMs(4.0)));
+            for g in 0..6 {
+                pool.add_gpu(0.5 + 0.2 * f64::from(g)).unwrap();
+            }
+            Problem {
+                name: "search-test".into(),
+                dag,
+                platform: HostPlatform::Pool(pool),
+                time_unit: "ms",
+            }
+        })
+    }
+
+    fn options(budget_ms: u64, list_seeds: bool) -> PlannerOptions {
+        PlannerOptions {
+            search: SearchOptions {
+                budget_ms: Some(budget_ms),
+                list_seeds,
+                ddqn_seeds: 0,
+            },
+            ..PlannerOptions::new(5)
+        }
+    }
+
+    /// Seeded, `worl-ls` is never worse than any list scheduler; the same seed and budget give
+    /// the same plan; the work spent stays within the budget plus one step.
+    #[test]
+    fn seeded_never_worse_than_list_schedulers_and_deterministic() {
+        for seed in [1, 2] {
+            let p = problem(seed);
+            let mut kinds = vec![PlannerKind::WorlLs];
+            kinds.extend(PlannerKind::LIST_SCHEDULERS);
+            let r = run_planners(&p, &kinds, &options(20, true)).unwrap();
+            let best_list = r[1..]
+                .iter()
+                .map(|x| x.makespan)
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                r[0].makespan <= best_list,
+                "{} > {best_list}",
+                r[0].makespan
+            );
+            let again = run_planners(&p, &[PlannerKind::WorlLs], &options(20, true)).unwrap();
+            assert_eq!(again[0].makespan.to_bits(), r[0].makespan.to_bits());
+            assert_eq!(again[0].schedule, r[0].schedule);
+            let budget = 20 * WORK_UNITS_PER_MS;
+            let work = r[0].work.unwrap();
+            assert!(
+                work >= budget / 2 && work < budget + budget / 2,
+                "{work} vs {budget}"
+            );
+            assert_eq!(r[0].budget_ms, Some(20));
+        }
+    }
+
+    /// More budget never hurts here, and without seeds the search still beats a random plan
+    /// by far (it stands on its own).
+    #[test]
+    fn unseeded_search_improves_with_budget() {
+        let p = problem(3);
+        let kinds = [PlannerKind::WorlLs, PlannerKind::Random, PlannerKind::Heft];
+        let small = run_planners(&p, &kinds, &options(2, false)).unwrap();
+        let large = run_planners(&p, &kinds, &options(40, false)).unwrap();
+        assert!(large[0].makespan <= small[0].makespan * 1.001);
+        assert!(small[0].makespan < 0.8 * small[1].makespan);
+        assert!(large[0].work.unwrap() > small[0].work.unwrap());
+    }
+}
