@@ -117,7 +117,145 @@ fn dag_gantt_writes_one_panel_per_planner() {
     );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("heft: makespan") && text.contains("random: makespan"));
-    assert!(text.contains("time (ms)"));
+    // STG costs are in the file's own unit, not ms (issue 16, item 15).
+    assert!(text.contains("time (file units)"), "{text}");
+}
+
+/// A diamond STG file in `dir` (entry 0, tasks 1..=4, exit 5).
+fn diamond(dir: &std::path::Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let stg = dir.join("diamond.stg");
+    std::fs::write(
+        &stg,
+        "4\n0 0 0\n1 3 1 0\n2 4 1 1\n3 2 1 1\n4 5 2 2 3\n5 0 1 4\n",
+    )
+    .unwrap();
+    stg
+}
+
+/// Issue 16, items 9 and 15: the defaults show gantry's planner and the list schedulers, and
+/// the units are said (file units for STG; seconds for WORL slices, as in the docs).
+#[test]
+fn dag_defaults_show_the_methods_and_say_the_units() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-dag-defaults");
+    let stg = diamond(&dir);
+    let out = gantry(&[
+        "dag",
+        "--input",
+        stg.to_str().unwrap(),
+        "--format",
+        "stg",
+        "--device",
+        "cpu",
+        "--budget-ms",
+        "10",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for planner in ["worl-ls", "heft", "peft", "cpop", "heft-lookahead", "ippts"] {
+        assert!(
+            text.contains(&format!("| {planner} ")),
+            "{planner} missing:\n{text}"
+        );
+    }
+    assert!(text.contains("makespan (file units)"), "{text}");
+    assert!(
+        text.contains("| 4    |") || text.contains("| 4 "),
+        "4 GPUs by default for STG:\n{text}"
+    );
+    assert!(text.contains("budget 10 ms"), "{text}");
+    let help = gantry(&["dag", "--help"]);
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(
+        help.contains("--budget-ms") && help.contains("worl-ls"),
+        "{help}"
+    );
+    let top = String::from_utf8(gantry(&["--help"]).stdout).unwrap();
+    assert!(!top.contains("(HEFT, WOA, random)"), "{top}");
+}
+
+/// Issue 16, item 11: a learned planner without its model fails unless --allow-fallback, and
+/// then its row says what ran.
+#[test]
+fn dag_missing_model_fails_or_is_labelled_with_what_ran() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-dag-fallback");
+    let stg = diamond(&dir);
+    let base = [
+        "dag",
+        "--input",
+        stg.to_str().unwrap(),
+        "--format",
+        "stg",
+        "--device",
+        "cpu",
+        "--planners",
+        "heft,worl,ddqn",
+        "--woa-iterations",
+        "3",
+        "--ddqn-model",
+        "/nonexistent/model.onnx",
+    ];
+    let out = gantry(&base);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--allow-fallback") && err.contains("worl"),
+        "{err}"
+    );
+    let mut allowed = base.to_vec();
+    allowed.push("--allow-fallback");
+    let out = gantry(&allowed);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("woa (fallback for worl)") && text.contains("woa (fallback for ddqn)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("| worl ") && !text.contains("| ddqn "),
+        "{text}"
+    );
+}
+
+/// Issue 16, item 10: `train dag` writes under `target/` unless `--out` names a path (never
+/// over the shipped model by default) and says where it wrote.
+#[test]
+fn train_dag_writes_under_target_by_default_and_says_where() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-train-dag");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gantry"))
+        .args([
+            "train",
+            "dag",
+            "--episodes",
+            "2",
+            "--quiet",
+            "--worl-traces",
+            "/nonexistent",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("written to target/gantry-train/worl_ddqn.onnx"),
+        "{err}"
+    );
+    assert!(dir.join("target/gantry-train/worl_ddqn.onnx").is_file());
+    assert!(!dir.join("models").exists());
 }
 
 /// A scratch folder for one test.

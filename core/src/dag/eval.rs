@@ -141,6 +141,14 @@ pub enum PlanError {
         /// Its GPU.
         gpu: u16,
     },
+    /// A search was continued on a platform with another GPU count than the one it was
+    /// initialised for (tasks: [`WrongLength`](Self::WrongLength)).
+    GpuCountChanged {
+        /// GPUs at initialisation.
+        initialized: usize,
+        /// GPUs now.
+        given: usize,
+    },
     /// A task comes before one of its predecessors in the order.
     PrecedenceViolated {
         /// The task.
@@ -169,6 +177,10 @@ impl fmt::Display for PlanError {
             PlanError::UnknownTask(t) => write!(f, "plan names unknown task {t}"),
             PlanError::DuplicateTask(t) => write!(f, "plan names task {t} twice"),
             PlanError::UnknownGpu { task, gpu } => write!(f, "task {task} on unknown GPU {gpu}"),
+            PlanError::GpuCountChanged { initialized, given } => write!(
+                f,
+                "initialised for {initialized} GPUs, continued with {given}"
+            ),
             PlanError::PrecedenceViolated { task, pred } => {
                 write!(f, "task {task} ordered before its predecessor {pred}")
             }

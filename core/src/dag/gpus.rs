@@ -100,6 +100,13 @@ pub trait Platform {
             self.bandwidth().transfer_ms(data)
         }
     }
+    /// Whether [`transfer_ms`](Self::transfer_ms) is the provided one (0 on the same GPU, else
+    /// `bandwidth().transfer_ms(data)` for every pair). Planners then compute a task's ready
+    /// time on all GPUs at once in O(fan-in + P) instead of O(fan-in · P). An implementation
+    /// that overrides `transfer_ms` with per-pair costs must keep the default `false`.
+    fn uniform_transfers(&self) -> bool {
+        false
+    }
     /// Mean over GPUs of a task's run time, HEFT's `w̄_i`. O(P).
     fn mean_run_ms(&self, task: usize, work_ms: f64) -> f64 {
         let p = self.gpu_count();
@@ -188,6 +195,10 @@ impl<const P: usize> GpuPool<P> {
 }
 
 impl<const P: usize> Platform for GpuPool<P> {
+    fn uniform_transfers(&self) -> bool {
+        true
+    }
+
     fn gpu_count(&self) -> usize {
         self.count
     }
@@ -304,6 +315,10 @@ impl<const T: usize, const K: usize, const P: usize> CostTable<T, K, P> {
 }
 
 impl<const T: usize, const K: usize, const P: usize> Platform for CostTable<T, K, P> {
+    fn uniform_transfers(&self) -> bool {
+        true
+    }
+
     fn gpu_count(&self) -> usize {
         self.count
     }

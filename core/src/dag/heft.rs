@@ -25,8 +25,7 @@ use super::eval::{Plan, PlanError, check_sizes};
 use super::gpus::Platform;
 use super::graph::Dag;
 use super::planner::{AdvisorContext, DagPlanner, PlanAdvisor};
-
-const NIL: u32 = u32::MAX;
+use super::slots::SlotSchedule;
 
 /// HEFT's upward ranks and the priority list they give. Writes `rank[t]`, fills `order` with
 /// tasks in decreasing rank (ties by topological position) and `pos[t]` with each task's
@@ -82,15 +81,10 @@ pub fn upward_rank_order<const T: usize, const E: usize>(
 #[derive(Clone, Debug)]
 pub struct Heft<const T: usize, const P: usize> {
     len: usize,
-    makespan_ms: f64,
     rank: [f64; T],
     order: [u32; T],
     pos: [u32; T],
-    start: [f64; T],
-    finish: [f64; T],
-    gpu: [u16; T],
-    next: [u32; T],
-    head: [u32; P],
+    schedule: SlotSchedule<T, P>,
 }
 
 impl<const T: usize, const P: usize> Default for Heft<T, P> {
@@ -99,28 +93,15 @@ impl<const T: usize, const P: usize> Default for Heft<T, P> {
     }
 }
 
-/// Where a task would run on one GPU: start, finish, and the list node it goes after.
-#[derive(Clone, Copy)]
-struct Slot {
-    start: f64,
-    finish: f64,
-    after: u32,
-}
-
 impl<const T: usize, const P: usize> Heft<T, P> {
     /// Fresh scratch.
     pub const fn new() -> Self {
         Self {
             len: 0,
-            makespan_ms: 0.0,
             rank: [0.0; T],
             order: [0; T],
             pos: [0; T],
-            start: [0.0; T],
-            finish: [0.0; T],
-            gpu: [0; T],
-            next: [NIL; T],
-            head: [NIL; P],
+            schedule: SlotSchedule::new(),
         }
     }
 
@@ -131,17 +112,17 @@ impl<const T: usize, const P: usize> Heft<T, P> {
 
     /// HEFT's own start times (insertion-based) of the last run. O(1).
     pub fn start_ms(&self) -> &[f64] {
-        &self.start[..self.len]
+        &self.schedule.start_ms()[..self.len]
     }
 
     /// HEFT's own finish times of the last run. O(1).
     pub fn finish_ms(&self) -> &[f64] {
-        &self.finish[..self.len]
+        &self.schedule.finish_ms()[..self.len]
     }
 
     /// HEFT's own makespan of the last run (the paper's number). O(1).
     pub fn makespan_ms(&self) -> f64 {
-        self.makespan_ms
+        self.schedule.makespan_ms()
     }
 
     /// Run HEFT and keep the schedule in this scratch (see the module doc for the cost).
@@ -159,96 +140,20 @@ impl<const T: usize, const P: usize> Heft<T, P> {
             &mut self.order,
             &mut self.pos,
         )?;
-        self.head[..p].fill(NIL);
-        self.makespan_ms = 0.0;
+        self.schedule.reset(n, p);
         for i in 0..n {
             let t = self.order[i] as usize;
-            let mut best: Option<(usize, Slot)> = None;
-            for g in 0..p {
-                let slot = self.earliest_slot(dag, platform, t, g);
-                if best.is_none_or(|(_, b)| slot.finish < b.finish) {
-                    best = Some((g, slot));
-                }
-            }
-            if let Some((g, slot)) = best {
-                self.place(t, g, slot);
-            }
+            let (g, slot) = self.schedule.best_eft(dag, platform, t);
+            self.schedule.place(t, g, slot);
         }
         self.len = n;
-        Ok(self.makespan_ms)
-    }
-
-    /// Earliest insertion slot for task `t` on GPU `g`. O(fan-in + tasks on g).
-    fn earliest_slot<const E: usize>(
-        &self,
-        dag: &Dag<T, E>,
-        platform: &impl Platform,
-        t: usize,
-        g: usize,
-    ) -> Slot {
-        let (srcs, edges) = dag.preds(t);
-        let mut ready = 0.0f64;
-        for (&s, &e) in srcs.iter().zip(edges) {
-            let s = s as usize;
-            let from = usize::from(self.gpu[s]);
-            ready = ready.max(self.finish[s] + platform.transfer_ms(dag.edge_data(e), from, g));
-        }
-        let run = platform.run_ms(t, dag.works_ms()[t], g);
-        let mut prev_end = 0.0f64;
-        let mut after = NIL;
-        let mut cur = self.head[g];
-        while cur != NIL {
-            let c = cur as usize;
-            let candidate = ready.max(prev_end);
-            if candidate + run <= self.start[c] {
-                return Slot {
-                    start: candidate,
-                    finish: candidate + run,
-                    after,
-                };
-            }
-            prev_end = self.finish[c];
-            after = cur;
-            cur = self.next[c];
-        }
-        let start = ready.max(prev_end);
-        Slot {
-            start,
-            finish: start + run,
-            after,
-        }
-    }
-
-    /// Record task `t` on GPU `g` in `slot`, linking it into g's start-ordered list. O(1).
-    fn place(&mut self, t: usize, g: usize, slot: Slot) {
-        self.start[t] = slot.start;
-        self.finish[t] = slot.finish;
-        self.gpu[t] = g as u16;
-        if slot.after == NIL {
-            self.next[t] = self.head[g];
-            self.head[g] = t as u32;
-        } else {
-            let a = slot.after as usize;
-            self.next[t] = self.next[a];
-            self.next[a] = t as u32;
-        }
-        self.makespan_ms = self.makespan_ms.max(slot.finish);
+        Ok(self.schedule.makespan_ms())
     }
 
     /// Turn the last schedule into a [`Plan`]: HEFT's GPUs, tasks by start time (ties by
-    /// rank position). O(T log T).
+    /// rank position, the placement sequence). O(T log T).
     pub fn write_plan(&self, out: &mut Plan<T>) -> Result<(), PlanError> {
-        let n = self.len;
-        out.reset(n)?;
-        let (gpus, order) = out.parts_mut();
-        gpus.copy_from_slice(&self.gpu[..n]);
-        order.copy_from_slice(&self.order[..n]);
-        order.sort_unstable_by(|&a, &b| {
-            self.start[a as usize]
-                .total_cmp(&self.start[b as usize])
-                .then(self.pos[a as usize].cmp(&self.pos[b as usize]))
-        });
-        Ok(())
+        self.schedule.write_plan(out)
     }
 }
 
@@ -309,56 +214,8 @@ mod tests {
     use super::*;
     use crate::dag::{Bandwidth, CostTable, Evaluator, GpuPool, TaskId};
 
-    /// Fig. 2 of Topcuoglu, Hariri, Wu 2002: computation cost of T0..T9 on P0..P2.
-    const COST: [[f64; 3]; 10] = [
-        [14.0, 16.0, 9.0],
-        [13.0, 19.0, 18.0],
-        [11.0, 13.0, 19.0],
-        [13.0, 8.0, 17.0],
-        [12.0, 13.0, 10.0],
-        [13.0, 16.0, 9.0],
-        [7.0, 15.0, 11.0],
-        [5.0, 11.0, 14.0],
-        [18.0, 12.0, 20.0],
-        [21.0, 7.0, 16.0],
-    ];
-
-    /// Fig. 2's edges (from, to, communication cost), 1-based n1..n10 shifted to 0-based.
-    const EDGES: [(u32, u32, f64); 15] = [
-        (0, 1, 18.0),
-        (0, 2, 12.0),
-        (0, 3, 9.0),
-        (0, 4, 11.0),
-        (0, 5, 14.0),
-        (1, 7, 19.0),
-        (1, 8, 16.0),
-        (2, 6, 23.0),
-        (3, 7, 27.0),
-        (3, 8, 23.0),
-        (4, 8, 13.0),
-        (5, 7, 15.0),
-        (6, 9, 17.0),
-        (7, 9, 11.0),
-        (8, 9, 13.0),
-    ];
-
     fn paper_example() -> (Dag<16, 32>, CostTable<16, 3, 3>) {
-        let mut dag = Dag::new();
-        let mut table = CostTable::new(Bandwidth::PerMs(1.0));
-        for (t, row) in COST.iter().enumerate() {
-            dag.add_task(0.0).unwrap();
-            for (g, &c) in row.iter().enumerate() {
-                table.set_run_ms(t, g, c).unwrap();
-            }
-        }
-        for g in 0..3 {
-            table.add_gpu(g).unwrap();
-        }
-        for &(a, b, c) in &EDGES {
-            dag.add_edge(TaskId(a), TaskId(b), c).unwrap();
-        }
-        dag.seal().unwrap();
-        (dag, table)
+        crate::dag::test_support::topcuoglu_example()
     }
 
     #[test]

@@ -70,6 +70,119 @@ impl<const T: usize, const E: usize> PlanAdvisor<T, E> for NoAdvisor {
     }
 }
 
+/// Up to `K` fixed plans (e.g. the list schedulers' plans) proposed as the initial whales
+/// `first_whale..first_whale + len`: a search seeded with them can only improve on them.
+#[derive(Clone, Debug)]
+pub struct SeedPlans<const T: usize, const K: usize> {
+    first_whale: usize,
+    len: usize,
+    plans: [Plan<T>; K],
+}
+
+impl<const T: usize, const K: usize> SeedPlans<T, K> {
+    /// No plans yet; they will fill whales from `first_whale` on.
+    pub fn new(first_whale: usize) -> Self {
+        Self {
+            first_whale,
+            len: 0,
+            plans: core::array::from_fn(|_| Plan::new()),
+        }
+    }
+
+    /// Add a copy of `plan`; `Err(K)` (the capacity) when all slots are taken. O(T).
+    pub fn push(&mut self, plan: &Plan<T>) -> Result<(), usize> {
+        let slot = self.plans.get_mut(self.len).ok_or(K)?;
+        slot.copy_from(plan);
+        self.len += 1;
+        Ok(())
+    }
+
+    /// Plans held. O(1).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether none is held. O(1).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<const T: usize, const E: usize, const K: usize> PlanAdvisor<T, E> for SeedPlans<T, K> {
+    fn name(&self) -> &'static str {
+        "seeds"
+    }
+
+    /// Whale `first_whale + k` at initialisation gets plan k if it matches the DAG. O(T).
+    fn propose<M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        _platform: &M,
+        ctx: AdvisorContext,
+        out: &mut Plan<T>,
+    ) -> bool {
+        if ctx.iteration != 0 || ctx.whale < self.first_whale {
+            return false;
+        }
+        match self.plans[..self.len].get(ctx.whale - self.first_whale) {
+            Some(plan) if plan.len() == dag.task_count() => {
+                out.copy_from(plan);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Two advisors in turn: `first` is asked first, `second` when `first` declines.
+#[derive(Clone, Debug)]
+pub struct Chain<A, B> {
+    /// Asked first.
+    pub first: A,
+    /// Asked when `first` declines.
+    pub second: B,
+}
+
+impl<const T: usize, const E: usize, A: PlanAdvisor<T, E>, B: PlanAdvisor<T, E>> PlanAdvisor<T, E>
+    for Chain<A, B>
+{
+    fn name(&self) -> &'static str {
+        self.first.name()
+    }
+
+    fn propose<M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        ctx: AdvisorContext,
+        out: &mut Plan<T>,
+    ) -> bool {
+        self.first.propose(dag, platform, ctx, out) || self.second.propose(dag, platform, ctx, out)
+    }
+}
+
+/// An optional advisor: `None` never proposes (a configuration can switch one off without
+/// changing the search's type).
+impl<const T: usize, const E: usize, A: PlanAdvisor<T, E>> PlanAdvisor<T, E> for Option<A> {
+    fn name(&self) -> &'static str {
+        match self {
+            Some(a) => a.name(),
+            None => "none",
+        }
+    }
+
+    fn propose<M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+        ctx: AdvisorContext,
+        out: &mut Plan<T>,
+    ) -> bool {
+        self.as_mut()
+            .is_some_and(|a| a.propose(dag, platform, ctx, out))
+    }
+}
+
 /// The baseline: every task on a uniformly random GPU, tasks in the DAG's topological order.
 #[derive(Clone, Debug)]
 pub struct RandomPlanner {
@@ -149,5 +262,68 @@ mod tests {
             RandomPlanner::new(1).plan(&d, &empty, &mut a),
             Err(PlanError::NoGpus)
         );
+    }
+}
+
+#[cfg(test)]
+mod seed_tests {
+    use super::*;
+    use crate::dag::test_support::topcuoglu_example;
+    use crate::dag::{Heft, Woa, WoaConfig};
+
+    /// Seeded plans fill the whales from `first_whale`, a search keeps the best of them, and
+    /// a plan of another size is declined.
+    #[test]
+    fn seed_plans_fill_their_whales_and_bound_the_result() {
+        let (dag, table) = topcuoglu_example();
+        let mut heft_plan = Plan::new();
+        let mut heft: Heft<16, 3> = Heft::new();
+        heft.plan(&dag, &table, &mut heft_plan).unwrap();
+        let mut seeds: SeedPlans<16, 2> = SeedPlans::new(1);
+        seeds.push(&heft_plan).unwrap();
+        let mut wrong = Plan::new();
+        wrong.reset(3).unwrap();
+        seeds.push(&wrong).unwrap();
+        assert_eq!(seeds.push(&heft_plan), Err(2));
+        let ctx = |whale| AdvisorContext {
+            iteration: 0,
+            whale,
+            best_ms: f64::INFINITY,
+        };
+        let mut out = Plan::new();
+        assert!(!PlanAdvisor::<16, 32>::propose(
+            &mut seeds,
+            &dag,
+            &table,
+            ctx(0),
+            &mut out
+        ));
+        assert!(PlanAdvisor::<16, 32>::propose(
+            &mut seeds,
+            &dag,
+            &table,
+            ctx(1),
+            &mut out
+        ));
+        assert_eq!(out.gpus(), heft_plan.gpus());
+        assert!(!PlanAdvisor::<16, 32>::propose(
+            &mut seeds,
+            &dag,
+            &table,
+            ctx(2),
+            &mut out
+        ));
+        let chained = Chain {
+            first: NoAdvisor,
+            second: seeds,
+        };
+        let cfg = WoaConfig {
+            population: 4,
+            iterations: 3,
+            ..WoaConfig::new(1)
+        };
+        let mut woa: Woa<4, 16, 3, _> = Woa::new(cfg, chained);
+        let ms = woa.run(&dag, &table).unwrap();
+        assert!(ms <= 80.0, "{ms}");
     }
 }

@@ -5,9 +5,9 @@ use super::{Format, GpuSpeeds, LoadOptions, PlannerKind, PlannerOptions};
 use crate::gpu::Device;
 use std::path::PathBuf;
 
-/// `gantry dag --input PATH --format worl|tpch|stg|matrix --gpus N [--degree D]
-/// --planners heft,woa,random [--seed N] [--device cuda|cpu|auto] [--json] [--gantt FILE.svg]`:
-/// plan one DAG with several planners.
+/// `gantry dag --input PATH --format worl|tpch|stg|matrix [--gpus N] [--degree D]
+/// [--planners worl-ls,heft,...] [--budget-ms N] [--seed N] [--device cuda|cpu|auto] [--json]
+/// [--gantt FILE.svg]`: plan one DAG with several planners.
 #[derive(Clone, Debug, clap::Args)]
 pub struct DagArgs {
     /// Input file (or folder for `--format matrix`).
@@ -16,14 +16,17 @@ pub struct DagArgs {
     /// Input format.
     #[arg(long, value_enum)]
     pub format: Format,
-    /// GPUs (ignored by `matrix`: its GPUs are its columns).
-    #[arg(long, default_value_t = 50)]
-    pub gpus: usize,
+    /// GPUs (ignored by `matrix`: its GPUs are its columns). Default by format, as in
+    /// `gantry dag-table`: 50 for `worl` (the paper's smaller cluster), 10 for `tpch`, 4 for
+    /// `stg`.
+    #[arg(long)]
+    pub gpus: Option<usize>,
     /// Synthetic fan-in for inputs without edges (WORL slices; the paper uses 1, 3, 100).
     #[arg(long, default_value_t = 3)]
     pub degree: u32,
-    /// Planners to run, comma separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [PlannerKind::Heft, PlannerKind::Woa, PlannerKind::Random])]
+    /// Planners to run, comma separated (default: gantry's default planner `worl-ls` and the
+    /// five list schedulers it must beat).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = DEFAULT_PLANNERS)]
     pub planners: Vec<PlannerKind>,
     /// Seed of synthetic edges, WOA and random.
     #[arg(long, default_value_t = 1)]
@@ -50,6 +53,32 @@ pub struct DagArgs {
     /// WOA iterations.
     #[arg(long, default_value_t = 100)]
     pub woa_iterations: u32,
+    /// `heft-lookahead`: try only each task's this-many earliest-finish GPUs (0 = all, the
+    /// paper's algorithm). Default with `--lookahead-children` unset: all GPUs and children
+    /// up to a work of 2^27 (tasks × GPUs × fan-out × GPUs), else 8 and 8.
+    #[arg(long)]
+    pub lookahead_gpus: Option<usize>,
+    /// `heft-lookahead`: look only at each task's this-many highest-ranked children (0 = all).
+    #[arg(long)]
+    pub lookahead_children: Option<usize>,
+    /// `worl-ls`: search budget in ms, counted as work (deterministic: the same plan on every
+    /// machine; the wall time is about this). Default: 1 ms per task, at least 1,000.
+    #[arg(long)]
+    pub budget_ms: Option<u64>,
+    /// `worl`/`worl-eft`: no HEFT plan in the initial population (WOA + DDQN only).
+    #[arg(long)]
+    pub no_heft_seed: bool,
+    /// `ddqn`/`worl`/`worl-eft` without a usable model: run WOA alone and label the row
+    /// `woa (fallback for …)` instead of failing.
+    #[arg(long)]
+    pub allow_fallback: bool,
+    /// `worl-ls`: do not seed the search with the list schedulers' plans.
+    #[arg(long)]
+    pub no_list_seeds: bool,
+    /// `worl-ls`: DDQN plans in the initial population (greedy + this many perturbed; 0 =
+    /// none, the default: they did not improve the search, see docs/worl-rtgs.md).
+    #[arg(long, default_value_t = 0)]
+    pub ddqn_seeds: usize,
     /// Where WOA evaluates its populations: `cuda` (GPU 0, an error without one), `cpu`, or
     /// `auto` (the GPU when usable, else a one-line notice and the CPU). Same results on all.
     #[arg(long, value_enum, default_value_t = Device::Auto)]
@@ -64,6 +93,27 @@ pub struct DagArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub gantt: Option<PathBuf>,
 }
+
+/// GPUs when `--gpus` is not given: the `gantry dag-table` setting of each format.
+pub fn default_gpus(format: Format) -> usize {
+    match format {
+        Format::Worl => 50,
+        Format::Tpch => 10,
+        Format::Stg => 4,
+        // Ignored: the matrix's columns are its GPUs.
+        Format::Matrix => 3,
+    }
+}
+
+/// The default `--planners`.
+pub const DEFAULT_PLANNERS: [PlannerKind; 6] = [
+    PlannerKind::WorlLs,
+    PlannerKind::Heft,
+    PlannerKind::Peft,
+    PlannerKind::Cpop,
+    PlannerKind::HeftLookahead,
+    PlannerKind::Ippts,
+];
 
 /// `--woa-population`: an integer in `1..=WOA_POP`.
 fn woa_population_parser() -> clap::builder::RangedU64ValueParser<usize> {
@@ -80,7 +130,7 @@ impl DagArgs {
         };
         LoadOptions {
             format: self.format,
-            gpus: self.gpus,
+            gpus: self.gpus.unwrap_or(default_gpus(self.format)),
             degree: self.degree,
             seed: self.seed,
             tasks: self.tasks,
@@ -98,7 +148,23 @@ impl DagArgs {
             woa_iterations: self.woa_iterations,
             device: self.device,
             ddqn_model: self.ddqn_model.clone(),
-            ..PlannerOptions::new(self.seed)
+            lookahead: match (self.lookahead_gpus, self.lookahead_children) {
+                (None, None) => None,
+                (gpus, children) => Some(gantry_core::dag::LookaheadConfig {
+                    candidate_gpus: gpus.unwrap_or(0),
+                    max_children: children.unwrap_or(0),
+                }),
+            },
+            allow_fallback: self.allow_fallback,
+            worl: super::worl_rtgs::WorlConfig {
+                heft_seed: !self.no_heft_seed,
+                ..super::worl_rtgs::WorlConfig::new(self.seed)
+            },
+            search: super::search::SearchOptions {
+                budget_ms: self.budget_ms,
+                list_seeds: !self.no_list_seeds,
+                ddqn_seeds: self.ddqn_seeds,
+            },
         }
     }
 }

@@ -108,8 +108,8 @@ fn draw_panel<DB: DrawingBackend>(
     end_ms: f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let caption = format!(
-        "{}: makespan {:.1} ms, {:.3} × lower bound ({} tasks, {} GPUs)",
-        report.planner, report.makespan, report.ratio, report.tasks, report.gpus
+        "{}: makespan {:.1} {}, {:.3} × lower bound ({} tasks, {} GPUs)",
+        report.planner, report.makespan, report.time_unit, report.ratio, report.tasks, report.gpus
     );
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 16))
@@ -117,7 +117,12 @@ fn draw_panel<DB: DrawingBackend>(
         .x_label_area_size(28)
         .y_label_area_size(44)
         .build_cartesian_2d(0.0..end_ms, 0.0..gpus as f64)?;
-    let (unit, per_unit_ms) = time_unit(end_ms);
+    // Files in their own units (STG, matrices) are drawn as they are.
+    let (unit, per_unit_ms) = if report.time_unit == "ms" {
+        time_unit(end_ms)
+    } else {
+        (report.time_unit, 1.0)
+    };
     let x_desc = format!("time ({unit})");
     let x_label = |x: &f64| format!("{}", (x / per_unit_ms * 100.0).round() / 100.0);
     chart
@@ -156,7 +161,10 @@ mod tests {
             plan_ms: 0.0,
             seed: 1,
             evaluated_on: "cpu".into(),
-            heft_own_makespan: None,
+            own_makespan: None,
+            budget_ms: None,
+            work: None,
+            time_unit: "ms",
             note: None,
             schedule,
         }

@@ -182,6 +182,7 @@ pub(crate) fn load(dir: &Path) -> Result<Problem, DagLoadError> {
         name: file_name(dir),
         dag,
         platform: HostPlatform::Table(table),
+        time_unit: "file units",
     })
 }
 
@@ -204,7 +205,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(reports[0].planner, "heft");
-        assert_eq!(reports[0].heft_own_makespan, Some(80.0));
+        assert_eq!(reports[0].own_makespan, Some(80.0));
         assert!(reports[0].makespan <= 80.0);
         assert_eq!(reports[0].gpus, 3);
         for r in &reports {

@@ -21,9 +21,11 @@
 pub mod cli;
 pub mod ddqn_env;
 pub mod error;
+pub mod exact;
 pub mod gantt;
 pub mod matrix;
 pub mod report;
+pub mod search;
 pub mod stg;
 pub mod table;
 pub mod tpch;
@@ -74,6 +76,8 @@ pub struct Problem {
     pub dag: Box<HostDag>,
     /// The GPUs.
     pub platform: HostPlatform,
+    /// Unit of the task costs: `"ms"` (WORL, TPC-H) or `"file units"` (STG, matrix).
+    pub time_unit: &'static str,
 }
 
 /// Input formats of `gantry dag --format`.

@@ -3,13 +3,15 @@
 //! lower bound, and the wall time of planning.
 
 use super::ddqn_env::{Exploration, RolloutError};
+use super::search::{SearchOptions, run_worl_ls};
 use super::worl_rtgs::{DEFAULT_MODEL, DdqnAdvisor, WorlConfig, load_model};
 use super::{HostPlatform, MAX_GPUS, MAX_TASKS, Problem, on_big_stack};
 use crate::gpu::{CudaBatch, CudaConfig, Device, FlatDag, GpuError, run_woa_batched};
 use crate::learn::tract_model::ModelError;
 use gantry_core::dag::{
-    DagPlanner, Decoding, Evaluator, Heft, HeftAdvisor, NoAdvisor, Plan, PlanAdvisor, PlanError,
-    Platform, RandomPlanner, Woa, WoaConfig,
+    Cpop, Dag, DagPlanner, Decoding, Evaluator, Heft, HeftAdvisor, HeftLookahead, Ippts,
+    LookaheadConfig, NoAdvisor, Peft, Plan, PlanAdvisor, PlanError, Platform, RandomPlanner, Woa,
+    WoaConfig,
 };
 use std::path::PathBuf;
 use std::time::Instant;
@@ -23,6 +25,16 @@ pub enum DagRunError {
     /// `--device cuda` and the GPU path could not run (or failed mid-run).
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// A learned planner's model could not be used and fallbacks were not allowed.
+    #[error(
+        "planner {planner}: {why} (pass --allow-fallback to run WOA alone instead, labelled so)"
+    )]
+    ModelUnusable {
+        /// The planner asked for.
+        planner: &'static str,
+        /// What went wrong.
+        why: String,
+    },
 }
 
 /// Population capacity of the host's WOA (the population actually used is
@@ -35,6 +47,15 @@ pub const WOA_POP: usize = 64;
 pub enum PlannerKind {
     /// HEFT (Topcuoglu et al. 2002).
     Heft,
+    /// PEFT (Arabnejad & Barbosa 2014): optimistic cost table for priority and GPU choice.
+    Peft,
+    /// CPOP (Topcuoglu et al. 2002): the critical path on one processor.
+    Cpop,
+    /// Lookahead HEFT (Bittencourt, Sakellariou & Madeira 2010): a GPU is chosen by its
+    /// children's finish times.
+    HeftLookahead,
+    /// IPPTS (Djigal et al. 2021): predict cost matrix in priority and GPU choice.
+    Ippts,
     /// Whale Optimization with a random initial population.
     Woa,
     /// Whale Optimization whose population is seeded with the HEFT plan.
@@ -50,13 +71,34 @@ pub enum PlannerKind {
     Worl,
     /// WORL-RTGS with the EFT-priority decoding instead of the WORL code's load target.
     WorlEft,
+    /// gantry's default: WOA with the insertion decoding, critical-path local search and a
+    /// work budget, seeded with the list schedulers' plans ([`super::search`]).
+    WorlLs,
 }
 
 impl PlannerKind {
+    /// The list schedulers (one pass, no search): the baselines a search must beat.
+    pub const LIST_SCHEDULERS: [PlannerKind; 5] = [
+        PlannerKind::Heft,
+        PlannerKind::Peft,
+        PlannerKind::Cpop,
+        PlannerKind::HeftLookahead,
+        PlannerKind::Ippts,
+    ];
+
+    /// Whether this is one of [`Self::LIST_SCHEDULERS`].
+    pub fn is_list_scheduler(self) -> bool {
+        Self::LIST_SCHEDULERS.contains(&self)
+    }
+
     /// The name in reports.
     pub fn name(self) -> &'static str {
         match self {
             PlannerKind::Heft => "heft",
+            PlannerKind::Peft => "peft",
+            PlannerKind::Cpop => "cpop",
+            PlannerKind::HeftLookahead => "heft-lookahead",
+            PlannerKind::Ippts => "ippts",
             PlannerKind::Woa => "woa",
             PlannerKind::WoaHeft => "woa-heft",
             PlannerKind::WoaEft => "woa-eft",
@@ -64,6 +106,7 @@ impl PlannerKind {
             PlannerKind::Ddqn => "ddqn",
             PlannerKind::Worl => "worl",
             PlannerKind::WorlEft => "worl-eft",
+            PlannerKind::WorlLs => "worl-ls",
         }
     }
 }
@@ -83,6 +126,13 @@ pub struct PlannerOptions {
     pub ddqn_model: PathBuf,
     /// How WORL-RTGS uses the DDQN (its `seed` is replaced by [`seed`](Self::seed)).
     pub worl: WorlConfig,
+    /// Bounds of `heft-lookahead`; `None` = [`LookaheadConfig::for_size`] of the problem.
+    pub lookahead: Option<LookaheadConfig>,
+    /// How `worl-ls` searches (budget, seeds).
+    pub search: SearchOptions,
+    /// When `ddqn`/`worl`/`worl-eft` cannot use the model: run WOA alone and label the row
+    /// with what ran (`true`), or fail (`false`).
+    pub allow_fallback: bool,
 }
 
 impl PlannerOptions {
@@ -95,6 +145,9 @@ impl PlannerOptions {
             device: Device::Cpu,
             ddqn_model: PathBuf::from(DEFAULT_MODEL),
             worl: WorlConfig::new(seed),
+            lookahead: None,
+            search: SearchOptions::new(),
+            allow_fallback: false,
         }
     }
 }
@@ -137,11 +190,19 @@ pub struct PlannerReport {
     pub seed: u64,
     /// Where the planner's populations were evaluated: "cuda" for WOA on the GPU, else "cpu".
     pub evaluated_on: String,
-    /// For HEFT: its own insertion-based makespan (the paper's figure), ≥ `makespan`.
-    pub heft_own_makespan: Option<f64>,
+    /// For the list schedulers: their own insertion-based makespan (the papers' figure), ≥
+    /// `makespan`.
+    pub own_makespan: Option<f64>,
     /// Set when the planner fell back (e.g. `ddqn`/`worl` ran as WOA alone: model missing or
     /// NaN), saying why.
     pub note: Option<String>,
+    /// `worl-ls`: the search budget in ms (converted to work units) and the units spent.
+    pub budget_ms: Option<u64>,
+    /// `worl-ls`: work units spent.
+    pub work: Option<u64>,
+    /// Unit of `makespan`, `lower_bound` and the schedule's times: `"ms"` (WORL slices, TPC-H)
+    /// or `"file units"` (STG, HEFT matrices: whatever unit the file's costs are in).
+    pub time_unit: &'static str,
     /// The plan, scheduled (not serialised: large).
     #[serde(skip)]
     pub schedule: Vec<ScheduledTask>,
@@ -164,6 +225,7 @@ pub fn run_planners(
                     | PlannerKind::WoaEft
                     | PlannerKind::Worl
                     | PlannerKind::WorlEft
+                    | PlannerKind::WorlLs
             )
         });
         let mut gpu = if wants_woa {
@@ -266,6 +328,91 @@ fn decoding_of(kind: PlannerKind) -> Decoding {
     }
 }
 
+/// The lookahead bounds for this problem: the caller's, else [`LookaheadConfig::for_size`].
+pub fn lookahead_config<const E: usize>(
+    options: &PlannerOptions,
+    dag: &Dag<MAX_TASKS, E>,
+    platform: &impl Platform,
+) -> LookaheadConfig {
+    options.lookahead.unwrap_or_else(|| {
+        LookaheadConfig::for_size(dag.task_count(), dag.edge_count(), platform.gpu_count())
+    })
+}
+
+/// Run list scheduler `kind` into `plan`; returns its own (insertion-based) makespan. Each
+/// scratch is boxed; PEFT's and IPPTS's tables are sized to the problem.
+pub fn list_schedule<const E: usize, M: Platform>(
+    kind: PlannerKind,
+    dag: &Dag<MAX_TASKS, E>,
+    platform: &M,
+    options: &PlannerOptions,
+    plan: &mut Plan<MAX_TASKS>,
+) -> Result<f64, PlanError> {
+    fn run<P: DagPlanner<MAX_TASKS, E>, const E: usize, M: Platform>(
+        mut planner: Box<P>,
+        dag: &Dag<MAX_TASKS, E>,
+        platform: &M,
+        plan: &mut Plan<MAX_TASKS>,
+        own: impl Fn(&P) -> f64,
+    ) -> Result<f64, PlanError> {
+        planner.plan(dag, platform, plan)?;
+        Ok(own(&planner))
+    }
+    // PEFT's and IPPTS's task × GPU tables, sized to the problem.
+    let cells = dag.task_count() * platform.gpu_count();
+    match kind {
+        PlannerKind::Peft => run(
+            Box::new(Peft::<MAX_TASKS, MAX_GPUS, _>::with_table(vec![0.0; cells])),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+        PlannerKind::Cpop => run(
+            Box::new(Cpop::<MAX_TASKS, MAX_GPUS>::new()),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+        PlannerKind::HeftLookahead => run(
+            Box::new(HeftLookahead::<MAX_TASKS, MAX_GPUS>::new(lookahead_config(
+                options, dag, platform,
+            ))),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+        PlannerKind::Ippts => run(
+            Box::new(Ippts::<MAX_TASKS, MAX_GPUS, _>::with_table(vec![
+                0.0;
+                cells
+            ])),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+        _ => run(
+            Box::new(Heft::<MAX_TASKS, MAX_GPUS>::new()),
+            dag,
+            platform,
+            plan,
+            |p| p.makespan_ms(),
+        ),
+    }
+}
+
+/// The report label of a learned planner that ran as WOA alone: what ran, and what was asked.
+fn fallback_label(kind: PlannerKind) -> String {
+    let ran = match decoding_of(kind) {
+        Decoding::EftPriority => "woa-eft",
+        _ => "woa",
+    };
+    format!("{ran} (fallback for {})", kind.name())
+}
+
 fn fallback_note(path: &std::path::Path, e: &ModelError) -> String {
     format!(
         "DDQN model {} unusable ({e}); ran WOA alone instead",
@@ -298,13 +445,17 @@ fn run_on<M: Platform>(
     };
     for &kind in kinds {
         let clock = Instant::now();
-        let mut heft_own = None;
+        let mut own_makespan = None;
         let mut note = None;
+        let (mut budget_ms, mut work) = (None, None);
+        let mut label = kind.name().to_string();
         match kind {
-            PlannerKind::Heft => {
-                let mut heft = Box::new(Heft::<MAX_TASKS, MAX_GPUS>::new());
-                heft.plan(dag, platform, &mut plan)?;
-                heft_own = Some(heft.makespan_ms());
+            PlannerKind::Heft
+            | PlannerKind::Peft
+            | PlannerKind::Cpop
+            | PlannerKind::HeftLookahead
+            | PlannerKind::Ippts => {
+                own_makespan = Some(list_schedule(kind, dag, platform, options, &mut plan)?);
             }
             PlannerKind::Woa | PlannerKind::WoaEft => {
                 let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
@@ -323,6 +474,19 @@ fn run_on<M: Platform>(
             PlannerKind::Random => {
                 RandomPlanner::new(options.seed).plan(dag, platform, &mut plan)?;
             }
+            PlannerKind::WorlLs => {
+                let outcome = run_worl_ls(dag, platform, options, gpu, &mut plan)?;
+                budget_ms = Some(outcome.budget_ms);
+                work = Some(outcome.work);
+                if let Some(e) = outcome.ddqn_failure {
+                    let why = format!(
+                        "DDQN model {} unusable ({e}); searched without DDQN seeds",
+                        options.ddqn_model.display()
+                    );
+                    warn_once(&why);
+                    note = Some(why);
+                }
+            }
             PlannerKind::Ddqn | PlannerKind::Worl | PlannerKind::WorlEft => {
                 let worl = WorlConfig {
                     seed: options.seed,
@@ -333,8 +497,18 @@ fn run_on<M: Platform>(
                     run_learned(kind, dag, platform, options, worl, gpu, &mut plan)?;
                 if let Some(e) = failure {
                     let why = fallback_note(&options.ddqn_model, &e);
+                    if !options.allow_fallback {
+                        return Err(DagRunError::ModelUnusable {
+                            planner: kind.name(),
+                            why: format!(
+                                "DDQN model {} unusable ({e})",
+                                options.ddqn_model.display()
+                            ),
+                        });
+                    }
                     warn_once(&why);
                     note = Some(why);
+                    label = fallback_label(kind);
                 }
                 if !planned {
                     let mut woa = Box::new(Woa::<WOA_POP, MAX_TASKS, MAX_GPUS, _>::new(
@@ -358,7 +532,7 @@ fn run_on<M: Platform>(
             })
             .collect();
         reports.push(PlannerReport {
-            planner: kind.name().to_string(),
+            planner: label,
             input: problem.name.clone(),
             tasks: dag.task_count(),
             edges: dag.edge_count(),
@@ -378,14 +552,18 @@ fn run_on<M: Platform>(
                     | PlannerKind::WoaHeft
                     | PlannerKind::WoaEft
                     | PlannerKind::Worl
-                    | PlannerKind::WorlEft,
+                    | PlannerKind::WorlEft
+                    | PlannerKind::WorlLs,
                     true,
                 ) => "cuda",
                 _ => "cpu",
             }
             .to_string(),
-            heft_own_makespan: heft_own,
+            own_makespan,
             note,
+            budget_ms,
+            work,
+            time_unit: problem.time_unit,
             schedule,
         });
     }

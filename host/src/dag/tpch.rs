@@ -125,6 +125,7 @@ pub(crate) fn load(path: &Path, options: &LoadOptions) -> Result<Problem, DagLoa
         name: file,
         dag,
         platform,
+        time_unit: "ms",
     })
 }
 

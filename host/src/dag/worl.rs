@@ -267,6 +267,7 @@ pub(crate) fn load(path: &Path, options: &LoadOptions) -> Result<Problem, DagLoa
         name: file,
         dag,
         platform,
+        time_unit: "ms",
     })
 }
 

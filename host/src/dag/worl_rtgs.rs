@@ -239,6 +239,7 @@ mod tests {
                 name: "test".into(),
                 dag,
                 platform: HostPlatform::Pool(pool),
+                time_unit: "ms",
             }
         })
     }
@@ -273,12 +274,27 @@ mod tests {
             PathBuf::from("/nonexistent/worl_ddqn.onnx"),
             model_file("nan.onnx", true),
         ] {
-            let r = run_planners(&p, &kinds, &options(model.clone())).unwrap();
+            let allowed = PlannerOptions {
+                allow_fallback: true,
+                ..options(model.clone())
+            };
+            let r = run_planners(&p, &kinds, &allowed).unwrap();
             assert!(r[0].note.is_none());
             for x in &r[1..] {
                 assert_eq!(x.makespan, r[0].makespan, "{model:?} {}", x.planner);
                 assert!(x.note.as_deref().unwrap().contains("WOA alone"), "{x:?}");
             }
+            // The rows say what ran (issue 16, item 11), not `worl` / `ddqn`.
+            assert_eq!(r[1].planner, "woa (fallback for worl)");
+            assert_eq!(r[2].planner, "woa (fallback for ddqn)");
+            // Without --allow-fallback the run fails, naming the planner and the flag.
+            let err = run_planners(&p, &kinds, &options(model.clone()))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("worl") && err.contains("--allow-fallback"),
+                "{err}"
+            );
         }
         assert!(matches!(
             load_model(Path::new("/nonexistent/x.onnx")),

@@ -34,6 +34,9 @@ where
     };
     let mut makespans = vec![f64::NAN; whales];
     for t in 1..=woa.config().iterations {
+        if woa.budget_spent() {
+            break;
+        }
         let leader = woa.step_moves(dag, platform, t)?;
         let moved: Vec<usize> = (0..whales).filter(|&w| w != leader).collect();
         for (slot, &w) in gpus.chunks_exact_mut(n.max(1)).zip(&moved) {

@@ -437,19 +437,23 @@ pub struct TrainDagArgs {
     /// Seed of weights, problems, exploration and replay.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Output ONNX file.
-    #[arg(long, default_value = "models/worl_ddqn.onnx")]
+    /// Output ONNX file. The default writes under `target/` so a trial run never replaces
+    /// the shipped `models/worl_ddqn.onnx`; name that path to replace it on purpose.
+    #[arg(long, default_value = DEFAULT_TRAIN_OUT)]
     pub out: PathBuf,
-    /// Training episodes.
-    #[arg(long, default_value_t = 1500)]
+    /// Training episodes (3,000: the shipped model's recipe, `models/MODEL_CARD.md`).
+    #[arg(long, default_value_t = 3000)]
     pub episodes: usize,
     /// WORL traces folder (work pool from instance200…600.csv, speeds from GPU.csv).
     #[arg(long, default_value = "../shared/traces/worl-rtgs-alibaba")]
     pub worl_traces: PathBuf,
-    /// No progress bar.
+    /// No progress bar (progress goes to stderr).
     #[arg(long)]
     pub quiet: bool,
 }
+
+/// Where `gantry train dag` writes without `--out`.
+pub const DEFAULT_TRAIN_OUT: &str = "target/gantry-train/worl_ddqn.onnx";
 
 /// Run `gantry train dag`: train, export, print the report as JSON.
 pub fn run_train_dag(args: &TrainDagArgs) -> anyhow::Result<TrainReport> {
@@ -471,6 +475,7 @@ pub fn run_train_dag(args: &TrainDagArgs) -> anyhow::Result<TrainReport> {
         std::fs::create_dir_all(parent)?;
     }
     std::fs::write(&args.out, bytes)?;
+    eprintln!("gantry: DDQN model written to {}", args.out.display());
     Ok(report)
 }
 
