@@ -151,9 +151,12 @@ fn draw_panel<DB: DrawingBackend>(
         if (s.finish_ms - s.start_ms) * px_per_ms >= 6.0 * label.len() as f64 + 4.0
             && f64::from(ROW_PX) >= 10.0
         {
+            let (r, g, b) = colour.rgb();
+            let dark = 299 * u32::from(r) + 587 * u32::from(g) + 114 * u32::from(b) < 128_000;
+            let ink = if dark { WHITE } else { BLACK };
             let style = ("sans-serif", 11)
                 .into_font()
-                .color(&BLACK)
+                .color(&ink)
                 .pos(Pos::new(HPos::Left, VPos::Center));
             let at = (s.start_ms + 2.0 / px_per_ms, SegmentValue::CenterOf(row));
             chart.draw_series([Text::new(label, at, style)])?;

@@ -9,13 +9,21 @@ use std::path::Path;
 /// Pixels per GPU row.
 const ROW_PX: u32 = 46;
 
-/// The job to show: among finished DAG jobs, the one with the most tasks whose last run did
-/// them all (no restart), else the one with the most tasks; ties by id.
+/// The job to show: among finished DAG jobs, preferably one that ran without restart, the
+/// one with the most tasks, then on the most GPUs; ties by the lower id.
 fn pick_job(jobs: &[JobRecord]) -> Option<&JobRecord> {
     let finished = jobs
         .iter()
         .filter(|j| j.dag_tasks > 0 && j.finish_ms.is_some() && !j.dag_runs.is_empty());
-    let key = |j: &&JobRecord| (j.dag_runs.len() == 1, j.dag_tasks, std::cmp::Reverse(j.id));
+    let key = |j: &&JobRecord| {
+        let gang = j.dag_runs.last().map_or(0, |r| r.gpus.len());
+        (
+            j.dag_runs.len() == 1,
+            j.dag_tasks,
+            gang,
+            std::cmp::Reverse(j.id),
+        )
+    };
     finished.max_by_key(key)
 }
 
@@ -40,7 +48,13 @@ fn draw(
     last: &DagRunRecord,
 ) -> Result<(), PlotError> {
     let e = |x: &dyn std::fmt::Display| draw_err(path, x);
-    let gpus = &last.gpus;
+    // Rows: the gang's GPUs that ran a task, in gang order (idle ones are counted in the title).
+    let gpus: Vec<u16> = last
+        .gpus
+        .iter()
+        .copied()
+        .filter(|g| last.plan.tasks.iter().any(|t| t.gpu.0 == *g))
+        .collect();
     let rows = gpus.len().max(1);
     let end_ms = last.plan.makespan_ms.max(1.0);
     let (unit, per_unit) = time_unit(end_ms);
@@ -50,11 +64,12 @@ fn draw(
     let restarts = job.dag_runs.len() - 1;
     let jct_s = job.finish_ms.unwrap_or(0).saturating_sub(job.submit_ms) as f64 / 1000.0;
     let title = format!(
-        "DAG job {} under {}: {} tasks on {} GPUs, plan makespan {:.1} {unit}, JCT {:.1} {unit}{}",
+        "DAG job {} under {}: {} tasks on {} of its {} GPUs, plan makespan {:.1} {unit}, JCT {:.1} {unit}{}",
         job.id,
         run.label,
         job.dag_tasks,
         gpus.len(),
+        last.gpus.len(),
         last.plan.makespan_ms / per_unit,
         jct_s * 1000.0 / per_unit,
         if restarts > 0 {
