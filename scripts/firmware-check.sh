@@ -71,7 +71,7 @@ cargo build --release -p gantry --bin gantry >&2
 log "recording streams:$PAIRS"
 for pair in $PAIRS; do
     o=${pair%%:*}; p=${pair##*:}
-    "$GANTRY" simulate --cluster 2x4x8 --capacities firmware --order "$o" --placement "$p" \
+    "$GANTRY" simulate --sample philly --cluster 2x4x8 --capacities firmware --order "$o" --placement "$p" \
         --deadlines 0.3:1.5:3 --record "$OUT/$o-$p.gantry" --json > "$OUT/$o-$p.metrics.json"
     "$GANTRY" replay "$OUT/$o-$p.gantry" > /dev/null
     "$GANTRY" frames convert "$OUT/$o-$p.gantry" --events "$OUT/$o-$p.events" \
@@ -177,8 +177,8 @@ if [ "$AARCH64" = 1 ]; then
     ARM_GANTRY="qemu-aarch64 -L /usr/aarch64-linux-gnu $ROOT/target/aarch64-unknown-linux-gnu/release/gantry"
     same=0; differ=""
     for o in fifo las tias; do for p in first-fit best-fit random load-balance greedy optimal ppo; do
-        "$GANTRY" simulate --order $o --placement $p --record "$OUT/x86-$o-$p.gantry" > /dev/null
-        $ARM_GANTRY simulate --order $o --placement $p --record "$OUT/arm-$o-$p.gantry" > /dev/null
+        "$GANTRY" simulate --sample philly --order $o --placement $p --record "$OUT/x86-$o-$p.gantry" > /dev/null
+        $ARM_GANTRY simulate --sample philly --order $o --placement $p --record "$OUT/arm-$o-$p.gantry" > /dev/null
         if cmp -s "$OUT/x86-$o-$p.gantry" "$OUT/arm-$o-$p.gantry"; then same=$((same + 1)); else differ="$differ $o+$p"; fi
     done; done
     AARCH64_JSON=",\"aarch64_build_s\":$build_s,\"aarch64_identical_logs\":$same,\"aarch64_differing\":\"${differ# }\""

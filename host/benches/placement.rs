@@ -1,26 +1,24 @@
-//! Placement benchmarks: one tract-scored pick at 32 and 256 GPUs, and the exact-optimal
-//! search at k = 8. Run: `cargo bench -p gantry --bench placement`.
+//! Placement benchmarks: one learned pick at 32 and 256 GPUs — the default scorer (the MLP
+//! evaluated directly from the ONNX weights, `learned_pick_*`) and tract, its reference
+//! (`tract_pick_*`) — and the exact-optimal search at k = 8.
+//! Run: `cargo bench -p gantry --bench placement`.
 
 use criterion::{Criterion, criterion_main};
 use gantry::learn::ppo::PpoPolicy;
-use gantry::learn::scorer::TractScorer;
+use gantry::learn::scorer::{PolicyScorer, TractScorer};
 use gantry_core::placement::{
-    GpuMask, OptimalConfig, PlacementView, Placer, ScoredPlacer, optimal_placement,
+    GpuMask, GpuScorer, OptimalConfig, PlacementView, Placer, ScoredPlacer, optimal_placement,
 };
 use gantry_core::topology::LinkWeights;
 use gantry_core::{GpuId, Job, JobId, JobSpec, TimeMs, Topology};
 use std::hint::black_box;
 use std::path::Path;
 
-fn scorer() -> TractScorer {
+/// The shipped model's bytes, or a fresh 20 → 64 → 64 → 1 policy of the same shape.
+fn model_bytes() -> Vec<u8> {
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/proximity_ppo.onnx");
-    match TractScorer::load(&shipped) {
-        Ok(s) => s,
-        Err(_) => {
-            let bytes = PpoPolicy::new(64, 0).to_onnx(vec![]).expect("export");
-            TractScorer::from_bytes(Path::new("bench"), &bytes).expect("load")
-        }
-    }
+    std::fs::read(shipped)
+        .unwrap_or_else(|_| PpoPolicy::new(64, 0).to_onnx(vec![]).expect("export"))
 }
 
 /// A half-busy mask: every third GPU taken.
@@ -32,11 +30,16 @@ fn mask<const G: usize>(topo: &Topology<G>) -> GpuMask<G> {
     m
 }
 
-fn bench_pick<const G: usize>(c: &mut Criterion, name: &str, topo: &Topology<G>) {
+fn bench_pick<const G: usize, S: GpuScorer>(
+    c: &mut Criterion,
+    name: &str,
+    topo: &Topology<G>,
+    scorer: S,
+) {
     let usable = mask(topo);
     let job = Job::submitted(JobSpec::new(JobId(1), 8), TimeMs(0));
     let picked = [GpuId(1), GpuId(2)];
-    let mut placer = ScoredPlacer::<_, G>::named(scorer(), "ppo");
+    let mut placer = ScoredPlacer::<_, G>::named(scorer, "ppo");
     c.bench_function(name, |b| {
         b.iter(|| {
             let view = PlacementView {
@@ -54,8 +57,19 @@ fn bench_pick<const G: usize>(c: &mut Criterion, name: &str, topo: &Topology<G>)
 fn picks(c: &mut Criterion) {
     let small = Topology::<32>::uniform(2, 4, 4, LinkWeights::PROXIMITY_DRL).expect("tree");
     let big = Topology::<256>::uniform(4, 8, 8, LinkWeights::PROXIMITY_DRL).expect("tree");
-    bench_pick(c, "tract_pick_32_gpus", &small);
-    bench_pick(c, "tract_pick_256_gpus", &big);
+    let bytes = model_bytes();
+    let label = Path::new("bench");
+    let direct = PolicyScorer::from_bytes(label, &bytes).expect("load");
+    assert_eq!(
+        direct.backend(),
+        "direct",
+        "the bench model must take the direct path"
+    );
+    let tract = TractScorer::from_bytes(label, &bytes).expect("load");
+    bench_pick(c, "learned_pick_32_gpus", &small, direct.clone());
+    bench_pick(c, "learned_pick_256_gpus", &big, direct);
+    bench_pick(c, "tract_pick_32_gpus", &small, tract.clone());
+    bench_pick(c, "tract_pick_256_gpus", &big, tract);
 }
 
 fn exact(c: &mut Criterion) {

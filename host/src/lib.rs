@@ -5,14 +5,19 @@
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
 pub mod cli;
+pub mod cluster;
 pub mod compare;
 pub mod dag;
 pub mod frames;
 pub mod gpu;
 pub mod learn;
+pub mod lineup;
 pub mod metrics;
+pub mod mixed;
 pub mod paths;
+pub mod plot;
 pub mod policy;
+pub mod progress;
 pub mod proximity;
 pub mod record;
 pub mod sample;

@@ -10,15 +10,18 @@ use gantry::compare;
 use gantry::dag::{self, cli::DagArgs};
 use gantry::frames;
 use gantry::learn::scorer::DEFAULT_PPO_MODEL;
+use gantry::lineup;
 use gantry::metrics::{Metrics, RunInfo};
 use gantry::paths::{require_input, resolve_repo_path};
+use gantry::plot;
 use gantry::policy::{CapacitySet, OrderKind, PlacerKind};
+use gantry::progress::RunProgress;
 use gantry::proximity::cli::{
     SCENARIO_FLAG_IDS, ScenarioArgs, TrainPlacementArgs, run_scenario, run_train, table,
 };
 use gantry::record::{self, RecordHeader};
-use gantry::sim::simulate_with_capacities;
-use gantry::workload::{WORKLOAD_FLAG_IDS, WorkloadArgs};
+use gantry::sim::{DagPlannerKind, SchedulerSpec, SimOutput, simulate_with_capacities};
+use gantry::workload::{WORKLOAD_FLAG_IDS, Workload, WorkloadArgs};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -33,9 +36,11 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Simulate a trace on a cluster with one job order and one placer, print metrics.
+    /// Simulate a workload: with no scheduler flags, the combined scheduler `gantry` beside
+    /// the baselines on the bundled mixed sample; else one order + placer + DAG planner.
     Simulate(SimulateArgs),
-    /// Simulate several job orders and placers on the same trace, cluster and seed.
+    /// Simulate several job orders, placers and DAG planners on the same trace, cluster and
+    /// seed.
     Compare(CompareArgs),
     /// Re-run the core on a recorded event stream; exit 0 only if every decision matches.
     Replay(ReplayArgs),
@@ -93,33 +98,71 @@ struct TiresiasCheckArgs {
     json: bool,
 }
 
+/// A whole scheduler by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum NamedScheduler {
+    /// TIAS order + learned placer choosing the GPU type by Gavel throughputs (ppo-gavel) +
+    /// WORL-RTGS DAG planner.
+    Gantry,
+}
+
 #[derive(Args, Debug)]
 struct SimulateArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
-    /// Job order.
-    #[arg(long, value_enum, default_value_t = OrderKind::Fifo)]
-    order: OrderKind,
-    /// GPU placer.
-    #[arg(long, value_enum, default_value_t = PlacerKind::FirstFit)]
-    placement: PlacerKind,
-    /// Record every event and decision to this file (replay with `gantry replay`).
+    /// Job order (default fifo). Without --order, --placement, --dag-planner or --scheduler,
+    /// simulate runs gantry side by side with the baselines.
+    #[arg(long, value_enum)]
+    order: Option<OrderKind>,
+    /// GPU placer (default first-fit).
+    #[arg(long, value_enum)]
+    placement: Option<PlacerKind>,
+    /// How a DAG job's tasks are planned on its GPUs (default list).
+    #[arg(long, value_enum)]
+    dag_planner: Option<DagPlannerKind>,
+    /// A whole scheduler: `gantry` = --order tias --placement ppo-gavel --dag-planner worl.
+    #[arg(long, value_enum, conflicts_with_all = ["order", "placement", "dag_planner"])]
+    scheduler: Option<NamedScheduler>,
+    /// Record every event and decision to this file (replay with `gantry replay`; one
+    /// scheduler, a cluster of one GPU type).
     #[arg(long)]
     record: Option<PathBuf>,
     /// Write one CSV row per job (submit, start, finish, GPUs, deadline, met, waiting, …).
     #[arg(long, value_name = "FILE")]
     jobs_csv: Option<PathBuf>,
     /// Core capacities: the host's, or the firmware's (64 GPUs, 256 live jobs, gangs of 8),
-    /// to record a stream the firmware must answer identically (`gantry frames convert`).
+    /// to record a stream the firmware must answer identically (`gantry frames convert`; one
+    /// scheduler, one GPU type, no DAG jobs).
     #[arg(long, value_enum, default_value_t = CapacitySet::Host)]
     capacities: CapacitySet,
-    /// Print one JSON object instead of a table.
+    /// Write SVG charts (JCT CDF, deadline misses, utilisation and queue, a DAG job's Gantt)
+    /// into this folder.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Print JSON (one object; an array for the side-by-side run) instead of a table.
     #[arg(long)]
     json: bool,
-    /// With `--placement ppo`: if the model cannot be loaded, run proximity-greedy under the
-    /// label `ppo→greedy` instead of failing.
+    /// With a `ppo` or `ppo-gavel` placer: if the model cannot be loaded, run
+    /// proximity-greedy under the label `ppo→greedy` instead of failing.
     #[arg(long)]
     allow_fallback: bool,
+}
+
+impl SimulateArgs {
+    /// The one scheduler asked for, or `None` for the side-by-side lineup.
+    fn single(&self) -> Option<SchedulerSpec> {
+        if self.scheduler == Some(NamedScheduler::Gantry) {
+            return Some(SchedulerSpec::GANTRY);
+        }
+        if self.order.is_none() && self.placement.is_none() && self.dag_planner.is_none() {
+            return None;
+        }
+        Some(SchedulerSpec::new(
+            self.order.unwrap_or(OrderKind::Fifo),
+            self.placement.unwrap_or(PlacerKind::FirstFit),
+            self.dag_planner.unwrap_or(DagPlannerKind::List),
+        ))
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -180,6 +223,15 @@ struct CompareArgs {
     /// Placers, comma separated (default: first-fit on a trace; all six on a scenario).
     #[arg(long, value_enum, value_delimiter = ',')]
     placements: Vec<PlacerKind>,
+    /// DAG planners, comma separated: one row per order × placer × planner.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [DagPlannerKind::Heft])]
+    dag_planners: Vec<DagPlannerKind>,
+    /// Also run the combined scheduler `gantry` (TIAS + ppo-gavel + WORL), as the first row.
+    #[arg(long)]
+    gantry: bool,
+    /// Write SVG charts into this folder (see `simulate --plot`).
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
@@ -215,7 +267,10 @@ fn create_output(path: &Path, flag: &str) -> anyhow::Result<std::fs::File> {
 /// The label of a `ppo` row when its model is missing and fallback is allowed; an error
 /// when it is not allowed. `None`: no `ppo` row, or its model loaded.
 fn ppo_fallback(placers: &[PlacerKind], allow_fallback: bool) -> anyhow::Result<Option<String>> {
-    if !placers.contains(&PlacerKind::Ppo) {
+    if !placers
+        .iter()
+        .any(|p| matches!(p, PlacerKind::Ppo | PlacerKind::PpoGavel))
+    {
         return Ok(None);
     }
     Ok(
@@ -226,9 +281,12 @@ fn ppo_fallback(placers: &[PlacerKind], allow_fallback: bool) -> anyhow::Result<
     )
 }
 
-/// Relabels `ppo` rows that ran proximity-greedy.
+/// Relabels `ppo` and `ppo-gavel` rows that ran proximity-greedy.
 fn label_fallback(rows: &mut [Metrics], label: Option<&String>) {
-    for row in rows.iter_mut().filter(|r| r.placement == "ppo") {
+    for row in rows
+        .iter_mut()
+        .filter(|r| r.placement == "ppo" || r.placement == "ppo-gavel")
+    {
         if let Some(label) = label {
             row.placement = label.clone();
         }
@@ -236,7 +294,15 @@ fn label_fallback(rows: &mut [Metrics], label: Option<&String>) {
 }
 
 fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
-    let fallback = ppo_fallback(&[args.placement], args.allow_fallback)?;
+    let Some(scheduler) = args.single() else {
+        anyhow::ensure!(
+            args.record.is_none() && args.jobs_csv.is_none(),
+            "--record and --jobs-csv describe one scheduler: add --scheduler gantry or \
+             --order/--placement/--dag-planner"
+        );
+        return run_lineup(args);
+    };
+    let fallback = ppo_fallback(&[scheduler.placer], args.allow_fallback)?;
     let record_file = (args.record.as_deref())
         .map(|p| create_output(p, "--record"))
         .transpose()?;
@@ -244,39 +310,138 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
         create_output(path, "--jobs-csv")?;
     }
     let workload = args.workload.load()?;
-    let out = simulate_with_capacities(
-        &workload.jobs,
-        workload.cluster,
-        args.order,
-        args.placement,
-        &workload.config,
-        args.capacities,
-    )
-    .with_context(|| format!("simulating {}", workload.name))?;
+    anyhow::ensure!(
+        args.record.is_none() || workload.gpu_types.is_none(),
+        "--record: recordings do not carry GPU types yet; record on a cluster of one GPU type \
+         (--sample philly, or --trace/--cluster without --gpu-types)"
+    );
+    let outputs = if args.capacities == CapacitySet::Host {
+        simulate_all(&workload, &[scheduler], args.workload.quiet)?
+    } else {
+        anyhow::ensure!(
+            workload.gpu_types.is_none() && workload.extras.dag_jobs() == 0,
+            "--capacities {}: the firmware's core simulates one GPU type and no DAG jobs",
+            gantry::cli::value_name(&args.capacities)
+        );
+        vec![
+            simulate_with_capacities(
+                &workload.jobs,
+                workload.cluster,
+                scheduler.order,
+                scheduler.placer,
+                &workload.config,
+                args.capacities,
+            )
+            .with_context(|| format!("simulating {}", workload.name))?,
+        ]
+    };
+    let out = &outputs[0];
     if let (Some(path), Some(mut file)) = (&args.record, record_file) {
         let header = RecordHeader::new(
             &workload.name,
             workload.cluster,
-            args.order,
-            args.placement,
+            scheduler.order,
+            scheduler.placer,
             &workload.config,
         )
         .with_capacities(args.capacities);
-        std::io::Write::write_all(&mut file, &record::encode(&header, &out))
+        std::io::Write::write_all(&mut file, &record::encode(&header, out))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &args.jobs_csv {
-        Metrics::write_jobs_csv(&out, path)?;
+        Metrics::write_jobs_csv(out, path)?;
     }
     let run = RunInfo::new(&workload.name, workload.cluster, &workload.config);
-    let mut metrics = [Metrics::from_output(&out).with_run(run)];
+    let mut metrics = [Metrics::from_output(out).with_run(run)];
     label_fallback(&mut metrics, fallback.as_ref());
+    write_plots(args.plot.as_deref(), &workload, &outputs, &metrics)?;
     if args.json {
         write_line(serde_json::to_string(&metrics[0])?)
     } else {
         write_line(workload.describe())?;
         write_line(metrics[0].table())
     }
+}
+
+/// Runs `schedulers` on `workload` in parallel under one progress bar; says once on stderr
+/// if WORL planned without its DDQN.
+fn simulate_all(
+    workload: &Workload,
+    schedulers: &[SchedulerSpec],
+    quiet: bool,
+) -> anyhow::Result<Vec<SimOutput>> {
+    let total = (workload.jobs.len() * schedulers.len()) as u64;
+    let progress = RunProgress::new(total, "jobs", quiet);
+    let outputs = compare::run_schedulers(workload, schedulers, Some(&progress))
+        .with_context(|| format!("simulating {}", workload.name));
+    progress.finish();
+    let outputs = outputs?;
+    if let Some(note) = outputs.iter().find_map(|o| o.dag_note.as_ref()) {
+        eprintln!("gantry: WORL planned without its DDQN: {note}");
+    }
+    Ok(outputs)
+}
+
+/// Metrics of `outputs`, each labelled with the run, `ppo` rows relabelled if they fell back.
+fn rows_of(workload: &Workload, outputs: &[SimOutput], fallback: Option<&String>) -> Vec<Metrics> {
+    let run = RunInfo::new(&workload.name, workload.cluster, &workload.config);
+    let mut rows: Vec<Metrics> = outputs
+        .iter()
+        .map(|o| Metrics::from_output(o).with_run(run.clone()))
+        .collect();
+    label_fallback(&mut rows, fallback);
+    rows
+}
+
+/// The default main job: gantry and the baselines side by side.
+fn run_lineup(args: &SimulateArgs) -> anyhow::Result<()> {
+    let clock = std::time::Instant::now();
+    let placers: Vec<PlacerKind> = lineup::LINEUP.iter().map(|s| s.placer).collect();
+    let fallback = ppo_fallback(&placers, args.allow_fallback)?;
+    let workload = args.workload.load()?;
+    let outputs = simulate_all(&workload, &lineup::LINEUP, args.workload.quiet)?;
+    let rows = rows_of(&workload, &outputs, fallback.as_ref());
+    write_plots(args.plot.as_deref(), &workload, &outputs, &rows)?;
+    if args.json {
+        return write_line(serde_json::to_string(&rows)?);
+    }
+    write_line(workload.describe())?;
+    write_line(lineup::table(&rows))?;
+    write_line(lineup::LEGEND)?;
+    write_line(format!(
+        "{} schedulers in {:.1} s. One scheduler: --scheduler gantry or --order/--placement/\
+         --dag-planner; charts: --plot DIR",
+        rows.len(),
+        clock.elapsed().as_secs_f64()
+    ))
+}
+
+/// Writes the charts when `dir` is given, and says where on stderr.
+fn write_plots(
+    dir: Option<&Path>,
+    workload: &Workload,
+    outputs: &[SimOutput],
+    rows: &[Metrics],
+) -> anyhow::Result<()> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    let series: Vec<plot::Series<'_>> = outputs
+        .iter()
+        .zip(rows)
+        .map(|(output, metrics)| plot::Series {
+            label: metrics.scheduler.clone(),
+            metrics,
+            output,
+        })
+        .collect();
+    let files = plot::write_all(dir, &series, workload.cluster.gpus())?;
+    eprintln!(
+        "gantry: {} charts written to {}",
+        files.len(),
+        dir.display()
+    );
+    Ok(())
 }
 
 /// `compare`: a scenario refuses the trace flags, a trace run refuses the scenario's.
@@ -287,7 +452,7 @@ fn run_compare(args: &CompareArgs, matches: &clap::ArgMatches) -> anyhow::Result
         .context("the compare subcommand")?;
     if args.scenario.scenario.is_some() {
         let mut refused: Vec<&str> = WORKLOAD_FLAG_IDS.to_vec();
-        refused.push("orders");
+        refused.extend(["orders", "dag_planners", "gantry", "plot"]);
         refuse_flags(
             command,
             matches,
@@ -322,10 +487,21 @@ fn run_compare(args: &CompareArgs, matches: &clap::ArgMatches) -> anyhow::Result
     } else {
         args.placements.clone()
     };
-    let fallback = ppo_fallback(&placements, args.allow_fallback)?;
+    let mut schedulers = Vec::new();
+    if args.gantry {
+        schedulers.push(SchedulerSpec::GANTRY);
+    }
+    schedulers.extend(compare::schedulers(
+        &args.orders,
+        &placements,
+        &args.dag_planners,
+    ));
+    let placers: Vec<PlacerKind> = schedulers.iter().map(|s| s.placer).collect();
+    let fallback = ppo_fallback(&placers, args.allow_fallback)?;
     let workload = args.workload.load()?;
-    let mut rows = compare::compare(&workload, &args.orders, &placements)?;
-    label_fallback(&mut rows, fallback.as_ref());
+    let outputs = simulate_all(&workload, &schedulers, args.workload.quiet)?;
+    let rows = rows_of(&workload, &outputs, fallback.as_ref());
+    write_plots(args.plot.as_deref(), &workload, &outputs, &rows)?;
     if args.json {
         write_line(serde_json::to_string(&rows)?)
     } else {

@@ -46,14 +46,23 @@ impl RunInfo {
 }
 
 /// The numbers `gantry simulate` reports. Times in seconds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Metrics {
     /// What was simulated (set by the caller that knows the trace; `null` otherwise).
     pub run: Option<RunInfo>,
+    /// The scheduler's label: `gantry` for the combined scheduler (TIAS + ppo-gavel + WORL),
+    /// else `order + placement`, with `+ dag_planner` when the trace has DAG jobs.
+    pub scheduler: String,
     /// Job order.
     pub order: String,
     /// Placer (with what ran in its place when a learned model was missing).
     pub placement: String,
+    /// DAG planner (plans DAG jobs on their gang); null when the trace has no DAG job.
+    pub dag_planner: Option<String>,
+    /// DAG jobs among the trace's jobs.
+    pub dag_jobs: usize,
+    /// Mean JCT of finished DAG jobs; null when there are none.
+    pub avg_jct_dag_s: Option<f64>,
     /// Jobs that finished.
     pub jobs: usize,
     /// Jobs the core refused at submission (e.g. larger than the cluster).
@@ -174,10 +183,25 @@ impl Metrics {
         let missed_feasible = feasible.iter().copied().filter(is_miss).count();
         let refused = out.jobs.iter().filter(|j| j.refused.is_some()).count();
         let rejected = out.jobs.iter().filter(|j| j.rejected).count();
+        let dag_jcts: Vec<f64> = finished
+            .iter()
+            .filter(|j| j.dag_tasks > 0)
+            .map(jct)
+            .collect();
+        let dag_jobs = out.jobs.iter().filter(|j| j.dag_tasks > 0).count();
+        // Without DAG jobs the planner did nothing: the label leaves it out.
+        let scheduler = match out.scheduler.rsplit_once(" + ") {
+            Some((without_planner, _)) if dag_jobs == 0 => without_planner.to_string(),
+            _ => out.scheduler.clone(),
+        };
         Metrics {
             run: None,
+            scheduler,
             order: out.order.to_string(),
             placement: out.placer.to_string(),
+            dag_planner: (dag_jobs > 0).then(|| out.dag_planner.to_string()),
+            dag_jobs,
+            avg_jct_dag_s: mean(dag_jcts.iter().copied()),
             jobs: finished.len(),
             refused,
             rejected,
@@ -228,10 +252,15 @@ impl Metrics {
         let mut t = comfy_table::Table::new();
         t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
         t.set_header(["metric", "value"]);
-        let rows: [(&str, String); 19] = [
+        let rows: [(&str, String); 20] = [
             (
-                "order / placement",
-                format!("{} / {}", self.order, self.placement),
+                "order / placement / DAG planner",
+                format!(
+                    "{} / {} / {}",
+                    self.order,
+                    self.placement,
+                    self.dag_planner.as_deref().unwrap_or("—")
+                ),
             ),
             ("jobs finished", self.jobs.to_string()),
             (
@@ -278,6 +307,10 @@ impl Metrics {
                     cell(self.avg_jct_nondeadline_s, 1),
                     cell(self.avg_jct_deadline_s, 1)
                 ),
+            ),
+            (
+                "DAG jobs / their avg JCT (s)",
+                format!("{} / {}", self.dag_jobs, cell(self.avg_jct_dag_s, 1)),
             ),
         ];
         for (k, v) in rows {
@@ -354,6 +387,7 @@ mod tests {
             placer_faults: 0,
             anomalies: Vec::new(),
             gpu_failures: 0,
+            ..SimOutput::default()
         }
     }
 

@@ -4,7 +4,9 @@
 //! run time from a name, so it wraps the core's types in enums whose trait impls `match` on
 //! the variant. Adding an order = one variant here plus one arm per method.
 
-use crate::learn::scorer::{DEFAULT_PPO_MODEL, TractScorer};
+use crate::cluster::hints::PlacementHints;
+use crate::cluster::same_type::same_type_mask;
+use crate::learn::scorer::{DEFAULT_PPO_MODEL, PolicyScorer};
 use gantry_core::order::{
     CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig,
     TiresiasCompat,
@@ -12,11 +14,12 @@ use gantry_core::order::{
 use gantry_core::order::{HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
 use gantry_core::placement::ScoredPlacer;
 use gantry_core::placement::{
-    BestFit, ExactOptimal, FirstFit, LoadBalance, OptimalConfig, PlacementView, Placer,
+    BestFit, ExactOptimal, FirstFit, GpuMask, LoadBalance, OptimalConfig, PlacementView, Placer,
     ProximityGreedy, RandomPlacer,
 };
 use gantry_core::{GpuId, Job, RejectReason, TimeMs};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Largest cluster the host simulates.
 pub const HOST_GPUS: usize = 2048;
@@ -141,9 +144,12 @@ pub enum PlacerKind {
     Greedy,
     /// The minimum-communication-cost set for the whole job (exact search).
     Optimal,
-    /// The learned PPO scorer (`models/proximity_ppo.onnx`, run by tract); a missing or
-    /// broken model falls back to greedy and says so once.
+    /// The learned PPO scorer (`models/proximity_ppo.onnx`, its MLP evaluated directly from
+    /// the ONNX weights); a missing or broken model falls back to greedy and says so once.
     Ppo,
+    /// gantry's placer: the learned scorer within the GPU type where the job runs fastest by
+    /// Gavel's throughputs (`cluster::hints`); the same as `ppo` on one GPU type.
+    PpoGavel,
 }
 
 /// Any job order the host knows, statically dispatched by `match`.
@@ -246,10 +252,18 @@ impl JobOrder for AnyOrder {
     }
 }
 
-/// Any placer the host knows, statically dispatched by `match`, for clusters of up to `G`
-/// GPUs.
+/// Any placer the host knows (statically dispatched by `match`), with what a heterogeneous
+/// cluster tells placers about jobs ([`PlacementHints`]: the same-type rule, DAG jobs'
+/// exemption from it, `ppo-gavel`'s type choice).
 #[derive(Clone, Debug)]
-pub enum AnyPlacer<const G: usize = HOST_GPUS> {
+pub struct AnyPlacer<const G: usize = HOST_GPUS> {
+    placer: PlacerImpl<G>,
+    hints: Option<Arc<PlacementHints>>,
+}
+
+/// The placers behind [`AnyPlacer`], for clusters of up to `G` GPUs.
+#[derive(Clone, Debug)]
+pub enum PlacerImpl<const G: usize = HOST_GPUS> {
     /// See [`FirstFit`].
     FirstFit(FirstFit),
     /// See [`BestFit`].
@@ -264,21 +278,24 @@ pub enum AnyPlacer<const G: usize = HOST_GPUS> {
     Optimal(Box<ExactOptimal<G>>),
     /// See [`PpoPlacer`].
     Ppo(PpoPlacer<G>),
+    /// [`PpoPlacer`] choosing each gang's GPU type by the job's throughputs (with hints).
+    PpoGavel(PpoPlacer<G>),
 }
 
-/// The learned placer: the core's [`ScoredPlacer`] over a [`TractScorer`]. A clone shares
-/// the model's plan and starts with fresh fault counters.
-pub struct PpoPlacer<const G: usize = HOST_GPUS>(pub Box<ScoredPlacer<TractScorer, G>>);
+/// The learned placer: the core's [`ScoredPlacer`] over a [`PolicyScorer`] (the shipped
+/// MLP evaluated directly from its ONNX weights). A clone copies the weights and starts with
+/// fresh fault counters.
+pub struct PpoPlacer<const G: usize = HOST_GPUS>(pub Box<ScoredPlacer<PolicyScorer, G>>);
 
 impl<const G: usize> PpoPlacer<G> {
     /// Loads the model at `path`; on failure says so once on stderr and places like
     /// proximity-greedy.
     pub fn load(path: &Path) -> Self {
-        Self::from_scorer(TractScorer::load_or_fallback(path))
+        Self::from_scorer(PolicyScorer::load_or_fallback(path))
     }
 
     /// Wraps a scorer.
-    pub fn from_scorer(scorer: TractScorer) -> Self {
+    pub fn from_scorer(scorer: PolicyScorer) -> Self {
         Self(Box::new(ScoredPlacer::named(scorer, "ppo")))
     }
 }
@@ -307,41 +324,135 @@ impl<const G: usize> AnyPlacer<G> {
 
     /// As [`new`](Self::new), with the PPO model at `model`.
     pub fn with_model(kind: PlacerKind, seed: u64, model: &Path) -> Self {
-        match kind {
-            PlacerKind::Ppo => AnyPlacer::Ppo(PpoPlacer::load(model)),
-            PlacerKind::FirstFit => AnyPlacer::FirstFit(FirstFit),
-            PlacerKind::BestFit => AnyPlacer::BestFit(BestFit),
-            PlacerKind::Random => AnyPlacer::Random(RandomPlacer::new(seed)),
-            PlacerKind::LoadBalance => AnyPlacer::LoadBalance(LoadBalance),
-            PlacerKind::Greedy => AnyPlacer::Greedy(ProximityGreedy),
+        let placer = match kind {
+            PlacerKind::Ppo => PlacerImpl::Ppo(PpoPlacer::load(model)),
+            PlacerKind::PpoGavel => PlacerImpl::PpoGavel(PpoPlacer::load(model)),
+            PlacerKind::FirstFit => PlacerImpl::FirstFit(FirstFit),
+            PlacerKind::BestFit => PlacerImpl::BestFit(BestFit),
+            PlacerKind::Random => PlacerImpl::Random(RandomPlacer::new(seed)),
+            PlacerKind::LoadBalance => PlacerImpl::LoadBalance(LoadBalance),
+            PlacerKind::Greedy => PlacerImpl::Greedy(ProximityGreedy),
             PlacerKind::Optimal => {
-                AnyPlacer::Optimal(Box::new(ExactOptimal::new(OptimalConfig::default())))
+                PlacerImpl::Optimal(Box::new(ExactOptimal::new(OptimalConfig::default())))
             }
+        };
+        Self {
+            placer,
+            hints: None,
         }
+    }
+
+    /// The placer with a heterogeneous cluster's hints (`None`: one GPU type).
+    pub fn with_hints(mut self, hints: Option<Arc<PlacementHints>>) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// The mask this pick sees instead of `view.usable`, if any: `ppo-gavel`'s type choice for
+    /// a gang's first GPU, else the same-type rule for synchronous gangs (not DAG jobs).
+    fn narrowed(&self, view: &PlacementView<'_, G>) -> Option<GpuMask<G>> {
+        let Some(hints) = self.hints.as_deref() else {
+            return same_type_mask(view);
+        };
+        if matches!(self.placer, PlacerImpl::PpoGavel(_))
+            && let Some(mask) = hints.choose_type(view)
+        {
+            return Some(mask);
+        }
+        if hints.is_dag_job(view.job.spec.id) {
+            return None;
+        }
+        same_type_mask(view)
     }
 }
 
 impl<const G: usize> Placer<G> for AnyPlacer<G> {
     fn name(&self) -> &'static str {
-        match self {
-            AnyPlacer::FirstFit(p) => Placer::<G>::name(p),
-            AnyPlacer::BestFit(p) => Placer::<G>::name(p),
-            AnyPlacer::Random(p) => Placer::<G>::name(p),
-            AnyPlacer::LoadBalance(p) => Placer::<G>::name(p),
-            AnyPlacer::Greedy(p) => Placer::<G>::name(p),
-            AnyPlacer::Optimal(p) => Placer::<G>::name(&**p),
-            AnyPlacer::Ppo(p) => Placer::<G>::name(&*p.0),
+        match &self.placer {
+            PlacerImpl::FirstFit(p) => Placer::<G>::name(p),
+            PlacerImpl::BestFit(p) => Placer::<G>::name(p),
+            PlacerImpl::Random(p) => Placer::<G>::name(p),
+            PlacerImpl::LoadBalance(p) => Placer::<G>::name(p),
+            PlacerImpl::Greedy(p) => Placer::<G>::name(p),
+            PlacerImpl::Optimal(p) => Placer::<G>::name(&**p),
+            PlacerImpl::Ppo(p) => Placer::<G>::name(&*p.0),
+            PlacerImpl::PpoGavel(_) => "ppo-gavel",
         }
     }
+    /// On a heterogeneous cluster the placer sees the narrowed mask of
+    /// [`narrowed`](AnyPlacer::narrowed); on a homogeneous one, the view unchanged.
     fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
-        match self {
-            AnyPlacer::FirstFit(p) => p.pick(view),
-            AnyPlacer::BestFit(p) => p.pick(view),
-            AnyPlacer::Random(p) => p.pick(view),
-            AnyPlacer::LoadBalance(p) => p.pick(view),
-            AnyPlacer::Greedy(p) => p.pick(view),
-            AnyPlacer::Optimal(p) => p.pick(view),
-            AnyPlacer::Ppo(p) => p.0.pick(view),
+        let narrowed = self.narrowed(view);
+        let same_type;
+        let view = match &narrowed {
+            Some(mask) => {
+                same_type = PlacementView {
+                    usable: mask,
+                    ..*view
+                };
+                &same_type
+            }
+            None => view,
+        };
+        match &mut self.placer {
+            PlacerImpl::FirstFit(p) => p.pick(view),
+            PlacerImpl::BestFit(p) => p.pick(view),
+            PlacerImpl::Random(p) => p.pick(view),
+            PlacerImpl::LoadBalance(p) => p.pick(view),
+            PlacerImpl::Greedy(p) => p.pick(view),
+            PlacerImpl::Optimal(p) => p.pick(view),
+            PlacerImpl::Ppo(p) | PlacerImpl::PpoGavel(p) => p.0.pick(view),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{Cluster, Throughputs};
+    use crate::mixed::{DagJob, DagTask, JobExtras};
+    use crate::sim::ClusterSpec;
+    use gantry_core::{JobId, JobSpec, Topology};
+
+    /// On mixed hardware a gang job keeps to its first GPU's type; a DAG job does not (its
+    /// tasks run independently, each at its GPU's speed).
+    #[test]
+    fn the_same_type_rule_spares_dag_jobs() {
+        let spec: ClusterSpec = "1x2x2".parse().unwrap();
+        let cluster =
+            Cluster::with_types(spec, "v100:0,k80:1", Arc::new(Throughputs::gavel())).unwrap();
+        let task = DagTask {
+            work_ms: 1.0,
+            model: 0,
+        };
+        let dag = DagJob::new(vec![task, task], vec![], 26).unwrap();
+        let extras = JobExtras {
+            model: vec![0, 0],
+            dag: vec![None, Some(Arc::new(dag))],
+        };
+        let hints = PlacementHints::new(&cluster, &extras, 2).map(Arc::new);
+        let placer = AnyPlacer::new(PlacerKind::FirstFit, 0).with_hints(hints);
+        let topo: Topology<HOST_GPUS> = cluster.topology().unwrap();
+        let mut usable = GpuMask::none();
+        for g in [1, 2, 3] {
+            usable.set(GpuId(g), true);
+        }
+        let narrowed = |job: u32, gpus: u16| {
+            let job = Job::submitted(JobSpec::new(JobId(job), gpus), TimeMs(0));
+            let view = PlacementView {
+                topology: &topo,
+                usable: &usable,
+                picked: &[GpuId(0)],
+                job: &job,
+            };
+            placer
+                .narrowed(&view)
+                .map(|m| m.iter().map(|g| g.0).collect::<Vec<_>>())
+        };
+        // Gang job 0 holds GPU 0 (a V100). Needing 2 more, with one V100 left, the rule
+        // cannot hold and nothing is narrowed; needing 1 more, it keeps to the V100.
+        assert_eq!(narrowed(0, 3), None);
+        assert_eq!(narrowed(0, 2), Some(vec![1]));
+        assert_eq!(narrowed(1, 2), None, "a DAG job may mix types");
     }
 }

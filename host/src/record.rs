@@ -11,8 +11,8 @@ use crate::policy::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
 use crate::sim::{
-    ClusterSpec, DECISION_BUFFER, DecisionLog, HostDecision, JobRecord, LogEntry, SimConfig,
-    SimOutput,
+    ClusterSpec, DECISION_BUFFER, DagPlannerKind, DecisionLog, HostDecision, JobRecord, LogEntry,
+    SchedulerSpec, SimConfig, SimOutput,
 };
 use gantry_core::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
 use gantry_core::{Decision, Event, PreemptReason, SchedError, Scheduler, Topology};
@@ -461,6 +461,7 @@ pub fn outcome(recording: &Recording) -> Result<SimOutput, RecordError> {
         // The learned placer's name without loading its model.
         placer: match header.placer {
             PlacerKind::Ppo => "ppo",
+            PlacerKind::PpoGavel => "ppo-gavel",
             kind => gantry_core::Placer::<HOST_GPUS>::name(&AnyPlacer::new(kind, 0)),
         },
         log: DecisionLog::default(),
@@ -468,6 +469,13 @@ pub fn outcome(recording: &Recording) -> Result<SimOutput, RecordError> {
         placer_faults: 0,
         anomalies: Vec::new(),
         gpu_failures,
+        // A recording holds the core's events, not how DAG jobs were planned: the label is
+        // that of a run without DAG jobs (`simulate`'s default planner).
+        dag_planner: DagPlannerKind::List.name(),
+        scheduler: SchedulerSpec::new(header.order, header.placer, DagPlannerKind::List).label(),
+        timeline: Vec::new(),
+        dag_note: None,
+        gpu_types: Vec::new(),
     })
 }
 

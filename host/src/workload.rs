@@ -1,11 +1,41 @@
 //! What every simulation command shares: which trace, which cluster, which settings.
 //! [`WorkloadArgs`] are the flags; [`Workload`] the loaded result.
+//!
+//! Without `--trace` the workload is a bundled sample: the mixed sample (deadlines, DAG jobs,
+//! job models) on its heterogeneous cluster, or with `--sample philly` the plain Philly sample
+//! on the homogeneous default cluster. `--cluster`, `--gpu-types` and `--cluster-file`
+//! override the cluster; `--deadlines` and `--dag-jobs` add to any trace.
 
+use crate::cluster::{self, Cluster, ClusterError, GpuTypes, Throughputs};
+use crate::mixed::sample::{MIXED_CLUSTER, MIXED_GPU_TYPES, MIXED_SAMPLE_NAME, mixed_sample};
+use crate::mixed::{DagJobsSpec, JobExtras, assign_models, format as mixed_format, make_dag_jobs};
 use crate::sample;
 use crate::sim::{ClusterSpec, FaultConfig, SimConfig, SpeedModel};
 use crate::trace::deadlines::{DeadlineSpec, attach_synthetic_deadlines, keep_deadlines};
 use crate::trace::{self, Skipped, TraceFormat, TraceJob};
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which bundled sample runs when no `--trace` is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sample {
+    /// 1,500 Philly jobs + seeded deadlines, DAG jobs and job models, on a 256-GPU
+    /// V100/P100/K80 cluster (`host/data/mixed_sample.jsonl`).
+    Mixed,
+    /// The 1,500 Philly jobs alone, on 256 reference GPUs (`host/data/philly_sample.csv`).
+    Philly,
+}
+
+/// Why a workload could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// The trace.
+    #[error(transparent)]
+    Trace(#[from] trace::TraceError),
+    /// The cluster (`--gpu-types`, `--cluster-file`).
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+}
 
 /// The flags `gantry simulate` and `gantry compare` share.
 #[derive(clap::Args, Clone, Debug)]
@@ -16,9 +46,21 @@ pub struct WorkloadArgs {
     /// Trace format.
     #[arg(long, value_enum, default_value_t = TraceFormat::Philly)]
     pub format: TraceFormat,
-    /// Cluster shape RACKSxMACHINESxGPUS.
-    #[arg(long, default_value_t = ClusterSpec::DEFAULT)]
-    pub cluster: ClusterSpec,
+    /// Without --trace: the bundled mixed sample (on its V100/P100/K80 cluster) or the
+    /// plain Philly sample.
+    #[arg(long, value_enum, default_value_t = Sample::Mixed)]
+    pub sample: Sample,
+    /// Cluster shape RACKSxMACHINESxGPUS (default 4x8x8).
+    #[arg(long)]
+    pub cluster: Option<ClusterSpec>,
+    /// GPU type of each machine (machines numbered rack by rack from 0), e.g.
+    /// v100:0-15,p100:16-23,k80:24-31; speeds per job model from Gavel's throughputs.
+    #[arg(long, value_name = "TYPE:MACHINES,...")]
+    pub gpu_types: Option<String>,
+    /// A TOML cluster file (shape, GPU types, optional throughput table) instead of
+    /// --cluster / --gpu-types.
+    #[arg(long, conflicts_with_all = ["cluster", "gpu_types"])]
+    pub cluster_file: Option<PathBuf>,
     /// Keep the first N jobs by submit time.
     #[arg(long)]
     pub limit: Option<usize>,
@@ -33,6 +75,13 @@ pub struct WorkloadArgs {
     /// best-effort (e.g. 0.5 on ElasticFlow, where every job has one).
     #[arg(long, value_name = "FRACTION")]
     pub keep_deadlines: Option<f64>,
+    /// Turn a seeded FRACTION of the multi-GPU jobs into DAG jobs of TASKS_LO..=TASKS_HI
+    /// tasks (default 4:16) with the same GPUs and GPU time.
+    #[arg(long, value_name = "FRACTION[:TASKS_LO:TASKS_HI]")]
+    pub dag_jobs: Option<DagJobsSpec>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
     /// How placement affects job speed.
     #[arg(long, value_enum, default_value_t = SpeedModel::CommCost)]
     pub speed_model: SpeedModel,
@@ -50,10 +99,15 @@ pub struct WorkloadArgs {
 
 /// The clap ids of every [`WorkloadArgs`] flag: what `compare --scenario` refuses (it
 /// simulates no trace). A test keeps the list complete.
-pub const WORKLOAD_FLAG_IDS: [&str; 11] = [
+pub const WORKLOAD_FLAG_IDS: [&str; 16] = [
     "trace",
     "format",
+    "sample",
     "cluster",
+    "gpu_types",
+    "cluster_file",
+    "dag_jobs",
+    "quiet",
     "limit",
     "seed",
     "deadlines",
@@ -73,29 +127,71 @@ pub struct Workload {
     pub jobs: Vec<TraceJob>,
     /// Rows the loader left out (e.g. Chronus's 0-GPU jobs).
     pub skipped: Vec<Skipped>,
-    /// The cluster.
+    /// The cluster's shape.
     pub cluster: ClusterSpec,
+    /// Its GPU types (`None`: all reference GPUs).
+    pub gpu_types: Option<GpuTypes>,
+    /// Job models and DAG jobs, by job index.
+    pub extras: JobExtras,
     /// Simulation settings.
     pub config: SimConfig,
 }
 
 impl WorkloadArgs {
-    /// Loads the trace and applies synthetic deadlines.
-    pub fn load(&self) -> Result<Workload, trace::TraceError> {
-        let (name, loaded) = match &self.trace {
-            None => {
+    /// Loads the trace and the cluster, and applies synthetic deadlines, DAG jobs and job
+    /// models.
+    pub fn load(&self) -> Result<Workload, WorkloadError> {
+        let hardware = self.cluster()?;
+        let table = hardware
+            .types
+            .as_ref()
+            .map_or_else(|| Arc::new(Throughputs::gavel()), |t| t.table.clone());
+        let (name, loaded, mut extras, given) = match (&self.trace, self.sample, self.format) {
+            (None, Sample::Philly, _) => {
                 let jobs = sample::philly_sample(self.limit)?;
+                let loaded = trace::Loaded {
+                    jobs,
+                    ..Default::default()
+                };
                 (
                     sample::PHILLY_SAMPLE_NAME.to_string(),
-                    trace::Loaded {
-                        jobs,
-                        ..Default::default()
-                    },
+                    loaded,
+                    JobExtras::default(),
+                    Vec::new(),
                 )
             }
-            Some(path) => (
+            (None, Sample::Mixed, _) => {
+                let m = mixed_sample(&table, self.limit)?;
+                let loaded = trace::Loaded {
+                    jobs: m.jobs,
+                    ..Default::default()
+                };
+                (
+                    MIXED_SAMPLE_NAME.to_string(),
+                    loaded,
+                    m.extras,
+                    m.models_given,
+                )
+            }
+            (Some(path), _, TraceFormat::Mixed) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|source| trace::TraceError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
+                let m =
+                    mixed_format::parse(&text, &path.display().to_string(), &table, self.limit)?;
+                let loaded = trace::Loaded {
+                    jobs: m.jobs,
+                    ..Default::default()
+                };
+                (path.display().to_string(), loaded, m.extras, m.models_given)
+            }
+            (Some(path), _, format) => (
                 path.display().to_string(),
-                trace::load(path, self.format, self.limit)?,
+                trace::load(path, format, self.limit)?,
+                JobExtras::default(),
+                Vec::new(),
             ),
         };
         let mut jobs = loaded.jobs;
@@ -105,13 +201,49 @@ impl WorkloadArgs {
         if let Some(spec) = self.deadlines {
             attach_synthetic_deadlines(&mut jobs, spec, self.seed);
         }
+        assign_models(
+            &mut extras,
+            jobs.len(),
+            &given,
+            table.models.len(),
+            self.seed,
+        );
+        if let Some(spec) = self.dag_jobs {
+            make_dag_jobs(&jobs, &mut extras, spec, table.models.len(), self.seed);
+        }
         Ok(Workload {
             name,
             jobs,
             skipped: loaded.skipped,
-            cluster: self.cluster,
+            cluster: hardware.spec,
+            gpu_types: hardware.types,
+            extras,
             config: self.sim_config(),
         })
+    }
+
+    /// The cluster the flags describe: a cluster file; else `--cluster` (default 4x8x8) with
+    /// `--gpu-types`; else, for the bundled mixed sample, its V100/P100/K80 cluster.
+    pub fn cluster(&self) -> Result<Cluster, ClusterError> {
+        if let Some(path) = &self.cluster_file {
+            return cluster::file::load(path);
+        }
+        let types = match (&self.gpu_types, &self.trace, self.sample, self.cluster) {
+            (Some(t), ..) => Some(t.as_str()),
+            (None, None, Sample::Mixed, None) => Some(MIXED_GPU_TYPES),
+            _ => None,
+        };
+        let spec =
+            self.cluster
+                .unwrap_or(if self.trace.is_none() && self.sample == Sample::Mixed {
+                    MIXED_CLUSTER
+                } else {
+                    ClusterSpec::DEFAULT
+                });
+        match types {
+            None => Ok(Cluster::homogeneous(spec)),
+            Some(t) => Cluster::with_types(spec, t, Arc::new(Throughputs::gavel())),
+        }
     }
 
     /// The simulation settings the flags describe.
@@ -127,14 +259,24 @@ impl WorkloadArgs {
 }
 
 impl Workload {
+    /// The cluster (shape and GPU types).
+    pub fn hardware(&self) -> Cluster {
+        Cluster {
+            spec: self.cluster,
+            types: self.gpu_types.clone(),
+        }
+    }
+
     /// One line saying what is simulated.
     pub fn describe(&self) -> String {
+        let deadlines = self.jobs.iter().filter(|j| j.deadline_ms.is_some()).count();
         let mut s = format!(
-            "trace: {} ({} jobs), cluster {} ({} GPUs), seed {}",
+            "trace: {} ({} jobs: {} with deadlines, {} DAG jobs), cluster {}, seed {}",
             self.name,
             self.jobs.len(),
-            self.cluster,
-            self.cluster.gpus(),
+            deadlines,
+            self.extras.dag_jobs(),
+            self.hardware(),
             self.config.seed
         );
         if !self.skipped.is_empty() {

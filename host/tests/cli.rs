@@ -10,7 +10,7 @@ fn gantry(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn simulate_without_arguments_prints_the_metrics_table() {
+fn simulate_without_arguments_shows_gantry_beside_the_baselines() {
     let out = gantry(&["simulate"]);
     assert!(
         out.status.success(),
@@ -19,14 +19,23 @@ fn simulate_without_arguments_prints_the_metrics_table() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     for row in [
+        "mixed_sample.jsonl",
+        "256 GPUs: 128 v100, 64 p100, 64 k80",
+        "| gantry ",
+        "| fifo + first-fit + heft ",
+        "| fifo + first-fit + list ",
+        "| las + best-fit + heft ",
+        "| edf + best-fit + list ",
         "avg JCT (s)",
-        "p99 JCT (s)",
-        "makespan (s)",
-        "GPU utilisation",
-        "avg comm cost",
+        "DAG JCT (s)",
+        "miss rate",
+        "GPU util",
+        "* best in its column",
     ] {
         assert!(text.contains(row), "missing {row:?} in\n{text}");
     }
+    // One screen: the table and its legend fit in 24 lines.
+    assert!(text.lines().count() <= 24, "{text}");
 }
 
 #[test]
@@ -52,6 +61,8 @@ fn simulate_json_has_the_documented_keys() {
         "makespan_s",
         "utilization",
         "avg_comm_cost",
+        "dag_jobs",
+        "avg_jct_dag_s",
     ] {
         assert!(
             v.get(key).is_some_and(|x| x.is_number()),
@@ -59,6 +70,133 @@ fn simulate_json_has_the_documented_keys() {
         );
     }
     assert_eq!(v["jobs"], 300);
+    assert_eq!(v["dag_planner"], "list");
+    assert_eq!(v["scheduler"], "fifo + best-fit + list");
+    // The side-by-side run: an array, gantry first, with its parts named.
+    let out = gantry(&["simulate", "--json", "--limit", "300"]);
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 7);
+    assert_eq!(rows[0]["scheduler"], "gantry");
+    assert_eq!(
+        (
+            &rows[0]["order"],
+            &rows[0]["placement"],
+            &rows[0]["dag_planner"]
+        ),
+        (&"tias".into(), &"ppo-gavel".into(), &"worl".into())
+    );
+    // compare: one row per order × placer × planner, gantry first with --gantry.
+    let out = gantry(&[
+        "compare",
+        "--json",
+        "--limit",
+        "300",
+        "--orders",
+        "fifo,las",
+        "--placements",
+        "best-fit",
+        "--dag-planners",
+        "list,heft,worl",
+        "--gantry",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 7);
+    assert_eq!(rows[0]["scheduler"], "gantry");
+    assert_eq!(rows[6]["scheduler"], "las + best-fit + worl");
+}
+
+#[test]
+fn plot_writes_readable_svgs() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-plots");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = gantry(&[
+        "simulate",
+        "--limit",
+        "600",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (file, title) in [
+        ("jct_cdf.svg", "Job completion time (JCT) distribution"),
+        ("deadline_miss.svg", "Deadline miss rate"),
+        (
+            "utilisation_queue.svg",
+            "GPU utilisation and queue length over time",
+        ),
+        ("dag_gantt.svg", "DAG job"),
+    ] {
+        let svg = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains(title), "{file}");
+        assert!(svg.contains("gantry"), "{file} names the schedulers");
+    }
+}
+
+#[test]
+fn bad_mixed_input_names_file_line_and_field() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-mixed-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = r#"{"submit_s":0,"duration_s":60,"gpus":1}"#;
+    let dag = |tasks: &str, edges: &str| {
+        format!(
+            r#"{{"submit_s":5,"duration_s":60,"gpus":2,"dag":{{"tasks":[{tasks}],"edges":[{edges}]}}}}"#
+        )
+    };
+    let a = r#"{"work_s":5,"model":"A3C"}"#;
+    let cases = [
+        (
+            dag(&format!("{a},{a}"), "[0,1,10],[1,0,10]"),
+            "w.jsonl:2: dag.edges: the DAG has a cycle",
+        ),
+        (
+            dag(&format!(r#"{a},{{"work_s":-3,"model":"A3C"}}"#), ""),
+            "w.jsonl:2: dag.tasks[1].work_s: -3 is not a finite work ≥ 0",
+        ),
+    ];
+    for (line, want) in cases {
+        let file = dir.join("w.jsonl");
+        std::fs::write(&file, format!("{good}\n{line}\n")).unwrap();
+        let out = gantry(&[
+            "simulate",
+            "--trace",
+            file.to_str().unwrap(),
+            "--format",
+            "mixed",
+        ]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    let out = gantry(&["simulate", "--gpu-types", "v100:0-15,a100:16-31"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("--gpu-types: a100: GPU type \"a100\" has no throughput entry in gavel_throughputs.csv"),
+        "{err}"
+    );
+    let toml = dir.join("cluster.toml");
+    std::fs::write(
+        &toml,
+        "racks = 2\nmachines_per_rack = 4\ngpu_per_machine = 8\n",
+    )
+    .unwrap();
+    let out = gantry(&["simulate", "--cluster-file", toml.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("cluster.toml:3: gpu_per_machine: unknown field"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -300,6 +438,10 @@ fn a_closed_pipe_ends_the_run_quietly() {
     let file = scratch("cli-pipe").join("run.gantry");
     let rec = gantry(&[
         "simulate",
+        "--sample",
+        "philly",
+        "--order",
+        "fifo",
         "--limit",
         "200",
         "--record",
@@ -418,7 +560,9 @@ fn flags_that_do_not_apply_are_refused() {
 
 #[test]
 fn metrics_without_a_population_print_a_dash_and_json_null() {
-    let out = gantry(&["simulate", "--limit", "100"]);
+    let out = gantry(&[
+        "simulate", "--sample", "philly", "--order", "fifo", "--limit", "100",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let value = |name: &str| {
@@ -434,9 +578,19 @@ fn metrics_without_a_population_print_a_dash_and_json_null() {
         "{text}"
     );
     assert_eq!(value("arrivals held back (job table full)"), "0", "{text}");
-    let out = gantry(&["simulate", "--limit", "100", "--json", "--order", "las"]);
+    let out = gantry(&[
+        "simulate", "--sample", "philly", "--limit", "100", "--json", "--order", "las",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["avg_jct_deadline_s"].is_null(), "{v}");
+    assert!(
+        v["avg_jct_dag_s"].is_null() && v["dag_planner"].is_null(),
+        "{v}"
+    );
+    assert_eq!(
+        (&v["dag_jobs"], &v["scheduler"]),
+        (&0.into(), &"las + first-fit".into())
+    );
     assert!(v["deadline_miss_rate"].is_null(), "{v}");
     assert!(v["avg_jct_nondeadline_s"].is_number(), "{v}");
     assert!(v["avg_waiting_s"].is_number() && v["held_back"] == 0, "{v}");
@@ -456,6 +610,8 @@ fn a_bad_output_path_fails_before_anything_runs_in_one_line() {
     // The trace does not exist either: the error must be about --record, checked first.
     let out = gantry(&[
         "simulate",
+        "--order",
+        "fifo",
         "--trace",
         "/no/such/trace.csv",
         "--record",
@@ -469,7 +625,13 @@ fn a_bad_output_path_fails_before_anything_runs_in_one_line() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!err.contains("Caused by"), "{err}");
-    let out = gantry(&["simulate", "--jobs-csv", "/no/such/dir/jobs.csv"]);
+    let out = gantry(&[
+        "simulate",
+        "--order",
+        "fifo",
+        "--jobs-csv",
+        "/no/such/dir/jobs.csv",
+    ]);
     assert!(stderr(&out).starts_with("gantry: error: --jobs-csv /no/such/dir/jobs.csv: "));
 }
 
@@ -553,7 +715,8 @@ fn defaults_resolve_against_the_repository_from_another_directory() {
 fn replay_prints_the_runs_metrics_and_a_readable_dump() {
     let file = scratch("cli-replay").join("las.gantry");
     let args = [
-        "simulate", "--limit", "300", "--order", "las", "--faults", "0.5", "--json", "--record",
+        "simulate", "--sample", "philly", "--limit", "300", "--order", "las", "--faults", "0.5",
+        "--json", "--record",
     ];
     let out = gantry(&[&args[..], &[file.to_str().unwrap()]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
@@ -585,6 +748,8 @@ fn jobs_csv_has_one_row_per_job() {
     let file = scratch("cli-jobs").join("jobs.csv");
     let out = gantry(&[
         "simulate",
+        "--order",
+        "fifo",
         "--limit",
         "40",
         "--deadlines",

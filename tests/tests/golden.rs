@@ -60,7 +60,12 @@ fn combos() -> impl Iterator<Item = (OrderKind, PlacerKind)> {
         // The learned placer is left out: tract's f32 kernels pick SIMD paths by CPU, so its
         // scores (and rare near-ties) may differ between machines; its runs are checked for
         // determinism on one machine instead (tests/tests/simulate.rs).
-        .filter(|&&p| p != PlacerKind::BestFit && p != PlacerKind::Ppo)
+        .filter(|&&p| {
+            !matches!(
+                p,
+                PlacerKind::BestFit | PlacerKind::Ppo | PlacerKind::PpoGavel
+            )
+        })
         .map(|&p| (OrderKind::Las, p));
     orders.chain(placers)
 }

@@ -5,6 +5,7 @@
 
 use super::report::{PlannerReport, ScheduledTask};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// Chart width, pixels.
@@ -100,7 +101,9 @@ fn time_unit(span_ms: f64) -> (&'static str, f64) {
     }
 }
 
-/// One planner's panel: caption with makespan and ratio to the lower bound, GPU rows, bars.
+/// One planner's panel: caption with makespan and ratio to the lower bound, one labelled row
+/// per GPU (every row while rows are at least [`ROW_PX`] tall), a bar per task labelled
+/// `t<id>` where the label fits inside it.
 fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     report: &PlannerReport,
@@ -115,8 +118,8 @@ fn draw_panel<DB: DrawingBackend>(
         .caption(caption, ("sans-serif", 16))
         .margin(8)
         .x_label_area_size(28)
-        .y_label_area_size(44)
-        .build_cartesian_2d(0.0..end_ms, 0.0..gpus as f64)?;
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..end_ms, (0..gpus - 1).into_segmented())?;
     // Files in their own units (STG, matrices) are drawn as they are.
     let (unit, per_unit_ms) = if report.time_unit == "ms" {
         time_unit(end_ms)
@@ -125,22 +128,45 @@ fn draw_panel<DB: DrawingBackend>(
     };
     let x_desc = format!("time ({unit})");
     let x_label = |x: &f64| format!("{}", (x / per_unit_ms * 100.0).round() / 100.0);
+    let plot_px = f64::from(area.dim_in_pixel().1.saturating_sub(PANEL_CHROME_PX).max(1));
+    let labels = gpus.min((plot_px / f64::from(ROW_PX)) as usize).max(1);
     chart
         .configure_mesh()
         .disable_mesh()
         .x_desc(x_desc)
         .x_label_formatter(&x_label)
-        .y_desc("GPU")
-        .y_labels(gpus.min(10))
-        .y_label_formatter(&|y| format!("{}", *y as usize))
+        .y_labels(labels)
+        .y_label_formatter(&|y| match y {
+            SegmentValue::CenterOf(g) => format!("GPU {g}"),
+            _ => String::new(),
+        })
         .draw()?;
-    chart.draw_series(report.schedule.iter().map(|s| {
-        let row = f64::from(s.gpu);
-        Rectangle::new(
-            [(s.start_ms, row + 0.1), (s.finish_ms, row + 0.9)],
-            Palette99::pick(s.task as usize).filled(),
-        )
-    }))?;
+    let px_per_ms = f64::from(WIDTH_PX - 80) / end_ms;
+    for s in &report.schedule {
+        let row = usize::from(s.gpu);
+        let bar = [
+            (s.start_ms, SegmentValue::Exact(row)),
+            (s.finish_ms, SegmentValue::Exact(row + 1)),
+        ];
+        let colour = Palette99::pick(s.task as usize);
+        chart.draw_series([Rectangle::new(bar.clone(), colour.filled())])?;
+        chart.draw_series([Rectangle::new(bar, WHITE.stroke_width(1))])?;
+        // About 6 px per character at 11 px: label only bars the text fits in.
+        let label = format!("t{}", s.task);
+        if (s.finish_ms - s.start_ms) * px_per_ms >= 6.0 * label.len() as f64 + 4.0
+            && f64::from(ROW_PX) >= 10.0
+        {
+            let (r, g, b) = colour.rgb();
+            let dark = 299 * u32::from(r) + 587 * u32::from(g) + 114 * u32::from(b) < 128_000;
+            let ink = if dark { WHITE } else { BLACK };
+            let style = ("sans-serif", 11)
+                .into_font()
+                .color(&ink)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            let at = (s.start_ms + 2.0 / px_per_ms, SegmentValue::CenterOf(row));
+            chart.draw_series([Text::new(label, at, style)])?;
+        }
+    }
     Ok(())
 }
 
@@ -202,9 +228,18 @@ mod tests {
         // Filled task bars are <rect>s with a fill colour other than the white background.
         let bars = svg
             .lines()
-            .filter(|l| l.contains("<rect") && !l.contains("fill=\"#FFFFFF\""))
+            .filter(|l| {
+                l.contains("<rect")
+                    && !l.contains("fill=\"#FFFFFF\"")
+                    && !l.contains("fill=\"none\"")
+            })
             .count();
         assert_eq!(bars, 5, "{svg}");
+        // Every GPU row and every (wide enough) bar is labelled.
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        for label in ["GPU 0", "GPU 1", "t0", "t1", "t2"] {
+            assert!(texts.contains(&label), "{label} in {svg}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -5,6 +5,8 @@
 //!   `AdamW`, seeded bit-exact init, `weight_hash` for determinism tests.
 //! - [`onnx`]: `mlp_model` / `split_input_model` encode an `Mlp` as an ONNX file (opset 17,
 //!   symbolic batch "N").
+//! - [`split_mlp`]: `SplitMlp` evaluates the placement scorer's MLP directly from the same
+//!   ONNX weights (the default learned placer; tract is its reference).
 //! - [`tract_model`]: `TractModel` loads an ONNX file, checks its declared shapes, runs it
 //!   with a reused plan state and rejects non-finite outputs, with typed `ModelError`s.
 
@@ -13,6 +15,7 @@ pub mod mlp;
 pub mod onnx;
 pub mod ppo;
 pub mod scorer;
+pub mod split_mlp;
 pub mod tract_model;
 
 /// Where to open a model file: `path` itself when it exists or is absolute, else the same

@@ -63,7 +63,9 @@ pub fn placer_for(kind: PlacerKind, seed: u64, model: &TractScorer) -> Box<dyn P
         PlacerKind::LoadBalance => Box::new(LoadBalance),
         PlacerKind::Greedy => Box::new(ProximityGreedy),
         PlacerKind::Optimal => Box::new(ExactOptimal::<G>::default()),
-        PlacerKind::Ppo => Box::new(ScoredPlacer::<_, G>::named(model.clone(), "ppo")),
+        PlacerKind::Ppo | PlacerKind::PpoGavel => {
+            Box::new(ScoredPlacer::<_, G>::named(model.clone(), "ppo"))
+        }
     }
 }
 

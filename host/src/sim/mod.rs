@@ -6,17 +6,31 @@
 //! ticks; then by job id — so a run is a pure function of (trace, cluster, policy, config).
 //! Every `handle` call is appended to a postcard [`DecisionLog`]; two runs with the same
 //! inputs produce byte-identical logs.
+//!
+//! Mixed workloads ([`run`]): jobs carry a job model (their speed per GPU type on a
+//! heterogeneous [`Cluster`]) and DAG jobs are planned on the gang they are given
+//! ([`dag_run`]: the design of DAG jobs in the cluster). [`simulate`] is the homogeneous,
+//! DAG-free special case every older caller uses; it gives the same results as before.
 
 pub mod cluster;
+pub mod dag_run;
+mod dag_run_list;
+pub mod scheduler;
 pub mod speed;
 
 pub use cluster::ClusterSpec;
+pub use dag_run::{DagPlannerKind, PlannedRun, TaskRun};
+pub use scheduler::SchedulerSpec;
 pub use speed::{SpeedModel, SpeedTable};
 
+use crate::cluster::Cluster;
+use crate::mixed::{DagProgress, JobExtras};
 use crate::policy::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
+use crate::progress::RunProgress;
 use crate::trace::TraceJob;
+use dag_run::{DagPlanning, planning_seed};
 use gantry_core::{
     CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, SchedError, Scheduler, TimeMs,
     Topology,
@@ -115,10 +129,36 @@ pub struct JobRecord {
     pub refused: Option<String>,
     /// The core rejected it after accepting it.
     pub rejected: bool,
+    /// Tasks, for a DAG job (0 for a gang job).
+    pub dag_tasks: u32,
+    /// Each start of a DAG job: when its run began making progress and its plan.
+    pub dag_runs: Vec<DagRunRecord>,
+}
+
+/// One run of a DAG job on one gang.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DagRunRecord {
+    /// When the run began making progress (start + restart overhead), ms.
+    pub from_ms: u64,
+    /// The gang.
+    pub gpus: Vec<u16>,
+    /// The plan of the tasks left at this start.
+    pub plan: PlannedRun,
+}
+
+/// Cluster state after an event: for utilisation and queue plots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TimelinePoint {
+    /// Time, ms.
+    pub time_ms: u64,
+    /// GPUs held by running jobs.
+    pub busy_gpus: u32,
+    /// Live jobs not running (waiting or preempted).
+    pub queued_jobs: u32,
 }
 
 /// A simulation's outcome.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SimOutput {
     /// One record per trace job, by id.
     pub jobs: Vec<JobRecord>,
@@ -139,6 +179,16 @@ pub struct SimOutput {
     pub anomalies: Vec<String>,
     /// GPUs that failed during the run (a machine drain counts each of its GPUs).
     pub gpu_failures: u64,
+    /// The DAG planner's name.
+    pub dag_planner: &'static str,
+    /// The scheduler's label ("gantry" for the combined scheduler, see [`SchedulerSpec`]).
+    pub scheduler: String,
+    /// Busy GPUs and queue length after every event that changed them.
+    pub timeline: Vec<TimelinePoint>,
+    /// Why WORL planned without its DDQN, if it did.
+    pub dag_note: Option<String>,
+    /// The type name of every GPU (`ref` on a homogeneous cluster).
+    pub gpu_types: Vec<String>,
 }
 
 /// One `handle` call as recorded: the input, and what the core answered.
@@ -184,9 +234,8 @@ pub enum SimError {
     Panicked,
 }
 
-/// Runs `jobs` on `cluster` with the named order and placer, on the host's capacities.
-///
-/// The scheduler (about 5 MB inline) is built on a dedicated thread with a large stack.
+/// Runs `jobs` on a homogeneous `cluster` with the named order and placer (no DAG jobs), on
+/// the host's capacities.
 pub fn simulate(
     jobs: &[TraceJob],
     cluster: ClusterSpec,
@@ -208,47 +257,115 @@ pub fn simulate_with_capacities(
     capacities: CapacitySet,
 ) -> Result<SimOutput, SimError> {
     use gantry_core::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
+    let simulation = Simulation {
+        jobs,
+        extras: &JobExtras::default(),
+        cluster: &Cluster::homogeneous(cluster),
+        scheduler: SchedulerSpec::new(order, placer, DagPlannerKind::List),
+        config,
+        progress: None,
+    };
     match capacities {
-        CapacitySet::Host => {
-            simulate_on::<HOST_GPUS, HOST_JOBS, HOST_GANG>(jobs, cluster, order, placer, config)
-        }
-        CapacitySet::Firmware => simulate_on::<FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>(
-            jobs, cluster, order, placer, config,
-        ),
+        CapacitySet::Host => run(&simulation),
+        CapacitySet::Firmware => run_on::<FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>(&simulation),
     }
 }
 
-fn simulate_on<const G: usize, const J: usize, const GANG: usize>(
-    jobs: &[TraceJob],
-    cluster: ClusterSpec,
-    order: OrderKind,
-    placer: PlacerKind,
-    config: &SimConfig,
+/// One simulation of a mixed workload.
+#[derive(Clone, Copy, Debug)]
+pub struct Simulation<'a> {
+    /// The jobs.
+    pub jobs: &'a [TraceJob],
+    /// Their models and DAGs.
+    pub extras: &'a JobExtras,
+    /// The cluster (shape and GPU types).
+    pub cluster: &'a Cluster,
+    /// Order, placer and DAG planner.
+    pub scheduler: SchedulerSpec,
+    /// Settings.
+    pub config: &'a SimConfig,
+    /// Counts finished jobs, if given.
+    pub progress: Option<&'a RunProgress>,
+}
+
+/// Runs a mixed workload on the host's capacities.
+///
+/// The scheduler (about 5 MB inline) is built on a dedicated thread with a large stack.
+pub fn run(r: &Simulation<'_>) -> Result<SimOutput, SimError> {
+    run_on::<HOST_GPUS, HOST_JOBS, HOST_GANG>(r)
+}
+
+/// [`run`] with a core of `G` GPUs, `J` live jobs and gangs of `GANG`.
+fn run_on<const G: usize, const J: usize, const GANG: usize>(
+    r: &Simulation<'_>,
 ) -> Result<SimOutput, SimError> {
-    if cluster.gpus() > G {
-        return Err(SimError::Cluster(cluster, G));
+    let spec = r.cluster.spec;
+    if spec.gpus() > G {
+        return Err(SimError::Cluster(spec, G));
     }
-    let topology: Topology<G> = cluster
+    let topology: Topology<G> = r
+        .cluster
         .topology()
-        .map_err(|_| SimError::Cluster(cluster, G))?;
-    let batched = order.batches_instants();
-    let order = AnyOrder::new(order);
-    let placer = AnyPlacer::<G>::new(placer, config.seed);
+        .map_err(|_| SimError::Cluster(spec, G))?;
+    let batched = r.scheduler.order.batches_instants();
+    let order = AnyOrder::new(r.scheduler.order);
+    let hints = crate::cluster::hints::PlacementHints::new(r.cluster, r.extras, r.jobs.len());
+    let placer = AnyPlacer::<G>::new(r.scheduler.placer, r.config.seed)
+        .with_hints(hints.map(std::sync::Arc::new));
     std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("gantry-sim".into())
             .stack_size(256 << 20)
             .spawn_scoped(scope, || {
+                let planning = (r.extras.dag_jobs() > 0).then(|| {
+                    DagPlanning::new(
+                        r.scheduler.dag_planner,
+                        std::path::Path::new(crate::dag::worl_rtgs::DEFAULT_MODEL),
+                    )
+                });
                 let scheduler =
                     Box::new(Scheduler::<_, _, G, J, GANG>::new(topology, order, placer));
-                let mut engine = Engine::new(jobs, scheduler, config);
+                let mut engine = Engine::new(r.jobs, scheduler, r.config);
                 engine.batched = batched;
-                engine.run()
+                engine.mixed = Some(Mixed {
+                    cluster: r.cluster,
+                    extras: r.extras,
+                    planning,
+                    done: vec![DagProgress::default(); r.jobs.len()],
+                    plans: vec![None; r.jobs.len()],
+                    starts: vec![0; r.jobs.len()],
+                });
+                engine.progress_bar = r.progress;
+                for (i, record) in engine.records.iter_mut().enumerate() {
+                    if let Some(dag) = r.extras.dag_of(i) {
+                        record.dag_tasks = dag.tasks().len() as u32;
+                    }
+                }
+                let mut out = engine.run();
+                out.dag_planner = r.scheduler.dag_planner.name();
+                out.scheduler = r.scheduler.label();
+                out.gpu_types = (0..spec.gpus() as u16)
+                    .map(|g| r.cluster.type_name(GpuId(g)).to_string())
+                    .collect();
+                Ok(out)
             })
             .map_err(|_| SimError::Panicked)?
             .join()
-            .map_err(|_| SimError::Panicked)
+            .map_err(|_| SimError::Panicked)?
     })
+}
+
+/// What a mixed run adds to the engine: GPU types, job models, DAG jobs and their planner.
+struct Mixed<'a> {
+    cluster: &'a Cluster,
+    extras: &'a JobExtras,
+    planning: Option<DagPlanning>,
+    /// Per DAG job: what earlier runs achieved.
+    done: Vec<DagProgress>,
+    /// Per DAG job: the plan of its current run.
+    plans: Vec<Option<PlannedRun>>,
+    /// Starts so far per job (seeds each planning).
+    starts: Vec<u32>,
 }
 
 /// `Pending::generation` of a tick armed by [`HostScheduler::next_review`] (periodic ticks
@@ -342,6 +459,14 @@ struct Engine<'a, const G: usize, const J: usize, const GANG: usize> {
     batched: bool,
     /// A deferred event or a review tick at the current instant still needs its pass.
     pass_due: bool,
+    /// GPU types, job models and DAG jobs (none for [`simulate`]'s runs).
+    mixed: Option<Mixed<'a>>,
+    /// Counts jobs done.
+    progress_bar: Option<&'a RunProgress>,
+    /// GPUs held by running jobs, and jobs running.
+    busy_gpus: u32,
+    running: u32,
+    timeline: Vec<TimelinePoint>,
 }
 
 impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GANG> {
@@ -361,7 +486,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                 duration_ms: j.duration_ms,
                 ..JobRecord::default()
             })
-            .collect();
+            .collect::<Vec<_>>();
         let progress = trace
             .iter()
             .map(|j| Progress {
@@ -403,6 +528,33 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             gpu_failures: 0,
             batched: false,
             pass_due: false,
+            mixed: None,
+            progress_bar: None,
+            busy_gpus: 0,
+            running: 0,
+            timeline: Vec::new(),
+        }
+    }
+
+    /// Notes the cluster's state after an event at `now` (one point per change, the last
+    /// one per instant).
+    fn note_timeline(&mut self, now: u64) {
+        let point = TimelinePoint {
+            time_ms: now,
+            busy_gpus: self.busy_gpus,
+            queued_jobs: (self.live as u32).saturating_sub(self.running),
+        };
+        match self.timeline.last_mut() {
+            Some(last) if last.time_ms == now => *last = point,
+            Some(last)
+                if (last.busy_gpus, last.queued_jobs) == (point.busy_gpus, point.queued_jobs) => {}
+            _ => self.timeline.push(point),
+        }
+    }
+
+    fn job_done(&self) {
+        if let Some(p) = self.progress_bar {
+            p.inc(1);
         }
     }
 
@@ -455,6 +607,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                     }
                 }
             }
+            self.note_timeline(now);
             if self.batched {
                 let same_instant = self.queue.peek().is_some_and(|Reverse(n)| n.time_ms == now);
                 if same_instant {
@@ -477,6 +630,13 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             placer_faults: self.scheduler.placer_faults(),
             anomalies: self.anomalies,
             gpu_failures: self.gpu_failures,
+            dag_planner: DagPlannerKind::List.name(),
+            scheduler: String::new(),
+            timeline: self.timeline,
+            dag_note: self
+                .mixed
+                .and_then(|m| m.planning.and_then(|p| p.ddqn_failure)),
+            gpu_types: Vec::new(),
         }
     }
 
@@ -635,7 +795,10 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                 match self.handle(now, Event::Submit(spec)) {
                     Ok(()) => self.live += 1,
                     Err(SchedError::JobTableFull(_)) => return false,
-                    Err(err) => self.records[job as usize].refused = Some(err.to_string()),
+                    Err(err) => {
+                        self.records[job as usize].refused = Some(err.to_string());
+                        self.job_done();
+                    }
                 }
             }
             Err(SchedError::RequestExceedsCluster { requested, .. })
@@ -643,7 +806,10 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             {
                 self.held_for_gpus.push(job);
             }
-            Err(err) => self.records[job as usize].refused = Some(err.to_string()),
+            Err(err) => {
+                self.records[job as usize].refused = Some(err.to_string());
+                self.job_done();
+            }
             Ok(()) => self.live += 1,
         }
         true
@@ -696,6 +862,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         self.stop_run(now, job);
         self.records[job as usize].finish_ms = Some(now);
         self.live -= 1;
+        self.job_done();
     }
 
     fn apply(&mut self, now: u64, decision: &HostDecision) {
@@ -712,25 +879,35 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             Decision::Reject { job, .. } => {
                 self.records[job.0 as usize].rejected = true;
                 self.live -= 1;
+                self.job_done();
             }
         }
     }
 
     fn start(&mut self, now: u64, job: u32, gpus: &[GpuId]) {
-        let topology = self.scheduler.topology();
-        let speed = self.speeds.speed(topology, gpus);
         let restarted = self.records[job as usize].first_start_ms.is_some();
-        let record = &mut self.records[job as usize];
-        record.first_start_ms.get_or_insert(now);
-        record.placement_costs.push(topology.comm_cost(gpus));
         let overhead = if restarted {
             self.config.restart_overhead_ms
         } else {
             0
         };
-        let progress = &mut self.progress[job as usize];
         let progress_from_ms = now.saturating_add(overhead);
-        let run_ms = (progress.remaining_ms / speed).ceil() as u64;
+        let topology = self.scheduler.topology();
+        let cost = topology.comm_cost(gpus);
+        let (run_ms, speed) = match self.plan_dag(now, job, gpus, progress_from_ms) {
+            Some(makespan_ms) => (makespan_ms.ceil() as u64, 1.0),
+            None => {
+                let speed = self.gang_speed(job, gpus);
+                let run_ms = (self.progress[job as usize].remaining_ms / speed).ceil() as u64;
+                (run_ms, speed)
+            }
+        };
+        let record = &mut self.records[job as usize];
+        record.first_start_ms.get_or_insert(now);
+        record.placement_costs.push(cost);
+        self.busy_gpus += gpus.len() as u32;
+        self.running += 1;
+        let progress = &mut self.progress[job as usize];
         progress.run = Some(Run {
             started_ms: now,
             progress_from_ms,
@@ -745,7 +922,67 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         }));
     }
 
-    /// Ends the job's current run at `now`: credits its progress and GPU time.
+    /// A gang job's speed on `gpus`: the placement's comm-cost factor times its slowest GPU's
+    /// speed for the job's model (the topology's speeds when the cluster has no GPU types).
+    fn gang_speed(&self, job: u32, gpus: &[GpuId]) -> f64 {
+        let topology = self.scheduler.topology();
+        match &self.mixed {
+            Some(m) if m.cluster.types.is_some() => {
+                let model = m.extras.model_of(job as usize);
+                self.speeds.comm_factor(topology, gpus) * m.cluster.gang_speed(model, gpus)
+            }
+            _ => self.speeds.speed(topology, gpus),
+        }
+    }
+
+    /// For a DAG job: plans its remaining tasks on `gpus` and returns the makespan (ms);
+    /// `None` for a gang job. A planner error (a defect: DAG jobs are validated when loaded)
+    /// is noted as an anomaly and the job runs its remaining work on one reference GPU.
+    fn plan_dag(&mut self, now: u64, job: u32, gpus: &[GpuId], from_ms: u64) -> Option<f64> {
+        let seed = self.config.seed;
+        let topology = self.scheduler.topology();
+        let m = self.mixed.as_mut()?;
+        let j = job as usize;
+        let dag = m.extras.dag_of(j)?.clone();
+        let planning = m.planning.as_mut()?;
+        let start = m.starts[j];
+        m.starts[j] += 1;
+        let done = &m.done[j];
+        let result = planning.plan(
+            &dag,
+            done,
+            gpus,
+            m.cluster,
+            topology,
+            planning_seed(seed, job, start),
+        );
+        let run = match result {
+            Ok(run) => run,
+            Err(e) => {
+                let left: f64 = (0..dag.tasks().len())
+                    .filter(|&i| !done.is_done(i))
+                    .map(|i| done.left_ms(i).unwrap_or(dag.tasks()[i].work_ms))
+                    .sum();
+                self.anomalies
+                    .push(format!("at {now} ms: planning DAG job {job}: {e}"));
+                PlannedRun {
+                    makespan_ms: left,
+                    tasks: Vec::new(),
+                }
+            }
+        };
+        let makespan = run.makespan_ms;
+        self.records[j].dag_runs.push(DagRunRecord {
+            from_ms,
+            gpus: gpus.iter().map(|g| g.0).collect(),
+            plan: run.clone(),
+        });
+        m.plans[j] = Some(run);
+        Some(makespan)
+    }
+
+    /// Ends the job's current run at `now`: credits its progress (a DAG job: the tasks its
+    /// plan had finished by now) and GPU time.
     fn stop_run(&mut self, now: u64, job: u32) {
         let progress = &mut self.progress[job as usize];
         if let Some(run) = progress.run.take() {
@@ -753,6 +990,18 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             progress.remaining_ms = (progress.remaining_ms - useful_ms * run.speed).max(0.0);
             self.records[job as usize].busy_gpu_ms +=
                 now.saturating_sub(run.started_ms) * u64::from(run.gpus);
+            self.busy_gpus = self.busy_gpus.saturating_sub(u32::from(run.gpus));
+            self.running = self.running.saturating_sub(1);
+            if let Some(m) = self.mixed.as_mut()
+                && let Some(plan) = m.plans[job as usize].take()
+            {
+                let tasks = m.extras.dag_of(job as usize).map_or(0, |d| d.tasks().len());
+                let progress = &mut m.done[job as usize];
+                for t in &plan.tasks {
+                    let span = (t.start_ms, t.finish_ms);
+                    progress.credit(tasks, t.task as usize, t.work_ms, span, useful_ms);
+                }
+            }
         }
     }
 }

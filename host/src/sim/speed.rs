@@ -43,7 +43,8 @@ impl SpeedTable {
         Self { model, packed_cost }
     }
 
-    /// Relative speed (1.0 = the trace's speed) of a job on `gpus`.
+    /// Relative speed (1.0 = the trace's speed) of a job on `gpus`: the comm-cost factor
+    /// times the slowest GPU's topology speed.
     pub fn speed<const G: usize>(&self, topology: &Topology<G>, gpus: &[GpuId]) -> f64 {
         let slowest = gpus
             .iter()
@@ -51,17 +52,23 @@ impl SpeedTable {
             .min()
             .unwrap_or(REFERENCE_SPEED_PERMILLE);
         let hardware = f64::from(slowest) / f64::from(REFERENCE_SPEED_PERMILLE);
+        self.comm_factor(topology, gpus) * hardware
+    }
+
+    /// The placement's share of the speed: `min(1, packed_cost(k) / cost(S))` for the
+    /// comm-cost model, 1 for the ideal one. The simulator multiplies it by a per-model
+    /// hardware speed on heterogeneous clusters.
+    pub fn comm_factor<const G: usize>(&self, topology: &Topology<G>, gpus: &[GpuId]) -> f64 {
         match self.model {
-            SpeedModel::Ideal => hardware,
+            SpeedModel::Ideal => 1.0,
             SpeedModel::CommCost => {
                 let reference = self.packed_cost.get(gpus.len()).copied().unwrap_or(0.0);
                 let cost = topology.comm_cost(gpus);
-                let comm = if cost > 0.0 {
+                if cost > 0.0 {
                     (reference / cost).min(1.0)
                 } else {
                     1.0
-                };
-                comm * hardware
+                }
             }
         }
     }

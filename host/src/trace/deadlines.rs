@@ -105,7 +105,7 @@ pub fn keep_deadlines(jobs: &mut [TraceJob], fraction: f64, seed: u64) {
 
 /// A uniformly random subset of `round(fraction × n)` of `0..n` (partial Fisher–Yates),
 /// as flags. `fraction` is clamped to [0, 1]. O(n).
-fn seeded_subset(n: usize, fraction: f64, rng: &mut SeededRng) -> Vec<bool> {
+pub(crate) fn seeded_subset(n: usize, fraction: f64, rng: &mut SeededRng) -> Vec<bool> {
     let fraction = if fraction.is_finite() {
         fraction.clamp(0.0, 1.0)
     } else {

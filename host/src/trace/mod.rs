@@ -34,6 +34,9 @@ pub enum TraceFormat {
     Hydra,
     /// The Tiresias simulator's input (`job_id,num_gpu,submit_time,…`).
     Tiresias,
+    /// gantry's mixed workload, JSON lines with job models and DAG jobs
+    /// (`gantry::mixed::format`; loaded through `gantry::workload`, which resolves models).
+    Mixed,
 }
 
 /// Loads a trace of any format; the first `limit` jobs by submit time are kept. A header
@@ -86,6 +89,33 @@ fn load_as(path: &Path, format: TraceFormat, limit: Option<usize>) -> Result<Loa
         TraceFormat::Chronus => chronus::load(path, limit),
         TraceFormat::Hydra => hydra::load(path, limit),
         TraceFormat::Tiresias => tiresias::load(path, limit),
+        // Its jobs carry models and DAGs a `Loaded` cannot hold: `WorkloadArgs::load` reads it.
+        // Here only whether the file looks like one (for the wrong-format hint).
+        TraceFormat::Mixed => {
+            let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let first = text
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('#'));
+            let file = path.display().to_string();
+            if !first.is_some_and(|l| l.starts_with('{')) {
+                return Err(TraceError::MissingColumn {
+                    file,
+                    column: "one JSON object per line".into(),
+                });
+            }
+            Err(TraceError::Field {
+                file,
+                line: 0,
+                field: "format".into(),
+                problem: "a mixed workload is loaded with its models and DAGs by \
+                          gantry::workload, not trace::load"
+                    .into(),
+            })
+        }
     }
 }
 
