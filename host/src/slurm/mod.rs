@@ -99,10 +99,10 @@ pub fn run_cli(args: &SlurmArgs) -> anyhow::Result<()> {
             .map_err(|_| anyhow::anyhow!("gantry slurm thread panicked"))?
     })?;
     if args.json {
-        println!("{}", serde_json::to_string(&summary)?);
+        crate::cli::write_line(serde_json::to_string(&summary)?)?;
     } else {
         let ms = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.1} ms"));
-        println!(
+        crate::cli::write_line(format_args!(
             "gantry slurm: partition {} ({}), {} cycles, {} jobs started, {} completed, {} rejected, decision latency p50 {} p99 {}",
             summary.partition,
             summary.cluster,
@@ -112,7 +112,7 @@ pub fn run_cli(args: &SlurmArgs) -> anyhow::Result<()> {
             summary.jobs_rejected,
             ms(summary.decision_latency_p50_ms),
             ms(summary.decision_latency_p99_ms)
-        );
+        ))?;
     }
     Ok(())
 }
@@ -362,7 +362,7 @@ impl Daemon<'_> {
             if self.args.dry_run {
                 for action in &cycle.actions {
                     for line in action.commands() {
-                        println!("would run: {}", shell_line(&line));
+                        crate::cli::write_line(format_args!("would run: {}", shell_line(&line)))?;
                     }
                 }
                 return Ok(());
