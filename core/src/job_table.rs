@@ -154,11 +154,15 @@ impl<const J: usize> JobTable<J> {
     /// Removes the job in `slot` and frees the slot. O(log J).
     pub(crate) fn remove(&mut self, slot: Slot) -> Option<Job> {
         let i = self.index(slot)?;
+        // The columns are in step (`check`), so `i` is in range of both.
+        if i >= self.jobs.len() || i >= self.slot_at.len() {
+            return None;
+        }
         let ids = &self.id_of;
         let mut by_id = |a: Slot, b: Slot| ids.get(usize::from(a)) < ids.get(usize::from(b));
         self.by_id.remove(slot, &mut by_id);
-        let job = self.jobs.swap_remove(i);
-        let _ = self.slot_at.swap_remove(i);
+        let job = swap_remove(&mut self.jobs, i)?;
+        let _ = swap_remove(&mut self.slot_at, i);
         if let Some(&moved) = self.slot_at.get(i) {
             set(&mut self.index_of, moved, i as Slot);
         }
@@ -211,6 +215,20 @@ impl<const J: usize> JobTable<J> {
             && self.by_id.len() == self.len()
             && listed == self.len()
             && before == self.newest
+    }
+}
+
+/// `Vec::swap_remove` without its bounds assertion (a panic path): `None` when `i` is out of
+/// range.
+fn swap_remove<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize) -> Option<T> {
+    if i >= column.len() {
+        return None;
+    }
+    let last = column.pop()?;
+    match column.get_mut(i) {
+        Some(x) => Some(core::mem::replace(x, last)),
+        // `i` was the last entry.
+        None => Some(last),
     }
 }
 

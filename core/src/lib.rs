@@ -32,6 +32,7 @@ pub mod placement;
 mod rank;
 pub mod rng;
 pub mod scheduler;
+mod sort;
 pub mod time;
 mod timers;
 pub mod topology;

@@ -12,6 +12,7 @@ use crate::avl::{Avl, NIL, NodeKeys};
 use crate::ids::JobId;
 use crate::job_table::Slot;
 use crate::order::PriorityKey;
+use crate::sort::heap_sort;
 
 /// The data the tree sorts and summarises, one entry per slot.
 #[derive(Clone, Debug)]
@@ -349,9 +350,9 @@ impl<const J: usize> RankIndex<J> {
 }
 
 /// Sorts `slots` by `less`, cheaply when they are nearly sorted (the last pass's order with
-/// a few keys moved): insertion sort while it has moved at most `2·len` entries, then the
-/// standard unstable sort. `less` is a strict total order, so either gives the one sorted
-/// order. O(len + moves), at most O(len log len) after the fallback.
+/// a few keys moved): insertion sort while it has moved at most `2·len` entries, then
+/// [`heap_sort`]. `less` is a strict total order, so either gives the one sorted order.
+/// O(len + moves), at most O(len log len) after the fallback.
 fn sort_nearly_sorted(slots: &mut [Slot], less: impl Fn(Slot, Slot) -> bool) {
     let mut budget = slots.len().saturating_mul(2);
     for i in 1..slots.len() {
@@ -364,15 +365,7 @@ fn sort_nearly_sorted(slots: &mut [Slot], less: impl Fn(Slot, Slot) -> bool) {
                 break;
             }
             if budget == 0 {
-                slots.sort_unstable_by(|&x, &y| {
-                    if less(x, y) {
-                        core::cmp::Ordering::Less
-                    } else if less(y, x) {
-                        core::cmp::Ordering::Greater
-                    } else {
-                        core::cmp::Ordering::Equal
-                    }
-                });
+                heap_sort(slots, |&a, &b| less(a, b));
                 return;
             }
             budget -= 1;

@@ -3,6 +3,7 @@
 use super::tally::{PlacementTally, fit_key};
 use super::{PlacementView, Placer};
 use crate::ids::{GpuId, MachineId};
+use crate::sort::heap_sort_by_key;
 use crate::topology::Topology;
 use core::cmp::Reverse;
 
@@ -87,7 +88,7 @@ fn rack_spans<const G: usize>(
             m,
         )
     };
-    machines[..count].sort_unstable_by_key(|&m| key(m));
+    heap_sort_by_key(machines.get_mut(..count).unwrap_or(&mut []), |&m| key(m));
     let mut spans = [0u16; G];
     let mut held = [0u16; G];
     for &m in &machines[..count] {
