@@ -90,10 +90,12 @@ build_firmware() { # name features [bin]
 }
 log "firmware: format and clippy (its own workspace, not covered by the host's)"
 (cd "$FW_DIR" && cargo fmt --check && cargo clippy --release --no-default-features \
-    --features "$ALL_FEATURES" -- -D warnings >&2)
+    --features "$ALL_FEATURES,checkpoint" -- -D warnings >&2)
 log "firmware builds"
 build_firmware fw-tias-best-fit tias,best-fit
-build_firmware fw-all "$ALL_FEATURES"
+# Every pair in one firmware, which also snapshots, resets and restores its scheduler every
+# 1,000 events (checkpoint/restore on the device: the answers must not change).
+build_firmware fw-all "$ALL_FEATURES,checkpoint"
 
 run_qemu() { # elf events answers -> prints the firmware's JSON line
     local elf=$1 events=$2 answers=$3
@@ -119,6 +121,10 @@ for pair in $PAIRS; do
     compare "$OUT/$o-$p.expected" "$OUT/$o-$p.rust" "$o+$p (Rust firmware)"
     STREAMS=$((STREAMS + 1))
 done
+# The lean TIAS + best-fit firmware has no checkpoint code (its flash is the figure): its
+# stream runs once more on the firmware that checkpoints.
+run_qemu "$OUT/fw-all.elf" "$OUT/tias-best-fit.events" "$OUT/tias-best-fit.ckpt" > "$OUT/tias-best-fit.ckpt.json"
+compare "$OUT/tias-best-fit.expected" "$OUT/tias-best-fit.ckpt" "tias+best-fit (Rust firmware, checkpointing)"
 run_qemu "$OUT/fw-all.elf" "$OUT/corrupt.events" "$OUT/corrupt.rust" > "$OUT/corrupt.fw.json"
 compare "$OUT/corrupt.expected" "$OUT/corrupt.rust" "bad frames (Rust firmware)"
 
@@ -179,6 +185,17 @@ flash() { # elf: vector table + .text + .rodata + .data
 }
 soft_float() { arm-none-eabi-nm "$1" | grep -c ' __aeabi_d' || true; }
 
+# Checkpoint/restore on the device, over every stream the checkpointing firmware ran.
+CKPT_JSON=$(for f in "$OUT"/*.fw.json "$OUT/tias-best-fit.ckpt.json"; do
+    case "$f" in */tias-best-fit.fw.json) continue ;; esac; echo "$f"; done)
+sum_field() { for f in $CKPT_JSON; do field "$f" "$1"; done | awk '{ s += $1 } END { print s + 0 }'; }
+max_field() { for f in $CKPT_JSON; do field "$f" "$1"; done | awk '$1 > m { m = $1 } END { print m + 0 }'; }
+RESTORES=$(sum_field restores)
+if grep -q '"checkpoint_error":true' $CKPT_JSON || [ "$RESTORES" -eq 0 ]; then
+    IDENTICAL=false
+    log "a snapshot or restore failed on the device (or none ran)"
+fi
+
 TIAS=$OUT/tias-best-fit.fw.json
 LAS=$OUT/las-best-fit.fw.json
 SOFT_FLOAT=$(( $(soft_float "$OUT/fw-all.elf") + $(soft_float "$OUT/fw-tias-best-fit.elf") ))
@@ -203,7 +220,7 @@ if [ "$AARCH64" = 1 ]; then
 fi
 
 cat <<EOF
-{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"no_panic_pairs":"$NO_PANIC_LINKED","panic_reachable_pairs":"$PANIC_REACHABLE","panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
+{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"no_panic_pairs":"$NO_PANIC_LINKED","panic_reachable_pairs":"$PANIC_REACHABLE","panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"restores":$RESTORES,"snapshot_bytes":$(max_field snapshot_bytes),"snapshot_insn_max":$(max_field snapshot_insn),"restore_insn_max":$(max_field restore_insn),"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
 EOF
 [ "$IDENTICAL" = true ] && [ "$C_IDENTICAL" = true ] || { log "answers differ from x86"; exit 1; }
 [ "$NO_PANIC" = true ] || { log "a panic path is reachable from handle in a pair that must have none"; exit 1; }

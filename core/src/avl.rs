@@ -11,6 +11,7 @@
 
 use crate::job_table::Slot;
 use core::cmp::Ordering;
+use serde::{Deserialize, Serialize};
 
 /// "No slot".
 pub(crate) const NIL: Slot = Slot::MAX;
@@ -36,7 +37,7 @@ impl<F: Fn(Slot, Slot) -> bool> NodeKeys for F {
 }
 
 /// The links of an AVL tree over slots `0..J`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Avl<const J: usize> {
     left: heapless::Vec<Slot, J>,
     right: heapless::Vec<Slot, J>,

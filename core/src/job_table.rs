@@ -11,6 +11,7 @@
 use crate::avl::{Avl, NIL};
 use crate::ids::JobId;
 use crate::job::Job;
+use serde::{Deserialize, Serialize};
 
 /// A stable handle on a live job, valid from submission to removal (then reused). `u16`:
 /// the scheduler checks `J ≤ u16::MAX` at compile time, and [`NIL`] (`u16::MAX`) is never a
@@ -19,7 +20,7 @@ pub(crate) type Slot = u16;
 
 /// Live jobs by slot, with an id index and the submission order. Memory: about 140 bytes
 /// per job (120 for the job).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct JobTable<const J: usize> {
     /// The live jobs, densely; removal moves the last job into the gap.
     jobs: heapless::Vec<Job, J>,

@@ -53,6 +53,7 @@ pub use placement::{
     RandomPlacer, ScoreError, ScoreFault, ScoredPlacer, optimal_cost, optimal_placement,
 };
 pub use rng::SeededRng;
+pub use scheduler::snapshot::{self, SNAPSHOT_VERSION, SnapshotCapacities, SnapshotError};
 pub use scheduler::{
     DeadlineAdmission, HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig,
 };

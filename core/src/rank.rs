@@ -13,9 +13,10 @@ use crate::ids::JobId;
 use crate::job_table::Slot;
 use crate::order::PriorityKey;
 use crate::sort::heap_sort;
+use serde::{Deserialize, Serialize};
 
 /// The data the tree sorts and summarises, one entry per slot.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Entries<const J: usize> {
     key: heapless::Vec<PriorityKey, J>,
     id: heapless::Vec<JobId, J>,
@@ -102,7 +103,7 @@ pub(crate) struct PlanBudget {
 }
 
 /// Every live job, ranked by `(key, id)`. Memory: about 44 bytes per job.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct RankIndex<const J: usize> {
     tree: Avl<J>,
     entries: Entries<J>,

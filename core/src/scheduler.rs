@@ -37,11 +37,12 @@ use crate::sort::heap_sort;
 use crate::time::TimeMs;
 use crate::timers::Timers;
 use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
 
 /// How the scheduling pass treats the queue head and running jobs. Defaults come from the
 /// order ([`SchedulerConfig::for_order`]); a caller may override them, e.g. to run LAS
 /// without preemption.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchedulerConfig {
     /// Block or skip at a queue head that does not fit.
     pub head_of_line: HeadOfLine,
@@ -53,7 +54,7 @@ pub struct SchedulerConfig {
 
 /// What `handle` does with a submitted deadline that cannot be met even if the job started
 /// now and ran at full speed (`now + declared_length > deadline`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DeadlineAdmission {
     /// Accept it: the scheduler is information-agnostic and does not trust declared lengths
     /// (TIAS decides online whether a deadline is hopeless). The default.
@@ -613,9 +614,10 @@ where
     /// Picks the GPUs of the job in `slot` one at a time through the placer. O(G·k).
     fn place(&mut self, slot: Slot) -> Option<GpuSet<GANG>> {
         let mut usable = GpuMask::<G>::none();
-        let gpus = self.healthy.iter().zip(&self.owner);
-        for (g, (&healthy, owner)) in gpus.take(self.topology.gpu_count()).enumerate() {
-            usable.set(GpuId(g as u16), healthy && owner.is_none());
+        for g in 0..self.topology.gpu_count().min(G) {
+            let free = self.healthy.get(g).is_some_and(|&h| h)
+                && self.owner.get(g).is_some_and(Option::is_none);
+            usable.set(GpuId(g as u16), free);
         }
         let job = self.table.get(slot)?;
         let need = usize::from(job.spec.gpus);
@@ -890,6 +892,10 @@ where
         Ok(())
     }
 }
+
+/// Checkpoint and restore (a child module: it reads and builds the scheduler's fields).
+#[path = "snapshot.rs"]
+pub mod snapshot;
 
 #[cfg(test)]
 #[path = "scheduler_tests.rs"]

@@ -9,9 +9,10 @@
 use crate::avl::NIL;
 use crate::job_table::Slot;
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// Review times by slot, in a heap.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Timers<const J: usize> {
     /// Slots with a timer, in heap order of `(at, slot)`.
     heap: heapless::Vec<Slot, J>,

@@ -48,9 +48,10 @@ use crate::job::{Job, JobSpec};
 use crate::time::TimeMs;
 use crate::topology::{CommCost, Levels, Topology, closed_form_units};
 use core::cmp::Reverse;
+use serde::{Deserialize, Serialize};
 
 /// Limits of the exact search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OptimalConfig {
     /// Largest work estimate (see the module docs) the search may take; above it the plan is
     /// proximity-greedy's and says so (`exact: false`).
@@ -483,7 +484,7 @@ fn rack_counts<const G: usize>(
 }
 
 /// Statistics of an [`ExactOptimal`] placer, for reports.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OptimalStats {
     /// Whole-job searches run.
     pub plans: u32,
@@ -503,14 +504,14 @@ pub struct OptimalStats {
 /// rest of the job is placed by proximity-greedy and counted in
 /// [`OptimalStats::off_plan_picks`]. Per pick O(G) plus one search per job (module docs).
 /// Memory: `2·G` bytes of masks.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExactOptimal<const G: usize> {
     config: OptimalConfig,
     plan: Option<Cached<G>>,
     stats: OptimalStats,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Cached<const G: usize> {
     /// GPUs the job asked for.
     gpus: u16,
