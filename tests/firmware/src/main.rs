@@ -55,7 +55,10 @@ type Writer = FrameWriter<HostFile, OUT_FRAME_BYTES>;
 /// continues; the answers must stay byte-identical to x86's uninterrupted run.
 #[cfg(feature = "checkpoint")]
 const CHECKPOINT_EVERY: u64 = 1_000;
-/// The snapshot buffer (a full 256-job table takes about 20 KB).
+/// Free stack painted before each restore (it builds the decoded state by value: ~300 KB).
+#[cfg(feature = "checkpoint")]
+const RESTORE_PROBE_BYTES: usize = 1024 * 1024;
+/// The snapshot buffer (the largest measured snapshot is 22.2 KB).
 #[cfg(feature = "checkpoint")]
 const SNAPSHOT_BUFFER_BYTES: usize = 48 * 1024;
 
@@ -86,6 +89,9 @@ struct Stats {
     /// Most instructions one snapshot took, and one restore.
     snapshot_instructions: u64,
     restore_instructions: u64,
+    /// Most stack one restore used beyond its caller's frame (the restored scheduler is
+    /// returned into that frame).
+    restore_stack_bytes: usize,
     /// A snapshot was refused or failed: the run is not valid.
     checkpoint_error: bool,
 }
@@ -176,20 +182,39 @@ fn checkpoint<O, P>(
         stats.checkpoint_error = true;
         return;
     };
-    let middle = clock.now();
+    let saved = clock.now();
     stats.snapshot_bytes = stats.snapshot_bytes.max(frame.len());
-    match Sched::<O, P>::restore(topology.clone(), frame) {
+    let sp = stack_pointer();
+    let painted = paint(RESTORE_PROBE_BYTES);
+    let middle = clock.now();
+    let restored = restore_once::<O, P>(topology.clone(), frame);
+    let end = clock.now();
+    stats.restore_stack_bytes = stats.restore_stack_bytes.max(painted.used_below(sp));
+    match restored {
         Ok(restored) => *scheduler = restored,
         Err(_) => stats.checkpoint_error = true,
     }
-    let end = clock.now();
     stats.restores += 1;
     let (save, load) = (
-        Clock::instructions(start, middle),
+        Clock::instructions(start, saved),
         Clock::instructions(middle, end),
     );
     stats.snapshot_instructions = stats.snapshot_instructions.max(save);
     stats.restore_instructions = stats.restore_instructions.max(load);
+}
+
+/// `Scheduler::restore`, kept out of line so its stack can be measured.
+#[cfg(feature = "checkpoint")]
+#[inline(never)]
+fn restore_once<O, P>(
+    topology: Topology<FIRMWARE_GPUS>,
+    frame: &mut [u8],
+) -> Result<Sched<O, P>, gantry_core::SnapshotError>
+where
+    O: JobOrder + serde::de::DeserializeOwned,
+    P: Placer<FIRMWARE_GPUS> + serde::de::DeserializeOwned,
+{
+    Sched::<O, P>::restore(topology, frame)
 }
 
 /// Serves one session of the pair `O`, `P` (the header at `frame` named it) until the
@@ -375,7 +400,7 @@ fn main() -> ! {
 fn report(s: &Stats) {
     let avg = s.instructions_sum.checked_div(s.events).unwrap_or(0);
     semihosting::println!(
-        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"checkpoint_error\":{}}}",
+        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"checkpoint_error\":{}}}",
         s.order,
         s.placer,
         s.frames,
@@ -394,6 +419,7 @@ fn report(s: &Stats) {
         s.snapshot_bytes,
         s.snapshot_instructions,
         s.restore_instructions,
+        s.restore_stack_bytes,
         s.checkpoint_error,
     );
 }
