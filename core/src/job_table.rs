@@ -11,6 +11,7 @@
 use crate::avl::{Avl, NIL};
 use crate::ids::JobId;
 use crate::job::Job;
+use crate::scheduler::snapshot::{DecodeInPlace, Reader, read};
 use serde::{Deserialize, Serialize};
 
 /// A stable handle on a live job, valid from submission to removal (then reused). `u16`:
@@ -236,6 +237,32 @@ fn swap_remove<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize) ->
 fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, slot: Slot, value: T) {
     if let Some(x) = column.get_mut(usize::from(slot)) {
         *x = value;
+    }
+}
+
+impl<const J: usize> DecodeInPlace for JobTable<J> {
+    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
+        self.jobs.decode_in_place(de)?;
+        self.slot_at.decode_in_place(de)?;
+        self.index_of.decode_in_place(de)?;
+        self.id_of.decode_in_place(de)?;
+        self.prev.decode_in_place(de)?;
+        self.next.decode_in_place(de)?;
+        read(&mut self.oldest, de)?;
+        read(&mut self.newest, de)?;
+        read(&mut self.free, de)?;
+        self.by_id.decode_in_place(de)
+    }
+
+    fn reset(&mut self) {
+        self.jobs.clear();
+        self.slot_at.clear();
+        self.index_of.clear();
+        self.id_of.clear();
+        self.prev.clear();
+        self.next.clear();
+        (self.oldest, self.newest, self.free) = (NIL, NIL, NIL);
+        self.by_id.reset();
     }
 }
 

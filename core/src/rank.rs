@@ -12,6 +12,7 @@ use crate::avl::{Avl, NIL, NodeKeys};
 use crate::ids::JobId;
 use crate::job_table::Slot;
 use crate::order::PriorityKey;
+use crate::scheduler::snapshot::{DecodeInPlace, Reader};
 use crate::sort::heap_sort;
 use serde::{Deserialize, Serialize};
 
@@ -379,6 +380,30 @@ fn sort_nearly_sorted(slots: &mut [Slot], less: impl Fn(Slot, Slot) -> bool) {
 fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize, value: T) {
     if let Some(x) = column.get_mut(i) {
         *x = value;
+    }
+}
+
+impl<const J: usize> DecodeInPlace for RankIndex<J> {
+    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
+        self.tree.decode_in_place(de)?;
+        let e = &mut self.entries;
+        e.key.decode_in_place(de)?;
+        e.id.decode_in_place(de)?;
+        e.gpus.decode_in_place(de)?;
+        e.running.decode_in_place(de)?;
+        e.running_gpus.decode_in_place(de)?;
+        e.min_queued_gpus.decode_in_place(de)
+    }
+
+    fn reset(&mut self) {
+        self.tree.reset();
+        let e = &mut self.entries;
+        e.key.clear();
+        e.id.clear();
+        e.gpus.clear();
+        e.running.clear();
+        e.running_gpus.clear();
+        e.min_queued_gpus.clear();
     }
 }
 

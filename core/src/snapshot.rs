@@ -20,9 +20,10 @@
 //!
 //! Size: at most 22.2 KB on the firmware's streams (64 GPUs, up to 256 live jobs; measured
 //! by `scripts/firmware-check.sh`, `snapshot_bytes`). Cost: O(size) to write; O(size + J·G)
-//! to restore (the invariant check). A restore builds the decoded state by value and moves
-//! it into place, which takes several times the scheduler's size in stack (294 KB on the
-//! Cortex-M4F, `restore_stack_bytes`).
+//! to restore (the invariant check). [`Scheduler::restore`] builds the decoded state by value
+//! and moves it into place, which takes several times the scheduler's size in stack (294 KB
+//! on the Cortex-M4F, `restore_stack_bytes`); [`Scheduler::restore_in_place`] decodes into
+//! the scheduler's own storage (2.4 KB, `restore_in_place_stack_bytes`).
 
 use super::{InvariantViolation, Scheduler, SchedulerConfig};
 use crate::ids::{GpuId, JobId, MachineId};
@@ -244,22 +245,8 @@ where
         O: DeserializeOwned,
         P: DeserializeOwned,
     {
-        let () = Self::CAPACITIES_FIT;
-        let body = match frame.split_last_mut() {
-            Some((0, body)) => body,
-            _ => frame,
-        };
-        let message = wire::unframe(body).map_err(SnapshotError::Frame)?;
+        let message = Self::open(frame, &topology)?;
         let malformed = SnapshotError::Frame(FrameError::Malformed);
-        let found = *message.first().ok_or(malformed)?;
-        if found != SNAPSHOT_VERSION {
-            return Err(SnapshotError::Version { found });
-        }
-        // The identity first, so a snapshot for other capacities is named as such (its
-        // columns would not even decode into this scheduler's).
-        let (identity, _) =
-            postcard::take_from_bytes::<Identity>(message).map_err(|_| malformed)?;
-        Self::check_identity(&identity, &topology)?;
         let state: State<O, P, G, J> = match postcard::take_from_bytes(message) {
             Ok((state, [])) => state,
             _ => return Err(malformed),
@@ -317,6 +304,27 @@ where
         Ok(())
     }
 
+    /// Unstuffs `frame` in place and checks its CRC, the wire and snapshot versions, and the
+    /// capacities and topology it was taken with; returns the message. Changes nothing.
+    fn open<'f>(frame: &'f mut [u8], topology: &Topology<G>) -> Result<&'f [u8], SnapshotError> {
+        let () = Self::CAPACITIES_FIT;
+        // Without the trailing delimiter, if it is there.
+        let len = frame.len() - usize::from(frame.last() == Some(&0));
+        let body = frame.get_mut(..len).unwrap_or_default();
+        let message = wire::unframe(body).map_err(SnapshotError::Frame)?;
+        let malformed = SnapshotError::Frame(FrameError::Malformed);
+        let found = *message.first().ok_or(malformed)?;
+        if found != SNAPSHOT_VERSION {
+            return Err(SnapshotError::Version { found });
+        }
+        // The identity first, so a snapshot for other capacities is named as such (its
+        // columns would not even decode into this scheduler's).
+        let (identity, _) =
+            postcard::take_from_bytes::<Identity>(message).map_err(|_| malformed)?;
+        Self::check_identity(&identity, topology)?;
+        Ok(message)
+    }
+
     /// A snapshot's capacities and topology against this scheduler's.
     fn check_identity(identity: &Identity, topology: &Topology<G>) -> Result<(), SnapshotError> {
         if identity.capacities != Self::CAPACITIES {
@@ -333,6 +341,200 @@ where
             });
         }
         Ok(())
+    }
+}
+
+/// The postcard reader a snapshot is decoded with.
+pub(crate) type Reader<'de> = postcard::Deserializer<'de, postcard::de_flavors::Slice<'de>>;
+
+/// State that decodes into its own storage ([`Scheduler::restore_in_place`]): no copy of it
+/// is built on the stack. Reads exactly what the `Serialize` derive wrote, field by field.
+pub(crate) trait DecodeInPlace {
+    /// Overwrites `self` with the next value in `de`. On an error `self` is valid but
+    /// partly overwritten; [`reset`](Self::reset) empties it.
+    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()>;
+    /// Back to the empty state (as `new()`), in place.
+    fn reset(&mut self);
+}
+
+/// Reads a small value (a scalar, an order, a placer) by value into `into`.
+pub(crate) fn read<T: DeserializeOwned>(into: &mut T, de: &mut Reader<'_>) -> postcard::Result<()> {
+    *into = T::deserialize(&mut *de)?;
+    Ok(())
+}
+
+impl<T: DeserializeOwned, const N: usize> DecodeInPlace for heapless::Vec<T, N> {
+    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
+        serde::de::DeserializeSeed::deserialize(IntoColumn(self), &mut *de)
+    }
+
+    fn reset(&mut self) {
+        self.clear();
+    }
+}
+
+/// Decodes a sequence into an existing buffer: a `heapless::Vec` (any length up to its
+/// capacity) or a fixed slice (exactly its length).
+struct IntoColumn<'a, C: ?Sized>(&'a mut C);
+
+/// What [`IntoColumn`] fills.
+trait Column {
+    type Item: DeserializeOwned;
+    /// Empties it (a `Vec`); nothing for a slice.
+    fn start(&mut self);
+    /// Puts item `i`; false when it does not fit.
+    fn put(&mut self, i: usize, item: Self::Item) -> bool;
+    /// Whether `n` items make a whole column.
+    fn complete(&self, n: usize) -> bool;
+}
+
+impl<T: DeserializeOwned, const N: usize> Column for heapless::Vec<T, N> {
+    type Item = T;
+    fn start(&mut self) {
+        self.clear();
+    }
+    fn put(&mut self, _: usize, item: T) -> bool {
+        self.push(item).is_ok()
+    }
+    fn complete(&self, _: usize) -> bool {
+        true
+    }
+}
+
+impl<T: DeserializeOwned> Column for [T] {
+    type Item = T;
+    fn start(&mut self) {}
+    fn put(&mut self, i: usize, item: T) -> bool {
+        match self.get_mut(i) {
+            Some(x) => {
+                *x = item;
+                true
+            }
+            None => false,
+        }
+    }
+    fn complete(&self, n: usize) -> bool {
+        n == self.len()
+    }
+}
+
+impl<'de, C: Column + ?Sized> serde::de::DeserializeSeed<'de> for IntoColumn<'_, C> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_seq(self)
+    }
+}
+
+impl<'de, C: Column + ?Sized> serde::de::Visitor<'de> for IntoColumn<'_, C> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("a column of the scheduler's state")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        use serde::de::Error;
+        let n = seq.size_hint().unwrap_or(0);
+        if !self.0.complete(n) {
+            return Err(A::Error::custom("column of the wrong length"));
+        }
+        self.0.start();
+        for i in 0..n {
+            let Some(item) = seq.next_element::<C::Item>()? else {
+                return Err(A::Error::custom("column ended early"));
+            };
+            if !self.0.put(i, item) {
+                return Err(A::Error::custom("column longer than its capacity"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<O, P, const G: usize, const J: usize, const GANG: usize> Scheduler<O, P, G, J, GANG>
+where
+    O: JobOrder + DeserializeOwned,
+    P: Placer<G> + DeserializeOwned,
+{
+    /// As [`restore_into`](Self::restore_into), but decodes into this scheduler's own
+    /// storage, column by column, instead of building the restored scheduler by value: its
+    /// stack is a few hundred bytes, not several times the scheduler's size (measured on the
+    /// Cortex-M4F: `restore_stack_bytes`, `restore_in_place_stack_bytes`), for devices
+    /// without that much RAM. The price: a snapshot whose frame and identity are good (so
+    /// not corrupt, truncated, of another version, capacity, cluster) but whose content
+    /// does not decode, names another order or placer, or breaks an invariant is found
+    /// only while overwriting; it is refused as [`restore`](Self::restore) refuses it, and
+    /// the scheduler is then left **empty** (no jobs, every GPU of the topology healthy and
+    /// free, time 0, the order and placer as decoded so far), never half-restored.
+    /// O(snapshot size + J·G).
+    pub fn restore_in_place(&mut self, frame: &mut [u8]) -> Result<(), SnapshotError> {
+        let message = Self::open(frame, &self.topology)?;
+        let malformed = SnapshotError::Frame(FrameError::Malformed);
+        let mut de = Reader::from_bytes(message);
+        let checked = match self.decode_state(&mut de) {
+            Ok(names) if de.finalize().is_ok_and(|rest| rest.is_empty()) => {
+                self.check_restored(names)
+            }
+            _ => Err(malformed),
+        };
+        if checked.is_err() {
+            self.reset_state();
+        }
+        checked
+    }
+
+    /// Overwrites every field but the topology from `de`; returns the names read.
+    fn decode_state(&mut self, de: &mut Reader<'_>) -> postcard::Result<(Name, Name)> {
+        Identity::deserialize(&mut *de)?;
+        let order_name = Name::deserialize(&mut *de)?;
+        let placer_name = Name::deserialize(&mut *de)?;
+        read(&mut self.order, de)?;
+        read(&mut self.placer, de)?;
+        read(&mut self.config, de)?;
+        self.table.decode_in_place(de)?;
+        self.rank.decode_in_place(de)?;
+        self.timers.decode_in_place(de)?;
+        self.running.decode_in_place(de)?;
+        serde::de::DeserializeSeed::deserialize(IntoColumn(&mut self.owner[..]), &mut *de)?;
+        serde::de::DeserializeSeed::deserialize(IntoColumn(&mut self.healthy[..]), &mut *de)?;
+        read(&mut self.last_now, de)?;
+        read(&mut self.epoch, de)?;
+        self.reject_due.decode_in_place(de)?;
+        read(&mut self.placer_faults, de)?;
+        Ok((order_name, placer_name))
+    }
+
+    /// The names against the decoded order and placer, the counters, the invariants.
+    fn check_restored(&mut self, (order, placer): (Name, Name)) -> Result<(), SnapshotError> {
+        if order.as_str() != self.order.name() {
+            return Err(SnapshotError::Mismatch(HeaderField::Order));
+        }
+        if placer.as_str() != self.placer.name() {
+            return Err(SnapshotError::Mismatch(HeaderField::Placer));
+        }
+        let gpus = self.topology.gpu_count().min(G);
+        self.healthy_count = self.healthy.iter().take(gpus).filter(|&&h| h).count();
+        self.busy_count = self.owner.iter().filter(|o| o.is_some()).count();
+        self.check_invariants().map_err(SnapshotError::Inconsistent)
+    }
+
+    /// Empties the scheduler in place: no jobs, every GPU of the topology healthy and free.
+    fn reset_state(&mut self) {
+        self.table.reset();
+        self.rank.reset();
+        self.timers.reset();
+        self.running.clear();
+        self.reject_due.clear();
+        let gpus = self.topology.gpu_count().min(G);
+        for (g, (owner, healthy)) in self.owner.iter_mut().zip(&mut self.healthy).enumerate() {
+            *owner = None;
+            *healthy = g < gpus;
+        }
+        self.healthy_count = gpus;
+        self.busy_count = 0;
+        self.last_now = TimeMs(0);
+        self.epoch = self.order.epoch();
+        self.placer_faults = 0;
     }
 }
 

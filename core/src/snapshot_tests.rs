@@ -113,10 +113,28 @@ fn check_cut<O, P>(
         &frame[..],
         "{name:?} at {cut}"
     );
+    // In place, into a scheduler that has lived a life of its own (the first events).
+    let mut in_place = fresh();
+    for (now, event, _) in log.iter().take(50) {
+        answer(&mut in_place, *now, *event);
+    }
+    in_place.restore_in_place(&mut frame.clone()).unwrap();
+    assert_eq!(
+        in_place.snapshot(&mut again).unwrap(),
+        &frame[..],
+        "{name:?} at {cut}, in place"
+    );
     drop(s);
     for (i, (now, event, want)) in log[cut..].iter().enumerate() {
         let got = answer(&mut restored, *now, *event);
         assert_eq!(got, *want, "{name:?}: cut at {cut}, event {}", cut + i);
+        let got = answer(&mut in_place, *now, *event);
+        assert_eq!(
+            got,
+            *want,
+            "{name:?}: cut at {cut}, event {}, in place",
+            cut + i
+        );
     }
 }
 
@@ -265,6 +283,45 @@ fn a_refused_restore_changes_nothing_and_an_accepted_one_replaces_the_state() {
     let _ = s.handle(TimeMs(u64::MAX / 2), Event::Tick, &mut out);
     assert_ne!(s.snapshot(&mut buf).unwrap(), &frame[..]);
     s.restore_into(&mut frame.clone()).unwrap();
+    assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..]);
+}
+
+#[test]
+fn in_place_a_bad_frame_changes_nothing_and_a_bad_state_leaves_it_empty() {
+    let (mut s, frame) = busy_tias();
+    let mut buf = vec![0u8; 64 * 1024];
+    for i in (0..frame.len()).step_by(7) {
+        let mut bad = frame.clone();
+        bad[i] ^= 0x5a;
+        let result = s.restore_in_place(&mut bad);
+        assert!(matches!(result, Err(SnapshotError::Frame(_))), "byte {i}");
+    }
+    let mut truncated = frame[..frame.len() / 2].to_vec();
+    assert!(s.restore_in_place(&mut truncated).is_err());
+    assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..], "unchanged");
+    let mut other =
+        Scheduler::<Tias, BestFit, G, 64, GANG>::new(topology(), Tias::default(), BestFit);
+    assert!(matches!(
+        other.restore_in_place(&mut frame.clone()),
+        Err(SnapshotError::Capacities { .. })
+    ));
+    // A well-framed state that breaks an invariant: refused, and the scheduler left empty.
+    let (mut forged, _) = busy_tias();
+    let free = forged.owner.iter().position(Option::is_none).unwrap();
+    forged.owner[free] = Some(JobId(u32::MAX - 1));
+    let mut bad_state = forged.snapshot(&mut buf).unwrap().to_vec();
+    assert!(matches!(
+        s.restore_in_place(&mut bad_state),
+        Err(SnapshotError::Inconsistent(_))
+    ));
+    assert!(s.jobs().is_empty());
+    assert_eq!(
+        (s.busy_gpu_count(), s.healthy_gpu_count(), s.now()),
+        (0, G, TimeMs(0))
+    );
+    assert_eq!(s.check_invariants(), Ok(()));
+    // And it takes a good snapshot again.
+    s.restore_in_place(&mut frame.clone()).unwrap();
     assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..]);
 }
 

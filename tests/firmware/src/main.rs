@@ -11,8 +11,9 @@
 //! Which job orders and placers it runs is chosen by cargo features (`tias`, `las`, `fifo`;
 //! `best-fit`, `optimal`, …); with several, the stream's header picks the pair. No
 //! allocator; the scheduler lives in `run`'s stack frame, built by `Scheduler::new`. With
-//! the `checkpoint` feature it also snapshots, resets and restores its scheduler every
-//! 1,000 events (`Scheduler::snapshot`, `Scheduler::restore`).
+//! the `checkpoint` feature it also snapshots and restores its scheduler every 1,000 events,
+//! alternately into a new one (`Scheduler::restore`) and in place
+//! (`Scheduler::restore_in_place`).
 #![no_std]
 #![no_main]
 
@@ -51,8 +52,9 @@ type Reader = FrameReader<HostFile, IN_FRAME_BYTES>;
 type Writer = FrameWriter<HostFile, OUT_FRAME_BYTES>;
 
 /// With the `checkpoint` feature: every this many events the firmware snapshots its
-/// scheduler, drops it, restores a new one from the snapshot alone (and the topology), and
-/// continues; the answers must stay byte-identical to x86's uninterrupted run.
+/// scheduler and restores it from the snapshot alone (and the topology), alternately as a
+/// new scheduler that replaces it and in place, and continues; the answers must stay
+/// byte-identical to x86's uninterrupted run.
 #[cfg(feature = "checkpoint")]
 const CHECKPOINT_EVERY: u64 = 1_000;
 /// Free stack painted before each restore (it builds the decoded state by value: ~300 KB).
@@ -92,6 +94,8 @@ struct Stats {
     /// Most stack one restore used beyond its caller's frame (the restored scheduler is
     /// returned into that frame).
     restore_stack_bytes: usize,
+    /// The same for `restore_in_place`.
+    restore_in_place_stack_bytes: usize,
     /// A snapshot was refused or failed: the run is not valid.
     checkpoint_error: bool,
 }
@@ -187,12 +191,23 @@ fn checkpoint<O, P>(
     let sp = stack_pointer();
     let painted = paint(RESTORE_PROBE_BYTES);
     let middle = clock.now();
-    let restored = restore_once::<O, P>(topology.clone(), frame);
+    // Alternately into a new scheduler (by value) and into this one's storage (in place;
+    // the host tests overwrite a scheduler in another state, `core/src/snapshot_tests.rs`).
+    let by_value = stats.restores.is_multiple_of(2);
+    let restored = if by_value {
+        restore_once::<O, P>(topology.clone(), frame).map(|new| *scheduler = new)
+    } else {
+        restore_in_place_once(scheduler, frame)
+    };
     let end = clock.now();
-    stats.restore_stack_bytes = stats.restore_stack_bytes.max(painted.used_below(sp));
-    match restored {
-        Ok(restored) => *scheduler = restored,
-        Err(_) => stats.checkpoint_error = true,
+    let used = painted.used_below(sp);
+    if by_value {
+        stats.restore_stack_bytes = stats.restore_stack_bytes.max(used);
+    } else {
+        stats.restore_in_place_stack_bytes = stats.restore_in_place_stack_bytes.max(used);
+    }
+    if restored.is_err() {
+        stats.checkpoint_error = true;
     }
     stats.restores += 1;
     let (save, load) = (
@@ -215,6 +230,20 @@ where
     P: Placer<FIRMWARE_GPUS> + serde::de::DeserializeOwned,
 {
     Sched::<O, P>::restore(topology, frame)
+}
+
+/// `Scheduler::restore_in_place`, kept out of line so its stack can be measured.
+#[cfg(feature = "checkpoint")]
+#[inline(never)]
+fn restore_in_place_once<O, P>(
+    scheduler: &mut Sched<O, P>,
+    frame: &mut [u8],
+) -> Result<(), gantry_core::SnapshotError>
+where
+    O: JobOrder + serde::de::DeserializeOwned,
+    P: Placer<FIRMWARE_GPUS> + serde::de::DeserializeOwned,
+{
+    scheduler.restore_in_place(frame)
 }
 
 /// Serves one session of the pair `O`, `P` (the header at `frame` named it) until the
@@ -400,7 +429,7 @@ fn main() -> ! {
 fn report(s: &Stats) {
     let avg = s.instructions_sum.checked_div(s.events).unwrap_or(0);
     semihosting::println!(
-        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"checkpoint_error\":{}}}",
+        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"restore_in_place_stack_bytes\":{},\"checkpoint_error\":{}}}",
         s.order,
         s.placer,
         s.frames,
@@ -420,6 +449,7 @@ fn report(s: &Stats) {
         s.snapshot_instructions,
         s.restore_instructions,
         s.restore_stack_bytes,
+        s.restore_in_place_stack_bytes,
         s.checkpoint_error,
     );
 }
