@@ -23,7 +23,7 @@
 //! to restore (the invariant check). [`Scheduler::restore`] builds the decoded state by value
 //! and moves it into place, which takes several times the scheduler's size in stack (294 KB
 //! on the Cortex-M4F, `restore_stack_bytes`); [`Scheduler::restore_in_place`] decodes into
-//! the scheduler's own storage (2.4 KB, `restore_in_place_stack_bytes`).
+//! the scheduler's own storage (2.3 KB, `restore_in_place_stack_bytes`).
 
 use super::{InvariantViolation, Scheduler, SchedulerConfig};
 use crate::ids::{GpuId, JobId, MachineId};
@@ -458,7 +458,7 @@ where
 {
     /// As [`restore_into`](Self::restore_into), but decodes into this scheduler's own
     /// storage, column by column, instead of building the restored scheduler by value: its
-    /// stack is a few hundred bytes, not several times the scheduler's size (measured on the
+    /// stack is about 2 KB, not several times the scheduler's size (measured on the
     /// Cortex-M4F: `restore_stack_bytes`, `restore_in_place_stack_bytes`), for devices
     /// without that much RAM. The price: a snapshot whose frame and identity are good (so
     /// not corrupt, truncated, of another version, capacity, cluster) but whose content
