@@ -2,8 +2,9 @@
 # The core on a Cortex-M4F, and from C: builds the Rust firmware (tests/firmware) and the C
 # example (tests/firmware/c over core/ffi), records real-trace streams on x86 with the
 # firmware's capacities, runs every stream under QEMU mps2-an386, compares every answer
-# byte with x86's, measures size, stack, instructions, soft-float and the no-panic link,
-# and prints one JSON object last.
+# byte with x86's, measures size, stack, instructions, soft-float and the no-panic link
+# (per pair), and prints one JSON object last. Fails on any differing byte, and on a panic
+# path reachable from construction or `handle` in any pair it checks.
 #
 #   scripts/firmware-check.sh            every order x placer pair the firmware builds
 #   scripts/firmware-check.sh --ci       the pairs CI runs (TIAS+best-fit, LAS+best-fit, LAS+optimal)
@@ -89,10 +90,14 @@ build_firmware() { # name features [bin]
 }
 log "firmware: format and clippy (its own workspace, not covered by the host's)"
 (cd "$FW_DIR" && cargo fmt --check && cargo clippy --release --no-default-features \
-    --features "$ALL_FEATURES" -- -D warnings >&2)
+    --features "$ALL_FEATURES,checkpoint" -- -D warnings >&2)
 log "firmware builds"
 build_firmware fw-tias-best-fit tias,best-fit
 build_firmware fw-all "$ALL_FEATURES"
+# Every pair once more in a firmware that also snapshots, resets and restores its scheduler
+# every 1,000 events (checkpoint/restore on the device: the answers must not change). Kept
+# apart so the checkpoint code does not change the other builds' figures.
+build_firmware fw-checkpoint "$ALL_FEATURES,checkpoint"
 
 run_qemu() { # elf events answers -> prints the firmware's JSON line
     local elf=$1 events=$2 answers=$3
@@ -118,6 +123,11 @@ for pair in $PAIRS; do
     compare "$OUT/$o-$p.expected" "$OUT/$o-$p.rust" "$o+$p (Rust firmware)"
     STREAMS=$((STREAMS + 1))
 done
+log "running streams under QEMU with a snapshot, reset and restore every 1,000 events"
+for stream in $(for pair in $PAIRS; do echo "${pair%%:*}-${pair##*:}"; done) corrupt; do
+    run_qemu "$OUT/fw-checkpoint.elf" "$OUT/$stream.events" "$OUT/$stream.ckpt" > "$OUT/$stream.ckpt.json"
+    compare "$OUT/$stream.expected" "$OUT/$stream.ckpt" "$stream (Rust firmware, checkpointing)"
+done
 run_qemu "$OUT/fw-all.elf" "$OUT/corrupt.events" "$OUT/corrupt.rust" > "$OUT/corrupt.fw.json"
 compare "$OUT/corrupt.expected" "$OUT/corrupt.rust" "bad frames (Rust firmware)"
 
@@ -141,17 +151,29 @@ for stream in tias-best-fit corrupt; do
     fi
 done
 
-log "no-panic link check"
+log "no-panic link check (one build per pair: its panic handler references an undefined symbol)"
+# Every pair's event path must stay panic-free: a panic path fails the check (and CI).
 build_firmware no-panic-linkable tias,best-fit no-panic
 PANIC_SITES=$(arm-none-eabi-objdump -d --no-show-raw-insn -C "$OUT/no-panic-linkable.elf" \
     | grep -cE '\s(bl|b|b\.w)\s+[0-9a-f]+ <core::(panicking::|slice::index::|option::(unwrap|expect)_failed|result::unwrap_failed)' || true)
-if (cd "$FW_DIR" && cargo build --release --bin no-panic --no-default-features \
-        --features tias,best-fit,no-panic-check > "$OUT/no-panic-link.log" 2>&1); then
-    NO_PANIC=true
-else
-    grep -q gantry_panic_is_reachable "$OUT/no-panic-link.log" || { cat "$OUT/no-panic-link.log" >&2; exit 1; }
+NO_PANIC=true
+NO_PANIC_LINKED=""
+PANIC_REACHABLE=""
+for pair in $PAIRS; do
+    o=${pair%%:*}; p=${pair##*:}
+    link_log="$OUT/no-panic-link-$o-$p.log"
+    if (cd "$FW_DIR" && cargo build --release --bin no-panic --no-default-features \
+            --features "$o,$p,no-panic-check" > "$link_log" 2>&1); then
+        NO_PANIC_LINKED="$NO_PANIC_LINKED $pair"
+        continue
+    fi
+    grep -q gantry_panic_is_reachable "$link_log" || { cat "$link_log" >&2; exit 1; }
+    PANIC_REACHABLE="$PANIC_REACHABLE $pair"
+    log "PANIC REACHABLE from construction or handle: $pair (see $link_log)"
     NO_PANIC=false
-fi
+done
+NO_PANIC_LINKED=${NO_PANIC_LINKED# }
+PANIC_REACHABLE=${PANIC_REACHABLE# }
 
 field() { # file key
     sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1
@@ -160,6 +182,16 @@ flash() { # elf: vector table + .text + .rodata + .data
     arm-none-eabi-size -A "$1" | awk '$1 ~ /^\.(vector_table|isr_vector|text|rodata|data|ARM\.exidx|init_array|fini_array|preinit_array)$/ { s += $2 } END { print s }'
 }
 soft_float() { arm-none-eabi-nm "$1" | grep -c ' __aeabi_d' || true; }
+
+# Checkpoint/restore on the device, over every stream the checkpointing firmware ran.
+CKPT_JSON=$(ls "$OUT"/*.ckpt.json)
+sum_field() { for f in $CKPT_JSON; do field "$f" "$1"; done | awk '{ s += $1 } END { print s + 0 }'; }
+max_field() { for f in $CKPT_JSON; do field "$f" "$1"; done | awk '$1 > m { m = $1 } END { print m + 0 }'; }
+RESTORES=$(sum_field restores)
+if grep -q '"checkpoint_error":true' $CKPT_JSON || [ "$RESTORES" -eq 0 ]; then
+    IDENTICAL=false
+    log "a snapshot or restore failed on the device (or none ran)"
+fi
 
 TIAS=$OUT/tias-best-fit.fw.json
 LAS=$OUT/las-best-fit.fw.json
@@ -185,6 +217,7 @@ if [ "$AARCH64" = 1 ]; then
 fi
 
 cat <<EOF
-{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
+{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"no_panic_pairs":"$NO_PANIC_LINKED","panic_reachable_pairs":"$PANIC_REACHABLE","panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"restores":$RESTORES,"snapshot_bytes":$(max_field snapshot_bytes),"snapshot_insn_max":$(max_field snapshot_insn),"restore_insn_max":$(max_field restore_insn),"restore_stack_bytes":$(max_field restore_stack_bytes),"restore_in_place_stack_bytes":$(max_field restore_in_place_stack_bytes),"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
 EOF
 [ "$IDENTICAL" = true ] && [ "$C_IDENTICAL" = true ] || { log "answers differ from x86"; exit 1; }
+[ "$NO_PANIC" = true ] || { log "a panic path is reachable from handle"; exit 1; }

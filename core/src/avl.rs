@@ -10,7 +10,9 @@
 //! is `const`-constructible and serialisable.
 
 use crate::job_table::Slot;
+use crate::scheduler::snapshot::{DecodeInPlace, Reader, read};
 use core::cmp::Ordering;
+use serde::{Deserialize, Serialize};
 
 /// "No slot".
 pub(crate) const NIL: Slot = Slot::MAX;
@@ -36,7 +38,7 @@ impl<F: Fn(Slot, Slot) -> bool> NodeKeys for F {
 }
 
 /// The links of an AVL tree over slots `0..J`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Avl<const J: usize> {
     left: heapless::Vec<Slot, J>,
     right: heapless::Vec<Slot, J>,
@@ -459,6 +461,26 @@ impl<const J: usize> Avl<J> {
             at = self.next(at);
         }
         count == self.len && (self.root == NIL || self.parent(self.root) == NIL)
+    }
+}
+
+impl<const J: usize> DecodeInPlace for Avl<J> {
+    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
+        self.left.decode_in_place(de)?;
+        self.right.decode_in_place(de)?;
+        self.parent.decode_in_place(de)?;
+        self.height.decode_in_place(de)?;
+        read(&mut self.root, de)?;
+        read(&mut self.len, de)
+    }
+
+    fn reset(&mut self) {
+        self.left.clear();
+        self.right.clear();
+        self.parent.clear();
+        self.height.clear();
+        self.root = NIL;
+        self.len = 0;
     }
 }
 

@@ -11,6 +11,8 @@
 use crate::avl::{Avl, NIL};
 use crate::ids::JobId;
 use crate::job::Job;
+use crate::scheduler::snapshot::{DecodeInPlace, Reader, read};
+use serde::{Deserialize, Serialize};
 
 /// A stable handle on a live job, valid from submission to removal (then reused). `u16`:
 /// the scheduler checks `J ≤ u16::MAX` at compile time, and [`NIL`] (`u16::MAX`) is never a
@@ -19,7 +21,7 @@ pub(crate) type Slot = u16;
 
 /// Live jobs by slot, with an id index and the submission order. Memory: about 140 bytes
 /// per job (120 for the job).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct JobTable<const J: usize> {
     /// The live jobs, densely; removal moves the last job into the gap.
     jobs: heapless::Vec<Job, J>,
@@ -154,11 +156,15 @@ impl<const J: usize> JobTable<J> {
     /// Removes the job in `slot` and frees the slot. O(log J).
     pub(crate) fn remove(&mut self, slot: Slot) -> Option<Job> {
         let i = self.index(slot)?;
+        // The columns are in step (`check`), so `i` is in range of both.
+        if i >= self.jobs.len() || i >= self.slot_at.len() {
+            return None;
+        }
         let ids = &self.id_of;
         let mut by_id = |a: Slot, b: Slot| ids.get(usize::from(a)) < ids.get(usize::from(b));
         self.by_id.remove(slot, &mut by_id);
-        let job = self.jobs.swap_remove(i);
-        let _ = self.slot_at.swap_remove(i);
+        let job = swap_remove(&mut self.jobs, i)?;
+        let _ = swap_remove(&mut self.slot_at, i);
         if let Some(&moved) = self.slot_at.get(i) {
             set(&mut self.index_of, moved, i as Slot);
         }
@@ -214,9 +220,49 @@ impl<const J: usize> JobTable<J> {
     }
 }
 
+/// `Vec::swap_remove` without its bounds assertion (a panic path): `None` when `i` is out of
+/// range.
+fn swap_remove<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize) -> Option<T> {
+    if i >= column.len() {
+        return None;
+    }
+    let last = column.pop()?;
+    match column.get_mut(i) {
+        Some(x) => Some(core::mem::replace(x, last)),
+        // `i` was the last entry.
+        None => Some(last),
+    }
+}
+
 fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, slot: Slot, value: T) {
     if let Some(x) = column.get_mut(usize::from(slot)) {
         *x = value;
+    }
+}
+
+impl<const J: usize> DecodeInPlace for JobTable<J> {
+    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
+        self.jobs.decode_in_place(de)?;
+        self.slot_at.decode_in_place(de)?;
+        self.index_of.decode_in_place(de)?;
+        self.id_of.decode_in_place(de)?;
+        self.prev.decode_in_place(de)?;
+        self.next.decode_in_place(de)?;
+        read(&mut self.oldest, de)?;
+        read(&mut self.newest, de)?;
+        read(&mut self.free, de)?;
+        self.by_id.decode_in_place(de)
+    }
+
+    fn reset(&mut self) {
+        self.jobs.clear();
+        self.slot_at.clear();
+        self.index_of.clear();
+        self.id_of.clear();
+        self.prev.clear();
+        self.next.clear();
+        (self.oldest, self.newest, self.free) = (NIL, NIL, NIL);
+        self.by_id.reset();
     }
 }
 

@@ -32,6 +32,7 @@ pub mod placement;
 mod rank;
 pub mod rng;
 pub mod scheduler;
+mod sort;
 pub mod time;
 mod timers;
 pub mod topology;
@@ -52,6 +53,7 @@ pub use placement::{
     RandomPlacer, ScoreError, ScoreFault, ScoredPlacer, optimal_cost, optimal_placement,
 };
 pub use rng::SeededRng;
+pub use scheduler::snapshot::{self, SNAPSHOT_VERSION, SnapshotCapacities, SnapshotError};
 pub use scheduler::{
     DeadlineAdmission, HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig,
 };

@@ -12,9 +12,12 @@ use crate::avl::{Avl, NIL, NodeKeys};
 use crate::ids::JobId;
 use crate::job_table::Slot;
 use crate::order::PriorityKey;
+use crate::scheduler::snapshot::{DecodeInPlace, Reader};
+use crate::sort::heap_sort;
+use serde::{Deserialize, Serialize};
 
 /// The data the tree sorts and summarises, one entry per slot.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Entries<const J: usize> {
     key: heapless::Vec<PriorityKey, J>,
     id: heapless::Vec<JobId, J>,
@@ -101,7 +104,7 @@ pub(crate) struct PlanBudget {
 }
 
 /// Every live job, ranked by `(key, id)`. Memory: about 44 bytes per job.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct RankIndex<const J: usize> {
     tree: Avl<J>,
     entries: Entries<J>,
@@ -349,9 +352,9 @@ impl<const J: usize> RankIndex<J> {
 }
 
 /// Sorts `slots` by `less`, cheaply when they are nearly sorted (the last pass's order with
-/// a few keys moved): insertion sort while it has moved at most `2·len` entries, then the
-/// standard unstable sort. `less` is a strict total order, so either gives the one sorted
-/// order. O(len + moves), at most O(len log len) after the fallback.
+/// a few keys moved): insertion sort while it has moved at most `2·len` entries, then
+/// [`heap_sort`]. `less` is a strict total order, so either gives the one sorted order.
+/// O(len + moves), at most O(len log len) after the fallback.
 fn sort_nearly_sorted(slots: &mut [Slot], less: impl Fn(Slot, Slot) -> bool) {
     let mut budget = slots.len().saturating_mul(2);
     for i in 1..slots.len() {
@@ -364,15 +367,7 @@ fn sort_nearly_sorted(slots: &mut [Slot], less: impl Fn(Slot, Slot) -> bool) {
                 break;
             }
             if budget == 0 {
-                slots.sort_unstable_by(|&x, &y| {
-                    if less(x, y) {
-                        core::cmp::Ordering::Less
-                    } else if less(y, x) {
-                        core::cmp::Ordering::Greater
-                    } else {
-                        core::cmp::Ordering::Equal
-                    }
-                });
+                heap_sort(slots, |&a, &b| less(a, b));
                 return;
             }
             budget -= 1;
@@ -385,6 +380,30 @@ fn sort_nearly_sorted(slots: &mut [Slot], less: impl Fn(Slot, Slot) -> bool) {
 fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize, value: T) {
     if let Some(x) = column.get_mut(i) {
         *x = value;
+    }
+}
+
+impl<const J: usize> DecodeInPlace for RankIndex<J> {
+    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
+        self.tree.decode_in_place(de)?;
+        let e = &mut self.entries;
+        e.key.decode_in_place(de)?;
+        e.id.decode_in_place(de)?;
+        e.gpus.decode_in_place(de)?;
+        e.running.decode_in_place(de)?;
+        e.running_gpus.decode_in_place(de)?;
+        e.min_queued_gpus.decode_in_place(de)
+    }
+
+    fn reset(&mut self) {
+        self.tree.reset();
+        let e = &mut self.entries;
+        e.key.clear();
+        e.id.clear();
+        e.gpus.clear();
+        e.running.clear();
+        e.running_gpus.clear();
+        e.min_queued_gpus.clear();
     }
 }
 

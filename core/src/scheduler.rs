@@ -33,14 +33,16 @@ use crate::job_table::{JobTable, Slot};
 use crate::order::{HeadOfLine, JobOrder, KeyChanges, OrderHooks, Preemption};
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
 use crate::rank::{PlanBudget, RankIndex};
+use crate::sort::heap_sort;
 use crate::time::TimeMs;
 use crate::timers::Timers;
 use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
 
 /// How the scheduling pass treats the queue head and running jobs. Defaults come from the
 /// order ([`SchedulerConfig::for_order`]); a caller may override them, e.g. to run LAS
 /// without preemption.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchedulerConfig {
     /// Block or skip at a queue head that does not fit.
     pub head_of_line: HeadOfLine,
@@ -52,7 +54,7 @@ pub struct SchedulerConfig {
 
 /// What `handle` does with a submitted deadline that cannot be met even if the job started
 /// now and ran at full speed (`now + declared_length > deadline`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DeadlineAdmission {
     /// Accept it: the scheduler is information-agnostic and does not trust declared lengths
     /// (TIAS decides online whether a deadline is hopeless). The default.
@@ -359,12 +361,16 @@ where
                 }
             }
             Event::GpuDown(gpu) => {
+                // `validate` checked the GPU is in the topology (so below `G`); `get` keeps
+                // the event path free of bounds-check panics all the same.
                 let g = gpu.index();
-                if self.healthy[g] {
-                    self.healthy[g] = false;
-                    self.healthy_count -= 1;
+                if let Some(healthy) = self.healthy.get_mut(g)
+                    && *healthy
+                {
+                    *healthy = false;
+                    self.healthy_count = self.healthy_count.saturating_sub(1);
                 }
-                if let Some(id) = self.owner[g] {
+                if let Some(id) = self.owner.get(g).copied().flatten() {
                     if let Some(slot) = self.table.find(id) {
                         self.preempt(slot, now);
                         self.touched(slot, now);
@@ -377,10 +383,11 @@ where
                 }
             }
             Event::GpuUp(gpu) => {
-                let g = gpu.index();
-                if !self.healthy[g] {
-                    self.healthy[g] = true;
-                    self.healthy_count += 1;
+                if let Some(healthy) = self.healthy.get_mut(gpu.index())
+                    && !*healthy
+                {
+                    *healthy = true;
+                    self.healthy_count = self.healthy_count.saturating_add(1);
                 }
             }
             Event::Tick => {}
@@ -502,8 +509,9 @@ where
             }
         } else {
             let rank = &self.rank;
-            self.reject_due
-                .sort_unstable_by_key(|&s| (rank.key_of(s), rank.id_of(s)));
+            heap_sort(&mut self.reject_due, |&a, &b| {
+                (rank.key_of(a), rank.id_of(a)) < (rank.key_of(b), rank.id_of(b))
+            });
         }
         let mut done = 0;
         let mut full = false;
@@ -606,8 +614,10 @@ where
     /// Picks the GPUs of the job in `slot` one at a time through the placer. O(G·k).
     fn place(&mut self, slot: Slot) -> Option<GpuSet<GANG>> {
         let mut usable = GpuMask::<G>::none();
-        for g in 0..self.topology.gpu_count() {
-            usable.set(GpuId(g as u16), self.healthy[g] && self.owner[g].is_none());
+        for g in 0..self.topology.gpu_count().min(G) {
+            let free = self.healthy.get(g).is_some_and(|&h| h)
+                && self.owner.get(g).is_some_and(Option::is_none);
+            usable.set(GpuId(g as u16), free);
         }
         let job = self.table.get(slot)?;
         let need = usize::from(job.spec.gpus);
@@ -678,6 +688,8 @@ where
 
     /// Frees every GPU `id` holds. O(G) over the topology's GPUs.
     fn release(&mut self, id: JobId) {
+        // `gpus` ≤ `G`: the slice is provably in range (no panic path), and cheaper than
+        // `take` on the M4F.
         let gpus = self.topology.gpu_count().min(G);
         for owner in self.owner[..gpus].iter_mut().filter(|o| **o == Some(id)) {
             *owner = None;
@@ -733,7 +745,7 @@ where
 
     /// Whether `gpu` is healthy.
     pub fn is_healthy(&self, gpu: GpuId) -> bool {
-        self.topology.contains(gpu) && self.healthy[gpu.index()]
+        self.topology.contains(gpu) && self.healthy.get(gpu.index()).is_some_and(|&h| h)
     }
 
     /// Number of healthy GPUs (a counter kept up to date). O(1).
@@ -750,7 +762,7 @@ where
     pub fn placement_of(&self, id: JobId) -> GpuSet<GANG> {
         let mut set = GpuSet::new();
         let gpus = self.topology.gpu_count().min(G);
-        for (g, owner) in self.owner[..gpus].iter().enumerate() {
+        for (g, owner) in self.owner.iter().take(gpus).enumerate() {
             if *owner == Some(id) {
                 let _ = set.insert(GpuId(g as u16));
             }
@@ -882,6 +894,10 @@ where
         Ok(())
     }
 }
+
+/// Checkpoint and restore (a child module: it reads and builds the scheduler's fields).
+#[path = "snapshot.rs"]
+pub mod snapshot;
 
 #[cfg(test)]
 #[path = "scheduler_tests.rs"]

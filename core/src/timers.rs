@@ -8,10 +8,12 @@
 
 use crate::avl::NIL;
 use crate::job_table::Slot;
+use crate::scheduler::snapshot::{DecodeInPlace, Reader};
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// Review times by slot, in a heap.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Timers<const J: usize> {
     /// Slots with a timer, in heap order of `(at, slot)`.
     heap: heapless::Vec<Slot, J>,
@@ -162,6 +164,20 @@ impl<const J: usize> Timers<J> {
             .all(|(i, &s)| usize::from(self.pos(s)) == i);
         let count = self.position.iter().filter(|&&p| p != NIL).count();
         heap_ok && index_ok && count == self.heap.len()
+    }
+}
+
+impl<const J: usize> DecodeInPlace for Timers<J> {
+    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
+        self.heap.decode_in_place(de)?;
+        self.at.decode_in_place(de)?;
+        self.position.decode_in_place(de)
+    }
+
+    fn reset(&mut self) {
+        self.heap.clear();
+        self.at.clear();
+        self.position.clear();
     }
 }
 

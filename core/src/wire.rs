@@ -25,9 +25,8 @@
 //! with one [`Outbound`] message: `Ready` to a header, `Outcome` (the error or the decisions
 //! of that call, exactly what `handle` appended) to an event, `Fault` to a frame it could
 //! not use. Outbound frames name the inbound frame they answer (its index in the stream).
-//! A state snapshot (checkpoint/restore) is meant to travel as further variants of the same
-//! two enums, in frames of the same layout; a decoder that predates a variant refuses it as
-//! [`FrameError::Malformed`], and the version byte changes with any layout change.
+//! A scheduler's state snapshot ([`snapshot`](crate::snapshot): checkpoint and restore) is
+//! one frame of the same layout; the version byte changes with any layout change.
 //!
 //! # Cost
 //!
@@ -342,6 +341,15 @@ pub fn encode<'b, T: Serialize>(message: &T, buf: &'b mut [u8]) -> Option<&'b mu
 /// Decodes one frame: `frame` holds the bytes between two delimiters (not the delimiter) and
 /// is unstuffed in place. O(frame length).
 pub fn decode<T: DeserializeOwned>(frame: &mut [u8]) -> Result<T, FrameError> {
+    match postcard::take_from_bytes::<T>(unframe(frame)?) {
+        Ok((value, [])) => Ok(value),
+        _ => Err(FrameError::Malformed),
+    }
+}
+
+/// Unstuffs `frame` in place and checks its length, CRC and version; returns the message's
+/// postcard bytes (what [`decode`] then reads). O(frame length).
+pub(crate) fn unframe(frame: &mut [u8]) -> Result<&[u8], FrameError> {
     let len = cobs::decode_in_place(frame).map_err(|_| FrameError::Stuffing)?;
     let payload = frame.get(..len).ok_or(FrameError::Stuffing)?;
     let too_short = FrameError::TooShort { bytes: len as u32 };
@@ -358,10 +366,7 @@ pub fn decode<T: DeserializeOwned>(frame: &mut [u8]) -> Result<T, FrameError> {
     if version != WIRE_VERSION {
         return Err(FrameError::Version { found: version });
     }
-    match postcard::take_from_bytes::<T>(message) {
-        Ok((value, [])) => Ok(value),
-        _ => Err(FrameError::Malformed),
-    }
+    Ok(message)
 }
 
 /// A decoded inbound frame and its index in the stream (counting every non-empty frame,

@@ -3,6 +3,7 @@
 use super::{JobOrder, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::Job;
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// Earliest deadline first (Liu & Layland, 1973), **preemptive**: a job with an earlier
 /// deadline preempts a running job with a later one (the preempted job keeps its service).
@@ -13,7 +14,7 @@ use crate::time::TimeMs;
 /// whose deadline already passed keeps its early deadline and keeps its priority, so under
 /// overload EDF shows its known domino effect — the baseline TIAS is measured against.
 /// O(1) per key.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Edf;
 
 impl JobOrder for Edf {

@@ -3,10 +3,11 @@
 use super::{HeadOfLine, JobOrder, OrderHooks, PriorityKey, key_ms};
 use crate::job::Job;
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// First in, first out by submission time, ties by id; blocks at the head when the first job
 /// does not fit, never preempts (Tiresias's `fifo`). O(1) per key.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Fifo;
 
 impl JobOrder for Fifo {

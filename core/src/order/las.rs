@@ -19,6 +19,7 @@
 use super::{JobOrder, KeyChanges, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::{Job, JobState};
 use crate::time::{DurationMs, TimeMs};
+use serde::{Deserialize, Serialize};
 
 /// Most thresholds a [`LasConfig`] holds (so at most 9 queues).
 pub const MAX_LAS_THRESHOLDS: usize = 8;
@@ -38,7 +39,7 @@ pub enum LasConfigError {
 }
 
 /// 2D-LAS queues and starvation guard. Fixed capacity, `Copy`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LasConfig {
     thresholds_gpu_ms: [u64; MAX_LAS_THRESHOLDS],
     threshold_count: u8,
@@ -150,7 +151,7 @@ impl Default for LasConfig {
 
 /// Tiresias discretized 2D-LAS: preemptive, skips queue heads that do not fit (as the
 /// Tiresias `dlas*` policies). Key O(1); refresh O(K).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Las {
     /// Queues and guard.
     pub config: LasConfig,

@@ -25,10 +25,11 @@ pub use tiresias_compat::{CompatPolicy, TiresiasCompat};
 use crate::event::RejectReason;
 use crate::job::Job;
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// A sort key; smaller runs first. The job id is appended by the scheduler as the final tie
 /// break, so two jobs never compare equal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PriorityKey {
     /// Coarse class (e.g. a 2D-LAS queue index); compared first.
     pub class: u32,
@@ -39,7 +40,7 @@ pub struct PriorityKey {
 }
 
 /// What the scheduler does when the best queued job does not fit in the free GPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HeadOfLine {
     /// Wait for it: no later job may start (strict FIFO, as Tiresias's `fifo`).
     Block,
@@ -48,7 +49,7 @@ pub enum HeadOfLine {
 }
 
 /// Whether a running job may be stopped for a job of higher priority.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Preemption {
     /// Running jobs keep their GPUs until they finish.
     Off,

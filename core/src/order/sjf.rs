@@ -9,9 +9,10 @@
 use super::{JobOrder, KeyChanges, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::Job;
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// What "length" an oracle order sorts by.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LengthMetric {
     /// Run time in ms (Tiresias's `shortest`).
     #[default]
@@ -47,7 +48,7 @@ fn length_key(length_ms: Option<u64>, job: &Job) -> PriorityKey {
 
 /// ORACLE shortest job first: smallest declared length first, never preempts (a started job
 /// runs to completion), skips queue heads that do not fit. O(1) per key.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Sjf {
     /// Time or GPU·time.
     pub metric: LengthMetric,
@@ -79,7 +80,7 @@ impl JobOrder for Sjf {
 /// ORACLE shortest remaining time first: smallest `declared_length − executed` first,
 /// preemptive (a shorter arrival preempts a longer running job, which keeps its service).
 /// O(1) per key.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Srtf {
     /// Time (Tiresias `shortest`) or GPU·time (Tiresias `shortest-gpu`).
     pub metric: LengthMetric,

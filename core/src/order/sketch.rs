@@ -8,6 +8,9 @@
 //! instead of assuming it: the *window share* of a job is `S / W`, its run time (executed
 //! ms) over its window `W = deadline − submit`.
 
+use serde::{Deserialize, Serialize};
+use serde_big_array::BigArray;
+
 /// Buckets of a [`WindowShareSketch`] over shares `[0, 1]` (each 1/64 of a window wide).
 pub const SHARE_BUCKETS: usize = 64;
 
@@ -21,8 +24,9 @@ pub const WHOLE_WINDOW: u32 = 1 << SHARE_SHIFT;
 /// schedule could have met (`S ≤ W`; longer ones are only counted). Forgets by halving every
 /// count once `halve_at` jobs are held (0 = never), so it follows a drifting workload.
 /// Size: 264 B.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WindowShareSketch {
+    #[serde(with = "BigArray")]
     count: [u32; SHARE_BUCKETS],
     /// Jobs that ran longer than their window (`S > W`): no schedule could have met them.
     over: u32,

@@ -64,6 +64,7 @@ use super::{JobOrder, KeyChanges, Las, LasConfig, OrderHooks, Preemption, Priori
 use crate::event::RejectReason;
 use crate::job::{Job, JobState};
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// Flag in [`Job::order_queue`]: this deadline job is hopeless (sticky).
 const HOPELESS_FLAG: u8 = 0x80;
@@ -84,7 +85,7 @@ const RELAXED_BELOW_CLASS: u32 = LAS_CLASS + 2 * 16;
 const BACKGROUND_CLASS: u32 = RELAXED_BELOW_CLASS + 1;
 
 /// What TIAS does with a deadline job that can no longer make its deadline.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HopelessPolicy {
     /// Run it only on GPUs no other job wants, in 2D-LAS order among such jobs (default):
     /// it has missed its deadline whatever happens next, and it still finishes.
@@ -97,7 +98,7 @@ pub enum HopelessPolicy {
 }
 
 /// Where a deadline job that is not (yet) critical is ordered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RelaxedDeadlinePlacement {
     /// Like any job under 2D-LAS: its queue, FIFO by queue-entry time.
     LikeLas,
@@ -113,7 +114,7 @@ pub enum RelaxedDeadlinePlacement {
 }
 
 /// How critical jobs are ordered among themselves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CriticalOrder {
     /// Earliest deadline first.
     EarliestDeadline,
@@ -123,7 +124,7 @@ pub enum CriticalOrder {
 }
 
 /// Every constant of TIAS, each with its reason.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TiasConfig {
     /// The 2D-LAS queues for non-deadline (and young or best-effort) jobs.
     pub las: LasConfig,
@@ -193,7 +194,7 @@ pub enum Standing {
 }
 
 /// The TIAS job order. Preemptive; skips queue heads that do not fit.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Tias {
     config: TiasConfig,
     las: Las,

@@ -33,6 +33,7 @@
 use super::{HeadOfLine, JobOrder, LengthMetric, OrderHooks, Preemption, PriorityKey, key_ms};
 use crate::job::{Job, JobState};
 use crate::time::TimeMs;
+use serde::{Deserialize, Serialize};
 
 /// The Tiresias simulator's queue limits in use (`queue_limit[0..2]`), in seconds or GPU·s.
 pub const TIRESIAS_LIMITS_S: [u64; 2] = [3_250, 7_200];
@@ -49,7 +50,7 @@ const BAND_WAITED: u8 = 1;
 const BAND_APPENDED: u8 = 2;
 
 /// Which Tiresias policy to copy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CompatPolicy {
     /// Discretized LAS: `dlas` ([`LengthMetric::Time`]) or `dlas-gpu`
     /// ([`LengthMetric::GpuTime`]).
@@ -61,7 +62,7 @@ pub enum CompatPolicy {
 
 /// The Tiresias-simulator compatibility order. Key O(1); refresh, review and after-pass O(1)
 /// per job; no allocation.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct TiresiasCompat {
     policy: CompatPolicy,
     next_seq: u64,

@@ -2,6 +2,7 @@
 
 use super::{PlacementView, Placer};
 use crate::ids::GpuId;
+use serde::{Deserialize, Serialize};
 
 /// Consolidating best fit: keep a gang on as few machines and racks as possible, and take the
 /// machine that fits what is still needed most tightly, so large holes stay free for large
@@ -13,7 +14,7 @@ use crate::ids::GpuId;
 /// 4. GPU id.
 ///
 /// O(G + G·k) per pick for k GPUs picked.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct BestFit;
 
 impl<const G: usize> Placer<G> for BestFit {

@@ -45,12 +45,14 @@ use super::greedy::greedy_pick;
 use super::{GpuMask, PlacementView, Placer};
 use crate::ids::{GpuId, JobId, MachineId};
 use crate::job::{Job, JobSpec};
+use crate::sort::heap_sort_by_key;
 use crate::time::TimeMs;
 use crate::topology::{CommCost, Levels, Topology, closed_form_units};
 use core::cmp::Reverse;
+use serde::{Deserialize, Serialize};
 
 /// Limits of the exact search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OptimalConfig {
     /// Largest work estimate (see the module docs) the search may take; above it the plan is
     /// proximity-greedy's and says so (`exact: false`).
@@ -252,20 +254,28 @@ impl<'a, const G: usize> Search<'a, G> {
             }
             s.total_usable += 1;
         }
-        for r in 0..topo.rack_count() {
-            if s.free[r] > 0 {
-                s.order[s.racks] = r as u16;
+        for (r, &free) in s.free.iter().enumerate().take(topo.rack_count()) {
+            if let Some(slot) = s.order.get_mut(s.racks)
+                && free > 0
+            {
+                *slot = r as u16;
                 s.racks += 1;
             }
         }
         let free = s.free;
-        s.order[..s.racks].sort_unstable_by_key(|&r| (Reverse(free[usize::from(r)]), Reverse(r)));
+        let order = s.order.get_mut(..s.racks).unwrap_or(&mut []);
+        heap_sort_by_key(order, |&r| (Reverse(at(&free, usize::from(r))), Reverse(r)));
         s
+    }
+
+    /// The rack at DP position `j`.
+    fn rack_at(&self, j: usize) -> u16 {
+        at(&self.order, j)
     }
 
     /// Usable GPUs of the rack at DP position `j`, capped at `k`.
     fn lim(&self, j: usize, k: usize) -> usize {
-        usize::from(self.free[usize::from(self.order[j])]).min(k)
+        usize::from(at(&self.free, usize::from(self.rack_at(j)))).min(k)
     }
 
     fn work_estimate(&self, k: usize) -> u64 {
@@ -273,7 +283,7 @@ impl<'a, const G: usize> Search<'a, G> {
         let mut tables = 0u64;
         let mut cells = 0u64;
         for j in 0..self.racks {
-            let m = u64::from(self.machines_with_room[usize::from(self.order[j])]);
+            let m = u64::from(at(&self.machines_with_room, usize::from(self.rack_at(j))));
             tables = tables.saturating_add(k1.saturating_mul(m.saturating_mul(m)));
             cells = cells.saturating_add(self.lim(j, k) as u64 + 1);
         }
@@ -286,14 +296,17 @@ impl<'a, const G: usize> Search<'a, G> {
     /// The usable counts of the rack's machines that have room, largest first.
     fn rack_caps(&self, rack: u16, out: &mut [u16; G]) -> usize {
         let mut n = 0;
-        for m in 0..self.topo.machine_count() {
+        for (m, &cap) in self.cap.iter().enumerate().take(self.topo.machine_count()) {
             let machine = MachineId(m as u16);
-            if self.topo.rack_of_machine(machine).0 == rack && self.cap[m] > 0 && n < G {
-                out[n] = self.cap[m];
+            if let Some(slot) = out.get_mut(n)
+                && self.topo.rack_of_machine(machine).0 == rack
+                && cap > 0
+            {
+                *slot = cap;
                 n += 1;
             }
         }
-        out[..n].sort_unstable_by_key(|&c| Reverse(c));
+        heap_sort_by_key(out.get_mut(..n).unwrap_or(&mut []), |&c| Reverse(c));
         n
     }
 
@@ -309,16 +322,17 @@ impl<'a, const G: usize> Search<'a, G> {
         for (j, off) in offset.iter_mut().enumerate().take(self.racks) {
             let lim = self.lim(j, k);
             *off = next as u16;
-            let n = self.rack_caps(self.order[j], &mut caps);
+            let n = self.rack_caps(self.rack_at(j), &mut caps);
             let cells = table.get_mut(next..next + lim)?;
-            rack_table(&w, &caps[..n], cells, &mut fill);
+            rack_table(&w, caps.get(..n)?, cells, &mut fill);
             next += lim;
         }
         let best = |j: usize, c: usize| -> CommCost {
             if c == 0 {
                 CommCost(0)
             } else {
-                table[usize::from(offset[j]) + c - 1]
+                let first = usize::from(at(&offset, j));
+                table.get(first + c - 1).copied().unwrap_or(CommCost::MAX)
             }
         };
 
@@ -326,7 +340,7 @@ impl<'a, const G: usize> Search<'a, G> {
         let mut layer_buf = [CommCost::MAX; G];
         let mut tmp = [CommCost::MAX; G];
         self.layer(self.racks, k, &best, &mut layer_buf, &mut tmp);
-        let mut target = layer_buf[k];
+        let mut target = *layer_buf.get(k)?;
         if target == CommCost::MAX {
             return None;
         }
@@ -335,12 +349,11 @@ impl<'a, const G: usize> Search<'a, G> {
         for j in (0..self.racks).rev() {
             self.layer(j, k, &best, &mut layer_buf, &mut tmp);
             let lim = self.lim(j, k).min(c);
-            let cr = (0..=lim)
-                .rev()
-                .find(|&cr| layer_buf[c - cr].saturating_add(best(j, cr)) <= target)?;
-            choice[j] = cr as u16;
+            let fits = |cr: usize| at(&layer_buf, c - cr).saturating_add(best(j, cr)) <= target;
+            let cr = (0..=lim).rev().find(|&cr| fits(cr))?;
+            *choice.get_mut(j)? = cr as u16;
             c -= cr;
-            target = layer_buf[c];
+            target = *layer_buf.get(c)?;
         }
         if c != 0 {
             return None;
@@ -350,9 +363,9 @@ impl<'a, const G: usize> Search<'a, G> {
         for (j, &cr) in choice.iter().enumerate().take(self.racks) {
             let cr = usize::from(cr);
             if cr > 0 {
-                let n = self.rack_caps(self.order[j], &mut caps);
-                let t = rack_counts(&w, &caps[..n], cr, best(j, cr), &mut fill)?;
-                self.assign(self.order[j], &mut fill[..t], &mut set)?;
+                let n = self.rack_caps(self.rack_at(j), &mut caps);
+                let t = rack_counts(&w, caps.get(..n)?, cr, best(j, cr), &mut fill)?;
+                self.assign(self.rack_at(j), fill.get_mut(..t)?, &mut set)?;
             }
         }
         Some(set)
@@ -368,17 +381,25 @@ impl<'a, const G: usize> Search<'a, G> {
         out: &mut [CommCost; G],
         tmp: &mut [CommCost; G],
     ) {
-        out[..=k].fill(CommCost::MAX);
-        out[0] = CommCost(0);
+        // `k` < usable ≤ G, so `0..=k` is in range; a `k` beyond leaves `out` as it was.
+        let Some(row) = out.get_mut(..=k) else {
+            return;
+        };
+        row.fill(CommCost::MAX);
+        if let Some(none) = row.first_mut() {
+            *none = CommCost(0);
+        }
         for j in 0..upto {
             let lim = self.lim(j, k);
-            for c in 0..=k {
-                tmp[c] = (0..=lim.min(c))
-                    .map(|cr| out[c - cr].saturating_add(best(j, cr)))
+            for (c, cell) in tmp.iter_mut().enumerate().take(k + 1) {
+                *cell = (0..=lim.min(c))
+                    .map(|cr| at(&*out, c - cr).saturating_add(best(j, cr)))
                     .min()
                     .unwrap_or(CommCost::MAX);
             }
-            out[..=k].copy_from_slice(&tmp[..=k]);
+            for (o, &t) in out.iter_mut().zip(tmp.iter()).take(k + 1) {
+                *o = t;
+            }
         }
     }
 
@@ -386,17 +407,17 @@ impl<'a, const G: usize> Search<'a, G> {
     /// that holds it (then lowest id), and marks that machine's lowest usable GPUs.
     /// O(t·M + k).
     fn assign(&self, rack: u16, counts: &mut [u16], set: &mut GpuMask<G>) -> Option<()> {
-        counts.sort_unstable_by_key(|&n| Reverse(n));
+        heap_sort_by_key(counts, |&n| Reverse(n));
         let mut taken = [false; G];
         for &n in counts.iter() {
             let m = (0..self.topo.machine_count())
                 .filter(|&m| {
-                    !taken[m]
-                        && self.cap[m] >= n
+                    taken.get(m) == Some(&false)
+                        && at(&self.cap, m) >= n
                         && self.topo.rack_of_machine(MachineId(m as u16)).0 == rack
                 })
-                .min_by_key(|&m| (self.cap[m], m))?;
-            taken[m] = true;
+                .min_by_key(|&m| (at(&self.cap, m), m))?;
+            *taken.get_mut(m)? = true;
             self.topo
                 .gpus_of_machine(MachineId(m as u16))
                 .map(GpuId)
@@ -415,12 +436,22 @@ fn rack_cost(w: &Levels<u32>, machines: usize, gpus: usize, pairs: u64) -> CommC
 /// Adds one GPU to the least-filled of the first `t` machines with room (lowest index on
 /// ties); returns the new pairs it creates, or `None` when all are full. O(t).
 fn fill_one(caps: &[u16], fill: &mut [u16]) -> Option<u64> {
-    let i = (0..caps.len().min(fill.len()))
-        .filter(|&i| fill[i] < caps[i])
-        .min_by_key(|&i| (fill[i], i))?;
-    let pairs = u64::from(fill[i]);
-    fill[i] += 1;
+    let (_, slot) = caps
+        .iter()
+        .zip(fill.iter_mut())
+        .enumerate()
+        .filter(|(_, (cap, filled))| **filled < **cap)
+        .min_by_key(|(i, (_, filled))| (**filled, *i))
+        .map(|(i, (_, filled))| (i, filled))?;
+    let pairs = u64::from(*slot);
+    *slot += 1;
     Some(pairs)
+}
+
+/// `xs[i]`, or the type's default (0, an empty cost) when `i` is out of range: indexing
+/// without a panic path. Every caller's index is in range by construction.
+fn at<T: Copy + Default>(xs: &[T], i: usize) -> T {
+    xs.get(i).copied().unwrap_or_default()
 }
 
 /// Fills `cells[c-1]` with the best cost of c GPUs in one rack whose machines have the
@@ -434,7 +465,9 @@ fn rack_table<const G: usize>(
     cells.fill(CommCost::MAX);
     let lim = cells.len();
     for t in 1..=caps.len().min(lim) {
-        let fill = &mut fill[..t];
+        let (Some(fill), Some(caps)) = (fill.get_mut(..t), caps.get(..t)) else {
+            break;
+        };
         fill.fill(1);
         let mut pairs = 0u64;
         let mut c = t;
@@ -445,7 +478,7 @@ fn rack_table<const G: usize>(
             if c >= lim {
                 break;
             }
-            match fill_one(&caps[..t], fill) {
+            match fill_one(caps, fill) {
                 Some(p) => pairs += p,
                 None => break,
             }
@@ -464,12 +497,14 @@ fn rack_counts<const G: usize>(
     fill: &mut [u16; G],
 ) -> Option<usize> {
     for t in 1..=caps.len().min(c) {
-        let counts = &mut fill[..t];
+        let (Some(counts), Some(caps)) = (fill.get_mut(..t), caps.get(..t)) else {
+            break;
+        };
         counts.fill(1);
         let mut pairs = 0u64;
         let mut placed = t;
         while placed < c {
-            match fill_one(&caps[..t], counts) {
+            match fill_one(caps, counts) {
                 Some(p) => pairs += p,
                 None => break,
             }
@@ -483,7 +518,7 @@ fn rack_counts<const G: usize>(
 }
 
 /// Statistics of an [`ExactOptimal`] placer, for reports.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OptimalStats {
     /// Whole-job searches run.
     pub plans: u32,
@@ -503,14 +538,14 @@ pub struct OptimalStats {
 /// rest of the job is placed by proximity-greedy and counted in
 /// [`OptimalStats::off_plan_picks`]. Per pick O(G) plus one search per job (module docs).
 /// Memory: `2·G` bytes of masks.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExactOptimal<const G: usize> {
     config: OptimalConfig,
     plan: Option<Cached<G>>,
     stats: OptimalStats,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Cached<const G: usize> {
     /// GPUs the job asked for.
     gpus: u16,

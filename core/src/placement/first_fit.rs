@@ -2,9 +2,10 @@
 
 use super::{PlacementView, Placer};
 use crate::ids::GpuId;
+use serde::{Deserialize, Serialize};
 
 /// The lowest-numbered usable GPU (Proximity-DRL's "first-available" baseline). O(G).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct FirstFit;
 
 impl<const G: usize> Placer<G> for FirstFit {

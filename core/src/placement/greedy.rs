@@ -3,8 +3,10 @@
 use super::tally::{PlacementTally, fit_key};
 use super::{PlacementView, Placer};
 use crate::ids::{GpuId, MachineId};
+use crate::sort::heap_sort_by_key;
 use crate::topology::Topology;
 use core::cmp::Reverse;
+use serde::{Deserialize, Serialize};
 
 /// Proximity-greedy: the usable GPU with the smallest added communication cost
 /// ([`Topology::added_cost_units`](crate::Topology::added_cost_units), exact integers, so a
@@ -29,7 +31,7 @@ use core::cmp::Reverse;
 /// costs 1.225; [`ExactOptimal`](super::ExactOptimal) finds the latter.
 ///
 /// O(G + k) per pick (tallies per machine and rack instead of rescanning the picks).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct ProximityGreedy;
 
 impl<const G: usize> Placer<G> for ProximityGreedy {
@@ -87,7 +89,7 @@ fn rack_spans<const G: usize>(
             m,
         )
     };
-    machines[..count].sort_unstable_by_key(|&m| key(m));
+    heap_sort_by_key(machines.get_mut(..count).unwrap_or(&mut []), |&m| key(m));
     let mut spans = [0u16; G];
     let mut held = [0u16; G];
     for &m in &machines[..count] {

@@ -5,6 +5,7 @@ use super::{PlacementView, Placer};
 use crate::ids::{GpuId, MachineId, RackId};
 use crate::topology::Topology;
 use core::cmp::Reverse;
+use serde::{Deserialize, Serialize};
 
 /// Proximity-DRL's `LoadBalanceGpuSelector` (Deng et al. 2024, their public code), replayed
 /// one GPU at a time. For a job of k GPUs, on the GPUs free when the job's placement began:
@@ -20,7 +21,7 @@ use core::cmp::Reverse;
 /// re-derives the same list and returns its first usable GPU. If the cluster cannot hold k,
 /// it still returns GPUs in cluster-level order (their code would idle instead).
 /// O(G + M + R) per pick for G GPUs, M machines, R racks.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct LoadBalance;
 
 impl<const G: usize> Placer<G> for LoadBalance {

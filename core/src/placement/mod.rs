@@ -44,6 +44,7 @@ use crate::ids::GpuId;
 use crate::job::Job;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
+use serde_big_array::BigArray;
 
 /// A set of at most `N` distinct GPUs, in pick order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,8 +93,9 @@ impl<const N: usize> GpuSet<N> {
 /// One flag per GPU of a `G`-GPU topology: which GPUs a placer may pick. It keeps its
 /// count and the end of its highest allowed GPU, so counting is O(1) and iterating walks
 /// only up to the highest GPU ever allowed (the topology's size, not `G`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GpuMask<const G: usize> {
+    #[serde(with = "BigArray")]
     bits: [bool; G],
     /// Allowed GPUs.
     allowed: usize,

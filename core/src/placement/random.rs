@@ -3,13 +3,14 @@
 use super::{PlacementView, Placer};
 use crate::ids::GpuId;
 use crate::rng::SeededRng;
+use serde::{Deserialize, Serialize};
 
 /// A uniformly random usable GPU (Proximity-DRL's `RandomWithoutIdle` baseline, drawn one GPU
 /// at a time: k sequential uniform draws without replacement give the same distribution over
 /// sets as their `np.random.choice(.., k, replace=False)`, though not the same stream).
 /// Draws an index into the mask's allowed list from a [`SeededRng`], so a seed fixes every
 /// pick. O(G) per pick.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RandomPlacer {
     rng: SeededRng,
 }

@@ -10,7 +10,10 @@
 //!
 //! Which job orders and placers it runs is chosen by cargo features (`tias`, `las`, `fifo`;
 //! `best-fit`, `optimal`, …); with several, the stream's header picks the pair. No
-//! allocator; the scheduler lives in `run`'s stack frame, built by `Scheduler::new`.
+//! allocator; the scheduler lives in `run`'s stack frame, built by `Scheduler::new`. With
+//! the `checkpoint` feature it also snapshots and restores its scheduler every 1,000 events,
+//! alternately into a new one (`Scheduler::restore`) and in place
+//! (`Scheduler::restore_in_place`).
 #![no_std]
 #![no_main]
 
@@ -31,6 +34,13 @@ use host_io::HostFile;
 use measure::{Clock, paint, stack_pointer};
 
 type Sched<O, P> = Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
+
+/// A job order this firmware runs (serialisable, for the `checkpoint` feature's snapshots).
+trait Order: JobOrder + serde::Serialize + serde::de::DeserializeOwned {}
+impl<O: JobOrder + serde::Serialize + serde::de::DeserializeOwned> Order for O {}
+/// A placer this firmware runs (serialisable, as [`Order`]).
+trait Place: Placer<FIRMWARE_GPUS> + serde::Serialize + serde::de::DeserializeOwned {}
+impl<P: Placer<FIRMWARE_GPUS> + serde::Serialize + serde::de::DeserializeOwned> Place for P {}
 type Out = heapless::Vec<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>;
 /// The longest inbound frame accepted (a header is about 60 bytes, an event at most 40).
 const IN_FRAME_BYTES: usize = 256;
@@ -40,6 +50,19 @@ const OUT_FRAME_BYTES: usize = wire::max_frame_bytes(wire::max_outcome_message_b
 ));
 type Reader = FrameReader<HostFile, IN_FRAME_BYTES>;
 type Writer = FrameWriter<HostFile, OUT_FRAME_BYTES>;
+
+/// With the `checkpoint` feature: every this many events the firmware snapshots its
+/// scheduler and restores it from the snapshot alone (and the topology), alternately as a
+/// new scheduler that replaces it and in place, and continues; the answers must stay
+/// byte-identical to x86's uninterrupted run.
+#[cfg(feature = "checkpoint")]
+const CHECKPOINT_EVERY: u64 = 1_000;
+/// Free stack painted before each restore (it builds the decoded state by value: ~300 KB).
+#[cfg(feature = "checkpoint")]
+const RESTORE_PROBE_BYTES: usize = 1024 * 1024;
+/// The snapshot buffer (the largest measured snapshot is 22.2 KB).
+#[cfg(feature = "checkpoint")]
+const SNAPSHOT_BUFFER_BYTES: usize = 48 * 1024;
 
 /// Free stack painted before building a scheduler (today's construction needs ~60 KB).
 const CONSTRUCT_PROBE_BYTES: usize = 192 * 1024;
@@ -61,6 +84,20 @@ struct Stats {
     construct_instructions: u64,
     sched_bytes: usize,
     io_error: bool,
+    /// Snapshot-and-restore cycles done (`checkpoint` feature).
+    restores: u32,
+    /// Largest snapshot frame written.
+    snapshot_bytes: usize,
+    /// Most instructions one snapshot took, and one restore.
+    snapshot_instructions: u64,
+    restore_instructions: u64,
+    /// Most stack one restore used beyond its caller's frame (the restored scheduler is
+    /// returned into that frame).
+    restore_stack_bytes: usize,
+    /// The same for `restore_in_place`.
+    restore_in_place_stack_bytes: usize,
+    /// A snapshot was refused or failed: the run is not valid.
+    checkpoint_error: bool,
 }
 
 /// Everything `run` needs besides the scheduler.
@@ -130,9 +167,88 @@ fn handle_once<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
     scheduler.handle(now, event, out)
 }
 
+/// Snapshots `scheduler`, replaces it by one restored from the snapshot and `topology`
+/// alone, and records what it took.
+#[cfg(feature = "checkpoint")]
+#[inline(never)]
+fn checkpoint<O, P>(
+    scheduler: &mut Sched<O, P>,
+    topology: &Topology<FIRMWARE_GPUS>,
+    clock: &Clock,
+    stats: &mut Stats,
+) where
+    O: JobOrder + serde::Serialize + serde::de::DeserializeOwned,
+    P: Placer<FIRMWARE_GPUS> + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let mut buf = [0u8; SNAPSHOT_BUFFER_BYTES];
+    let start = clock.now();
+    let Ok(frame) = scheduler.snapshot(&mut buf) else {
+        stats.checkpoint_error = true;
+        return;
+    };
+    let saved = clock.now();
+    stats.snapshot_bytes = stats.snapshot_bytes.max(frame.len());
+    let sp = stack_pointer();
+    let painted = paint(RESTORE_PROBE_BYTES);
+    let middle = clock.now();
+    // Alternately into a new scheduler (by value) and into this one's storage (in place;
+    // the host tests overwrite a scheduler in another state, `core/src/snapshot_tests.rs`).
+    let by_value = stats.restores.is_multiple_of(2);
+    let restored = if by_value {
+        restore_once::<O, P>(topology.clone(), frame).map(|new| *scheduler = new)
+    } else {
+        restore_in_place_once(scheduler, frame)
+    };
+    let end = clock.now();
+    let used = painted.used_below(sp);
+    if by_value {
+        stats.restore_stack_bytes = stats.restore_stack_bytes.max(used);
+    } else {
+        stats.restore_in_place_stack_bytes = stats.restore_in_place_stack_bytes.max(used);
+    }
+    if restored.is_err() {
+        stats.checkpoint_error = true;
+    }
+    stats.restores += 1;
+    let (save, load) = (
+        Clock::instructions(start, saved),
+        Clock::instructions(middle, end),
+    );
+    stats.snapshot_instructions = stats.snapshot_instructions.max(save);
+    stats.restore_instructions = stats.restore_instructions.max(load);
+}
+
+/// `Scheduler::restore`, kept out of line so its stack can be measured.
+#[cfg(feature = "checkpoint")]
+#[inline(never)]
+fn restore_once<O, P>(
+    topology: Topology<FIRMWARE_GPUS>,
+    frame: &mut [u8],
+) -> Result<Sched<O, P>, gantry_core::SnapshotError>
+where
+    O: JobOrder + serde::de::DeserializeOwned,
+    P: Placer<FIRMWARE_GPUS> + serde::de::DeserializeOwned,
+{
+    Sched::<O, P>::restore(topology, frame)
+}
+
+/// `Scheduler::restore_in_place`, kept out of line so its stack can be measured.
+#[cfg(feature = "checkpoint")]
+#[inline(never)]
+fn restore_in_place_once<O, P>(
+    scheduler: &mut Sched<O, P>,
+    frame: &mut [u8],
+) -> Result<(), gantry_core::SnapshotError>
+where
+    O: JobOrder + serde::de::DeserializeOwned,
+    P: Placer<FIRMWARE_GPUS> + serde::de::DeserializeOwned,
+{
+    scheduler.restore_in_place(frame)
+}
+
 /// Serves one session of the pair `O`, `P` (the header at `frame` named it) until the
 /// stream ends or another `Hello` arrives, which it returns.
-fn run<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
+fn run<O: Order, P: Place>(
     frame: u32,
     header: &StreamHeader,
     order: O,
@@ -149,6 +265,8 @@ fn run<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
                 return io.until_hello();
             }
         };
+    #[cfg(feature = "checkpoint")]
+    let cluster = topology.clone();
     io.stats.order = order.name();
     io.stats.placer = placer.name();
     io.stats.sched_bytes = core::mem::size_of::<Sched<O, P>>();
@@ -185,6 +303,10 @@ fn run<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
                     error: result.err(),
                     decisions: &out,
                 });
+                #[cfg(feature = "checkpoint")]
+                if io.stats.events.is_multiple_of(CHECKPOINT_EVERY) {
+                    checkpoint(&mut scheduler, &cluster, io.clock, io.stats);
+                }
             }
         }
     }
@@ -300,13 +422,14 @@ fn main() -> ! {
         next = dispatch(frame, &header, &mut io);
     }
     report(&stats);
-    semihosting::process::exit(if stats.io_error { 1 } else { 0 })
+    let failed = stats.io_error || stats.checkpoint_error;
+    semihosting::process::exit(if failed { 1 } else { 0 })
 }
 
 fn report(s: &Stats) {
     let avg = s.instructions_sum.checked_div(s.events).unwrap_or(0);
     semihosting::println!(
-        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{}}}",
+        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"restore_in_place_stack_bytes\":{},\"checkpoint_error\":{}}}",
         s.order,
         s.placer,
         s.frames,
@@ -321,6 +444,13 @@ fn report(s: &Stats) {
         core::mem::size_of::<gantry_core::Job>(),
         core::mem::size_of::<Event>(),
         core::mem::size_of::<Decision<FIRMWARE_GANG>>(),
+        s.restores,
+        s.snapshot_bytes,
+        s.snapshot_instructions,
+        s.restore_instructions,
+        s.restore_stack_bytes,
+        s.restore_in_place_stack_bytes,
+        s.checkpoint_error,
     );
 }
 

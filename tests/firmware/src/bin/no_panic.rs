@@ -1,20 +1,19 @@
-//! The no-panic link check: builds a TIAS + best-fit scheduler and drives `handle` with
-//! events drawn from a generator the compiler cannot see through (seeded from SysTick).
-//! With the `no-panic-check` feature its panic handler calls a symbol that exists nowhere,
-//! so the binary links only if no panic path is reachable from construction or `handle`.
-//! Without the feature the handler loops, so the same code links and its panic call sites
-//! can be counted (`scripts/firmware-check.sh`).
+//! The no-panic link check: builds a scheduler for every order × placer pair this build
+//! enables (`--features tias,best-fit`, …) and drives `handle` with events drawn from a
+//! generator the compiler cannot see through (seeded from SysTick). With the
+//! `no-panic-check` feature its panic handler calls a symbol that exists nowhere, so the
+//! binary links only if no panic path is reachable from construction or `handle`. Without
+//! the feature the handler exits, so the same code links and its panic call sites can be
+//! counted (`scripts/firmware-check.sh` builds it once per pair).
 #![no_std]
 #![no_main]
 
 use cortex_m_rt::entry;
 use gantry_core::wire::{FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
 use gantry_core::{
-    BestFit, Decision, DurationMs, Event, GpuId, JobId, JobSpec, LinkWeights, Scheduler, Tias,
+    Decision, DurationMs, Event, GpuId, JobId, JobOrder, JobSpec, LinkWeights, Placer, Scheduler,
     TimeMs, Topology,
 };
-
-type Sched = Scheduler<Tias, BestFit, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
 
 /// xorshift64: the events' source.
 struct Draw(u64);
@@ -57,16 +56,15 @@ impl Draw {
     }
 }
 
-#[entry]
-fn main() -> ! {
-    let seed = u64::from(cortex_m::peripheral::SYST::get_current()) | 1;
-    let mut draw = Draw(seed);
+/// Builds a scheduler of the pair on a drawn topology and feeds it 10,000 drawn events.
+fn drive<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(draw: &mut Draw, order: O, placer: P) {
     let shape = (1 + draw.below(3) as u16, 1 + draw.below(4) as u16, 8);
     let topology = match Topology::uniform(shape.0, shape.1, shape.2, LinkWeights::PROXIMITY_DRL) {
         Ok(t) => t,
         Err(_) => semihosting::process::exit(2),
     };
-    let mut scheduler: Sched = Scheduler::new(topology, Tias::default(), BestFit);
+    let mut scheduler: Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG> =
+        Scheduler::new(topology, order, placer);
     let mut out = heapless::Vec::<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>::new();
     let mut now = 0u64;
     for _ in 0..10_000 {
@@ -74,6 +72,48 @@ fn main() -> ! {
         out.clear();
         let _ = scheduler.handle(TimeMs(now), draw.event(), &mut out);
     }
+}
+
+/// Drives every placer this build enables under `$order` (an expression built anew per
+/// placer).
+macro_rules! placers {
+    ($draw:expr, $order:expr) => {{
+        #[cfg(feature = "first-fit")]
+        drive($draw, $order, gantry_core::FirstFit);
+        #[cfg(feature = "best-fit")]
+        drive($draw, $order, gantry_core::BestFit);
+        #[cfg(feature = "random")]
+        {
+            let seed = $draw.next();
+            drive($draw, $order, gantry_core::RandomPlacer::new(seed));
+        }
+        #[cfg(feature = "load-balance")]
+        drive($draw, $order, gantry_core::LoadBalance);
+        #[cfg(feature = "greedy")]
+        drive($draw, $order, gantry_core::ProximityGreedy);
+        #[cfg(feature = "optimal")]
+        drive(
+            $draw,
+            $order,
+            gantry_core::ExactOptimal::<FIRMWARE_GPUS>::default(),
+        );
+    }};
+}
+
+#[entry]
+fn main() -> ! {
+    let seed = u64::from(cortex_m::peripheral::SYST::get_current()) | 1;
+    let draw = &mut Draw(seed);
+    #[cfg(feature = "tias")]
+    placers!(draw, gantry_core::Tias::default());
+    #[cfg(feature = "las")]
+    placers!(
+        draw,
+        gantry_core::Las::new(gantry_core::LasConfig::default())
+    );
+    #[cfg(feature = "fifo")]
+    placers!(draw, gantry_core::Fifo);
+    let _ = draw;
     semihosting::process::exit(0)
 }
 

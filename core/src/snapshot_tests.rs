@@ -1,0 +1,340 @@
+extern crate std;
+
+use super::*;
+use crate::SchedError;
+use crate::event::{Decision, Event};
+use crate::job::{JobSpec, JobState};
+use crate::order::{CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias};
+use crate::order::{TiasConfig, TiresiasCompat};
+use crate::placement::RandomPlacer;
+use crate::placement::{BestFit, ExactOptimal, FirstFit, LoadBalance, ProximityGreedy};
+use crate::rng::SeededRng;
+use crate::time::DurationMs;
+use crate::topology::LinkWeights;
+use std::boxed::Box;
+use std::vec;
+use std::vec::Vec;
+
+const G: usize = 32;
+const J: usize = 48;
+const GANG: usize = 8;
+type Sched<O, P> = Scheduler<O, P, G, J, GANG>;
+type Out = heapless::Vec<Decision<GANG>, 16>;
+/// What one `handle` call gave: its error or its decisions.
+type Answer = (Option<SchedError>, Vec<Decision<GANG>>);
+
+fn topology() -> Topology<G> {
+    Topology::uniform(2, 2, 8, LinkWeights::PROXIMITY_DRL).unwrap()
+}
+
+fn answer<O: JobOrder, P: Placer<G>>(s: &mut Sched<O, P>, now: TimeMs, event: Event) -> Answer {
+    let mut out = Out::new();
+    let error = s.handle(now, event, &mut out).err();
+    (error, out.to_vec())
+}
+
+/// A seeded stream that follows the scheduler it drives: submits of 1–8 GPUs (a third with
+/// deadlines, most with declared lengths), finishes of running jobs, cancels, GPU failures
+/// and repairs, ticks, and some refused events (unknown jobs, time running backwards is
+/// avoided). Returns the events with the answers of the uninterrupted run.
+fn seeded_stream<O: JobOrder, P: Placer<G>>(
+    mut s: Box<Sched<O, P>>,
+    seed: u64,
+    events: usize,
+) -> Vec<(TimeMs, Event, Answer)> {
+    let mut rng = SeededRng::new(seed);
+    let mut now = 0u64;
+    let mut next_id = 0u32;
+    let mut log = Vec::with_capacity(events);
+    for _ in 0..events {
+        now += u64::from(rng.below(300_000));
+        let running: Vec<JobId> = s
+            .jobs()
+            .iter()
+            .filter(|j| j.state == JobState::Running)
+            .map(|j| j.id())
+            .collect();
+        let event = match rng.below(10) {
+            0..=3 => {
+                next_id += 1;
+                let mut spec = JobSpec::new(JobId(next_id), 1 << rng.below(4));
+                if rng.below(3) == 0 {
+                    spec.deadline = Some(TimeMs(now + 1 + u64::from(rng.below(20_000_000))));
+                }
+                if rng.below(4) != 0 {
+                    spec.declared_length = Some(DurationMs(u64::from(rng.below(5_000_000))));
+                }
+                Event::Submit(spec)
+            }
+            4..=6 if !running.is_empty() => {
+                Event::Finish(running[rng.below(running.len() as u32) as usize])
+            }
+            7 => Event::Cancel(JobId(rng.below(next_id + 2))),
+            8 => {
+                let gpu = GpuId(rng.below(G as u32 + 2) as u16);
+                if rng.below(2) == 0 {
+                    Event::GpuDown(gpu)
+                } else {
+                    Event::GpuUp(gpu)
+                }
+            }
+            _ => Event::Tick,
+        };
+        let got = answer(&mut s, TimeMs(now), event);
+        log.push((TimeMs(now), event, got));
+    }
+    log
+}
+
+/// Runs the first `cut` events, snapshots, restores into a fresh scheduler (whose own
+/// snapshot must be the same bytes), and checks that the rest of the stream gets the
+/// uninterrupted run's answers.
+fn check_cut<O, P>(
+    fresh: impl Fn() -> Box<Sched<O, P>>,
+    log: &[(TimeMs, Event, Answer)],
+    cut: usize,
+) where
+    O: JobOrder + Serialize + DeserializeOwned,
+    P: Placer<G> + Serialize + DeserializeOwned,
+{
+    let mut s = fresh();
+    for (now, event, want) in &log[..cut] {
+        assert_eq!(answer(&mut s, *now, *event), *want);
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    let frame = s.snapshot(&mut buf).unwrap().to_vec();
+    let mut bytes = frame.clone();
+    let mut restored: Box<Sched<O, P>> =
+        Box::new(Scheduler::restore(topology(), &mut bytes).unwrap());
+    let mut again = vec![0u8; 64 * 1024];
+    let name = (s.order().name(), s.placer().name());
+    assert_eq!(
+        restored.snapshot(&mut again).unwrap(),
+        &frame[..],
+        "{name:?} at {cut}"
+    );
+    // In place, into a scheduler that has lived a life of its own (the first events).
+    let mut in_place = fresh();
+    for (now, event, _) in log.iter().take(50) {
+        answer(&mut in_place, *now, *event);
+    }
+    in_place.restore_in_place(&mut frame.clone()).unwrap();
+    assert_eq!(
+        in_place.snapshot(&mut again).unwrap(),
+        &frame[..],
+        "{name:?} at {cut}, in place"
+    );
+    drop(s);
+    for (i, (now, event, want)) in log[cut..].iter().enumerate() {
+        let got = answer(&mut restored, *now, *event);
+        assert_eq!(got, *want, "{name:?}: cut at {cut}, event {}", cut + i);
+        let got = answer(&mut in_place, *now, *event);
+        assert_eq!(
+            got,
+            *want,
+            "{name:?}: cut at {cut}, event {}, in place",
+            cut + i
+        );
+    }
+}
+
+fn every_cut<O, P>(order: O, placer: P)
+where
+    O: JobOrder + Serialize + DeserializeOwned + Clone,
+    P: Placer<G> + Serialize + DeserializeOwned + Clone,
+{
+    let fresh = || Box::new(Sched::new(topology(), order.clone(), placer.clone()));
+    let log = seeded_stream(fresh(), 5, 1_500);
+    assert!(log.iter().any(|(_, _, (_, d))| !d.is_empty()));
+    for cut in [0, 1, 97, 700, 1_499, 1_500] {
+        check_cut(fresh, &log, cut);
+    }
+}
+
+fn every_placer<O>(order: O)
+where
+    O: JobOrder + Serialize + DeserializeOwned + Clone,
+{
+    every_cut(order.clone(), FirstFit);
+    every_cut(order.clone(), BestFit);
+    every_cut(order.clone(), RandomPlacer::new(3));
+    every_cut(order.clone(), LoadBalance);
+    every_cut(order.clone(), ProximityGreedy);
+    every_cut(order, ExactOptimal::<G>::default());
+}
+
+#[test]
+fn restored_runs_decide_like_uninterrupted_ones_for_every_order_and_placer() {
+    let mut las_time = LasConfig::default();
+    las_time.service = LengthMetric::Time;
+    every_placer(Fifo);
+    every_placer(Sjf::default());
+    every_placer(Srtf::default());
+    every_placer(Edf);
+    every_placer(Las::new(LasConfig::default()));
+    every_placer(Las::new(las_time));
+    every_placer(Tias::new(TiasConfig {
+        min_samples: 4,
+        republish_every: 8,
+        ..TiasConfig::default()
+    }));
+    every_placer(Tias::default());
+    for metric in [LengthMetric::Time, LengthMetric::GpuTime] {
+        every_placer(TiresiasCompat::new(CompatPolicy::Dlas(metric)));
+        every_placer(TiresiasCompat::new(CompatPolicy::Shortest(metric)));
+    }
+}
+
+/// A TIAS scheduler some way into a seeded stream (jobs queued and running, the sketch
+/// learning), and its snapshot.
+fn busy_tias() -> (Box<Sched<Tias, BestFit>>, Vec<u8>) {
+    let order = Tias::new(TiasConfig {
+        min_samples: 4,
+        republish_every: 8,
+        ..TiasConfig::default()
+    });
+    let fresh = || Box::new(Sched::new(topology(), order.clone(), BestFit));
+    let log = seeded_stream(fresh(), 9, 600);
+    let mut s = fresh();
+    for (now, event, _) in &log {
+        answer(&mut s, *now, *event);
+    }
+    assert!(s.jobs().len() > 10 && s.order().sketch().feasible_samples() > 4);
+    let mut buf = vec![0u8; 64 * 1024];
+    let frame = s.snapshot(&mut buf).unwrap().to_vec();
+    (s, frame)
+}
+
+#[test]
+fn every_corrupted_byte_and_every_truncation_is_refused() {
+    let (_, frame) = busy_tias();
+    for i in 0..frame.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = frame.clone();
+            bad[i] ^= flip;
+            let result = Sched::<Tias, BestFit>::restore(topology(), &mut bad);
+            assert!(
+                matches!(result, Err(SnapshotError::Frame(_))),
+                "byte {i} ^ {flip:#x}: {:?}",
+                result.err()
+            );
+        }
+    }
+    for len in 0..frame.len() - 1 {
+        let mut cut = frame[..len].to_vec();
+        let result = Sched::<Tias, BestFit>::restore(topology(), &mut cut);
+        assert!(
+            matches!(result, Err(SnapshotError::Frame(_))),
+            "length {len}"
+        );
+    }
+}
+
+#[test]
+fn another_build_cluster_or_order_is_refused_by_name() {
+    let (_, frame) = busy_tias();
+    let other_jobs =
+        Scheduler::<Tias, BestFit, G, 64, GANG>::restore(topology(), &mut frame.clone());
+    let want = SnapshotCapacities {
+        gpus: 32,
+        jobs: 48,
+        gang: 8,
+    };
+    assert!(matches!(
+        other_jobs.err(),
+        Some(SnapshotError::Capacities { found, .. }) if found == want
+    ));
+    let wider = Topology::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).unwrap();
+    let other_cluster = Sched::<Tias, BestFit>::restore(wider, &mut frame.clone());
+    assert!(matches!(
+        other_cluster.err(),
+        Some(SnapshotError::Topology { .. })
+    ));
+    let other_placer = Sched::<Tias, FirstFit>::restore(topology(), &mut frame.clone());
+    assert_eq!(
+        other_placer.err(),
+        Some(SnapshotError::Mismatch(HeaderField::Placer))
+    );
+    // A LAS order cannot read TIAS's state: it fails to decode or is named wrongly.
+    let other_order = Sched::<Las, BestFit>::restore(topology(), &mut frame.clone());
+    assert!(matches!(
+        other_order.err(),
+        Some(SnapshotError::Frame(FrameError::Malformed) | SnapshotError::Mismatch(_))
+    ));
+    let mut small = [0u8; 64];
+    let (s, _) = busy_tias();
+    assert_eq!(
+        s.snapshot(&mut small).err(),
+        Some(SnapshotError::BufferTooSmall)
+    );
+}
+
+#[test]
+fn a_refused_restore_changes_nothing_and_an_accepted_one_replaces_the_state() {
+    let (mut s, frame) = busy_tias();
+    let mut bad = frame.clone();
+    let middle = bad.len() / 2;
+    bad[middle] ^= 0x10;
+    assert!(s.restore_into(&mut bad).is_err());
+    let mut buf = vec![0u8; 64 * 1024];
+    assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..]);
+    // Move on, then go back to the snapshot: the same state as before.
+    let mut out = Out::new();
+    let _ = s.handle(TimeMs(u64::MAX / 2), Event::Tick, &mut out);
+    assert_ne!(s.snapshot(&mut buf).unwrap(), &frame[..]);
+    s.restore_into(&mut frame.clone()).unwrap();
+    assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..]);
+}
+
+#[test]
+fn in_place_a_bad_frame_changes_nothing_and_a_bad_state_leaves_it_empty() {
+    let (mut s, frame) = busy_tias();
+    let mut buf = vec![0u8; 64 * 1024];
+    for i in (0..frame.len()).step_by(7) {
+        let mut bad = frame.clone();
+        bad[i] ^= 0x5a;
+        let result = s.restore_in_place(&mut bad);
+        assert!(matches!(result, Err(SnapshotError::Frame(_))), "byte {i}");
+    }
+    let mut truncated = frame[..frame.len() / 2].to_vec();
+    assert!(s.restore_in_place(&mut truncated).is_err());
+    assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..], "unchanged");
+    let mut other =
+        Scheduler::<Tias, BestFit, G, 64, GANG>::new(topology(), Tias::default(), BestFit);
+    assert!(matches!(
+        other.restore_in_place(&mut frame.clone()),
+        Err(SnapshotError::Capacities { .. })
+    ));
+    // A well-framed state that breaks an invariant: refused, and the scheduler left empty.
+    let (mut forged, _) = busy_tias();
+    let free = forged.owner.iter().position(Option::is_none).unwrap();
+    forged.owner[free] = Some(JobId(u32::MAX - 1));
+    let mut bad_state = forged.snapshot(&mut buf).unwrap().to_vec();
+    assert!(matches!(
+        s.restore_in_place(&mut bad_state),
+        Err(SnapshotError::Inconsistent(_))
+    ));
+    assert!(s.jobs().is_empty());
+    assert_eq!(
+        (s.busy_gpu_count(), s.healthy_gpu_count(), s.now()),
+        (0, G, TimeMs(0))
+    );
+    assert_eq!(s.check_invariants(), Ok(()));
+    // And it takes a good snapshot again.
+    s.restore_in_place(&mut frame.clone()).unwrap();
+    assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..]);
+}
+
+#[test]
+fn a_well_framed_but_inconsistent_state_is_refused() {
+    let (mut s, _) = busy_tias();
+    // A GPU owned by a job that does not exist.
+    let free = s.owner.iter().position(Option::is_none).unwrap();
+    s.owner[free] = Some(JobId(u32::MAX - 1));
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut frame = s.snapshot(&mut buf).unwrap().to_vec();
+    assert!(matches!(
+        Sched::<Tias, BestFit>::restore(topology(), &mut frame).err(),
+        Some(SnapshotError::Inconsistent(_))
+    ));
+}
