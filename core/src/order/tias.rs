@@ -450,6 +450,16 @@ impl JobOrder for Tias {
         self.epoch
     }
 
+    /// `ρ` and `ρ₀` enter only the standing of a deadline job that is not yet hopeless
+    /// ([`critical_at`](Tias::critical_at), [`hopeless_at`](Tias::hopeless_at)): a job
+    /// without a deadline is ordered and reviewed by 2D-LAS alone, and a hopeless job (the
+    /// mark is sticky) by its 2D-LAS queue. So an epoch re-keys only the deadline jobs that
+    /// can still be met: on the Cortex-M4F the worst event fell from 166,680 to
+    /// the figure in `docs/tias.md`. O(1).
+    fn follows_epoch(&self, job: &Job) -> bool {
+        job.spec.deadline.is_some() && job.order_queue & HOPELESS_FLAG == 0
+    }
+
     /// The 2D-LAS review, the moment a relaxed job turns critical or a waiting one
     /// hopeless, the deadline. O(1).
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
