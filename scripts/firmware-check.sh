@@ -178,6 +178,15 @@ PANIC_REACHABLE=${PANIC_REACHABLE# }
 field() { # file key
     sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1" | head -n 1
 }
+text_field() { # file key (a string value)
+    sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" "$1" | head -n 1
+}
+# The most expensive event of a stream, as "kind #index (frame F, t=T ms, D decisions)".
+worst_event() { # fw.json
+    printf '%s #%s (frame %s, t=%s ms, %s decisions)' "$(text_field "$1" insn_max_kind)" \
+        "$(field "$1" insn_max_event)" "$(field "$1" insn_max_frame)" \
+        "$(field "$1" insn_max_now_ms)" "$(field "$1" insn_max_decisions)"
+}
 flash() { # elf: vector table + .text + .rodata + .data
     arm-none-eabi-size -A "$1" | awk '$1 ~ /^\.(vector_table|isr_vector|text|rodata|data|ARM\.exidx|init_array|fini_array|preinit_array)$/ { s += $2 } END { print s }'
 }
@@ -217,7 +226,7 @@ if [ "$AARCH64" = 1 ]; then
 fi
 
 cat <<EOF
-{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"no_panic_pairs":"$NO_PANIC_LINKED","panic_reachable_pairs":"$PANIC_REACHABLE","panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"restores":$RESTORES,"snapshot_bytes":$(max_field snapshot_bytes),"snapshot_insn_max":$(max_field snapshot_insn),"restore_insn_max":$(max_field restore_insn),"restore_stack_bytes":$(max_field restore_stack_bytes),"restore_in_place_stack_bytes":$(max_field restore_in_place_stack_bytes),"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
+{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_insn_max_event":"$(worst_event "$TIAS")","tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_insn_max_event":"$(worst_event "$LAS")","las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"no_panic_pairs":"$NO_PANIC_LINKED","panic_reachable_pairs":"$PANIC_REACHABLE","panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"restores":$RESTORES,"snapshot_bytes":$(max_field snapshot_bytes),"snapshot_insn_max":$(max_field snapshot_insn),"restore_insn_max":$(max_field restore_insn),"restore_stack_bytes":$(max_field restore_stack_bytes),"restore_in_place_stack_bytes":$(max_field restore_in_place_stack_bytes),"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
 EOF
 [ "$IDENTICAL" = true ] && [ "$C_IDENTICAL" = true ] || { log "answers differ from x86"; exit 1; }
 [ "$NO_PANIC" = true ] || { log "a panic path is reachable from handle"; exit 1; }

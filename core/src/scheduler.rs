@@ -430,8 +430,18 @@ where
         let epoch = self.order.epoch();
         if epoch != self.epoch {
             self.epoch = epoch;
+            // Only the jobs whose key or review the epoch can move (for TIAS the deadline
+            // jobs not yet hopeless): the others keep a key and a review that are still
+            // exact, and any of them that is due now is re-keyed by the timers below.
             for i in 0..self.table.len() {
-                if let Some(slot) = self.table.slot_at(i) {
+                let Some(slot) = self.table.slot_at(i) else {
+                    continue;
+                };
+                let follows = self
+                    .table
+                    .get(slot)
+                    .map(|job| self.order.follows_epoch(job));
+                if follows != Some(false) {
                     self.rekey(slot, now, hooks);
                 }
             }

@@ -247,6 +247,9 @@ impl JobOrder for AnyOrder {
     fn epoch(&self) -> u32 {
         each_order!(self, o => o.epoch())
     }
+    fn follows_epoch(&self, job: &Job) -> bool {
+        each_order!(self, o => o.follows_epoch(job))
+    }
     fn after_pass(&mut self, job: &mut Job, now: TimeMs) {
         each_order!(self, o => o.after_pass(job, now))
     }

@@ -169,7 +169,7 @@ impl Las {
         let gpu_ms = job.attained_gpu_ms.saturating_sub(job.order_base_gpu_ms);
         match self.config.service {
             LengthMetric::GpuTime => gpu_ms,
-            LengthMetric::Time => gpu_ms / u64::from(job.spec.gpus.max(1)),
+            LengthMetric::Time => div_narrow(gpu_ms, u64::from(job.spec.gpus.max(1))),
         }
     }
 
@@ -183,16 +183,20 @@ impl Las {
 
     /// Executed ms since the last promotion (Tiresias's reset `executed_time`).
     fn executed_since_base(job: &Job) -> u64 {
-        job.attained_gpu_ms.saturating_sub(job.order_base_gpu_ms) / u64::from(job.spec.gpus.max(1))
+        let gpu_ms = job.attained_gpu_ms.saturating_sub(job.order_base_gpu_ms);
+        div_narrow(gpu_ms, u64::from(job.spec.gpus.max(1)))
     }
 
     /// When a queued job becomes eligible for promotion; `None` when the guard is off, the
     /// job is in queue 0, is running, or has not run since its last promotion.
     fn promotion_at(&self, job: &Job) -> Option<TimeMs> {
         let knob = u64::from(self.config.promote_knob_permille);
-        let executed = Self::executed_since_base(job);
         let queue = job.order_queue & QUEUE_MASK;
-        if knob == 0 || queue == 0 || executed == 0 || !job.state.is_queued() {
+        if knob == 0 || queue == 0 || !job.state.is_queued() {
+            return None;
+        }
+        let executed = Self::executed_since_base(job);
+        if executed == 0 {
             return None;
         }
         let wait_ms = executed.saturating_mul(knob).div_ceil(1000);
@@ -219,7 +223,7 @@ impl Las {
             // still runs, else when it was preempted (`queued_since`), whether or not
             // anyone looked in between.
             let limit = self.config.limit_of(target - 1).unwrap_or(service);
-            let since = (service - limit.min(service)) / self.rate(job);
+            let since = div_narrow(service - limit.min(service), self.rate(job));
             let stopped = if job.state == JobState::Running {
                 now
             } else {
@@ -244,9 +248,29 @@ impl Las {
         if job.state == JobState::Running {
             let limit = self.config.limit_of(job.order_queue & QUEUE_MASK)?;
             let left = limit.saturating_sub(self.queue_service(job));
-            return Some(now.saturating_add(DurationMs(left.div_ceil(self.rate(job)))));
+            let wait_ms = div_ceil_narrow(left, self.rate(job));
+            return Some(now.saturating_add(DurationMs(wait_ms)));
         }
         self.promotion_at(job)
+    }
+}
+
+/// `n / d` (0 when `d` is 0), in the Cortex-M4's one-instruction 32-bit division when both
+/// fit in 32 bits (service counts below 49.7 GPU·days, GPU counts: every job's review), and
+/// in the 64-bit library division otherwise. The same quotient either way.
+fn div_narrow(n: u64, d: u64) -> u64 {
+    match (u32::try_from(n), u32::try_from(d)) {
+        (Ok(n), Ok(d)) => u64::from(n.checked_div(d).unwrap_or(0)),
+        _ => n.checked_div(d).unwrap_or(0),
+    }
+}
+
+/// `⌈n / d⌉` (0 when `d` is 0), as [`div_narrow`].
+fn div_ceil_narrow(n: u64, d: u64) -> u64 {
+    match (u32::try_from(n), u32::try_from(d)) {
+        (Ok(n), Ok(d)) if d > 0 => u64::from(n.div_ceil(d)),
+        _ if d > 0 => n.div_ceil(d),
+        _ => 0,
     }
 }
 

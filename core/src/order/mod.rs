@@ -180,6 +180,14 @@ pub trait JobOrder {
         0
     }
 
+    /// Whether a change of [`epoch`](Self::epoch) can change this job's key, its review
+    /// time or what [`refresh`](Self::refresh) makes of it. When the epoch moves the
+    /// scheduler re-keys only the jobs for which this is true; for the others the key and
+    /// review time they have stay exact. Default: true (every job). O(1).
+    fn follows_epoch(&self, _job: &Job) -> bool {
+        true
+    }
+
     /// The earliest time after `now` at which this job's key or queue may change with no
     /// event in between (a 2D-LAS demotion threshold crossed while running, a starvation
     /// promotion, a deadline job turning urgent or hopeless), so a simulator can send

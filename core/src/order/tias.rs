@@ -279,19 +279,29 @@ impl Tias {
 
     /// Level 1: how TIAS treats this job at `now`, from its flags and the clock. O(1).
     pub fn standing(&self, job: &Job, now: TimeMs) -> Standing {
+        self.standing_and_hopeless_at(job, now).0
+    }
+
+    /// [`standing`](Self::standing) and, for a deadline job, [`hopeless_at`](Self::hopeless_at),
+    /// each computed once (a review needs both). O(1).
+    fn standing_and_hopeless_at(&self, job: &Job, now: TimeMs) -> (Standing, Option<TimeMs>) {
         let Some(deadline) = job.spec.deadline else {
-            return Standing::NoDeadline;
+            return (Standing::NoDeadline, None);
         };
-        let given_up = self.hopeless_at(job).is_some_and(|at| at <= now);
-        if job.order_queue & HOPELESS_FLAG != 0 || now >= deadline || given_up {
-            return Standing::Hopeless;
-        }
-        match self.critical_at(job, now) {
-            _ if job.order_queue & CRITICAL_FLAG != 0 => Standing::Critical,
-            Some(at) if at <= now => Standing::Critical,
-            Some(critical_at) => Standing::Relaxed { critical_at },
-            None => Standing::NoDeadline,
-        }
+        let hopeless_at = self.hopeless_at(job);
+        let given_up = hopeless_at.is_some_and(|at| at <= now);
+        let standing = if job.order_queue & HOPELESS_FLAG != 0 || now >= deadline || given_up {
+            Standing::Hopeless
+        } else if job.order_queue & CRITICAL_FLAG != 0 {
+            Standing::Critical
+        } else {
+            match self.critical_at(job, now) {
+                Some(at) if at <= now => Standing::Critical,
+                Some(critical_at) => Standing::Relaxed { critical_at },
+                None => Standing::NoDeadline,
+            }
+        };
+        (standing, hopeless_at)
     }
 
     /// Re-learns `ρ` and `ρ₀`; a change advances the epoch. O(B).
@@ -450,19 +460,27 @@ impl JobOrder for Tias {
         self.epoch
     }
 
+    /// `ρ` and `ρ₀` enter only the standing of a deadline job that is not yet hopeless
+    /// ([`critical_at`](Tias::critical_at), [`hopeless_at`](Tias::hopeless_at)): a job
+    /// without a deadline is ordered and reviewed by 2D-LAS alone, and a hopeless job (the
+    /// mark is sticky) by its 2D-LAS queue. So an epoch re-keys only the deadline jobs that
+    /// can still be met: on the Cortex-M4F the worst event fell from 166,680 to
+    /// the figure in `docs/tias.md`. O(1).
+    fn follows_epoch(&self, job: &Job) -> bool {
+        job.spec.deadline.is_some() && job.order_queue & HOPELESS_FLAG == 0
+    }
+
     /// The 2D-LAS review, the moment a relaxed job turns critical or a waiting one
     /// hopeless, the deadline. O(1).
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let las = self.las.review_at(job, now);
-        let deadline = match self.standing(job, now) {
+        let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
+        let deadline = match standing {
             Standing::Relaxed { critical_at } => job.spec.deadline.map(|d| d.min(critical_at)),
             Standing::Critical => job.spec.deadline,
             Standing::Hopeless | Standing::NoDeadline => None,
         };
-        let hopeless = match deadline {
-            Some(_) => self.hopeless_at(job),
-            None => None,
-        };
+        let hopeless = deadline.and(hopeless_at);
         [las, deadline, hopeless]
             .into_iter()
             .flatten()

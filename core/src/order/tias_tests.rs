@@ -342,3 +342,52 @@ fn hopeless_job_runs_in_the_background_or_is_rejected() {
         s.check_invariants().unwrap();
     }
 }
+
+#[test]
+fn an_epoch_changes_only_the_jobs_that_follow_it() {
+    // The same jobs under TIAS before anything is learned (ρ = 1, ρ₀ = 0) and after (ρ, ρ₀
+    // learned: a later epoch). A job that does not follow the epoch must refresh, key and
+    // review the same under both, or skipping it at an epoch would change decisions.
+    let (cold, learned) = (Tias::default(), trained(TiasConfig::default()));
+    assert_ne!(cold.epoch(), learned.epoch());
+    let mut hopeless = job(3, 2, Some(W), 0, JobState::Waiting);
+    hopeless.order_queue |= HOPELESS_FLAG | 1;
+    let mut older = job(4, 1, None, 40_000_000, JobState::Preempted);
+    older.order_queue = 1;
+    let jobs = [
+        job(1, 4, None, 0, JobState::Waiting),
+        job(2, 4, None, 3_000_000, JobState::Running),
+        hopeless,
+        older,
+        job(5, 1, Some(W), 0, JobState::Waiting),
+        job(6, 2, Some(W), 20_000, JobState::Running),
+    ];
+    let mut followers_that_moved = 0;
+    for original in jobs {
+        for now in [0, W / 4, W / 2, W - 1].map(TimeMs) {
+            let (mut a, mut b) = (original, original);
+            let (mut cold, mut learned) = (cold.clone(), learned.clone());
+            cold.refresh(&mut a, now);
+            learned.refresh(&mut b, now);
+            let seen = |t: &Tias, j: &Job| (j.order_queue, t.key(j, now), t.next_review(j, now));
+            let same = seen(&cold, &a) == seen(&learned, &b);
+            assert_eq!(
+                cold.follows_epoch(&original),
+                learned.follows_epoch(&original)
+            );
+            if !learned.follows_epoch(&original) {
+                assert!(
+                    same,
+                    "job {} at {now:?} changed with the epoch",
+                    original.id().0
+                );
+            } else if !same {
+                followers_that_moved += 1;
+            }
+        }
+    }
+    assert!(
+        followers_that_moved > 0,
+        "the deadline jobs do move with ρ, ρ₀"
+    );
+}

@@ -79,6 +79,14 @@ struct Stats {
     events: u64,
     instructions_sum: u64,
     instructions_max: u64,
+    /// Which event cost `instructions_max`: its index among the events handled (from 0),
+    /// its frame number in the stream, its kind, and the instant it was handled.
+    worst_event: u64,
+    worst_frame: u32,
+    worst_kind: &'static str,
+    worst_now_ms: u64,
+    /// Decisions that event produced.
+    worst_decisions: usize,
     handle_stack_bytes: usize,
     construct_stack_bytes: usize,
     construct_instructions: u64,
@@ -246,6 +254,18 @@ where
     scheduler.restore_in_place(frame)
 }
 
+/// The event's kind, as the worst-event report names it.
+fn event_kind(event: &Event) -> &'static str {
+    match event {
+        Event::Submit(_) => "submit",
+        Event::Finish(_) => "finish",
+        Event::Cancel(_) => "cancel",
+        Event::GpuDown(_) => "gpu-down",
+        Event::GpuUp(_) => "gpu-up",
+        Event::Tick => "tick",
+    }
+}
+
 /// Serves one session of the pair `O`, `P` (the header at `frame` named it) until the
 /// stream ends or another `Hello` arrives, which it returns.
 fn run<O: Order, P: Place>(
@@ -295,9 +315,16 @@ fn run<O: Order, P: Place>(
                 let stats = &mut *io.stats;
                 stats.handle_stack_bytes = stats.handle_stack_bytes.max(painted.used_below(sp));
                 let instructions = Clock::instructions(start, end);
+                if instructions > stats.instructions_max {
+                    stats.instructions_max = instructions;
+                    stats.worst_event = stats.events;
+                    stats.worst_frame = r.frame;
+                    stats.worst_kind = event_kind(&event);
+                    stats.worst_now_ms = now.0;
+                    stats.worst_decisions = out.len();
+                }
                 stats.events += 1;
                 stats.instructions_sum += instructions;
-                stats.instructions_max = stats.instructions_max.max(instructions);
                 io.send(&OutboundRef::Outcome {
                     frame: r.frame,
                     error: result.err(),
@@ -429,7 +456,7 @@ fn main() -> ! {
 fn report(s: &Stats) {
     let avg = s.instructions_sum.checked_div(s.events).unwrap_or(0);
     semihosting::println!(
-        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"restore_in_place_stack_bytes\":{},\"checkpoint_error\":{}}}",
+        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"insn_max_event\":{},\"insn_max_frame\":{},\"insn_max_kind\":\"{}\",\"insn_max_now_ms\":{},\"insn_max_decisions\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"restore_in_place_stack_bytes\":{},\"checkpoint_error\":{}}}",
         s.order,
         s.placer,
         s.frames,
@@ -437,6 +464,11 @@ fn report(s: &Stats) {
         s.events,
         avg,
         s.instructions_max,
+        s.worst_event,
+        s.worst_frame,
+        s.worst_kind,
+        s.worst_now_ms,
+        s.worst_decisions,
         s.handle_stack_bytes,
         s.construct_stack_bytes,
         s.construct_instructions,
