@@ -68,64 +68,273 @@ impl JobState {
     }
 }
 
-/// A live job as the core tracks it.
+/// A live job as the core tracks it: 64 bytes, because a firmware scheduler keeps hundreds of
+/// them in RAM (`Scheduler<Tias, BestFit, 64, 256, 8>` must fit in 32 KiB, issue 12).
+///
+/// What an order or a placer reads is kept; what only a caller would read is not (the
+/// communication profile; a job's first start and preemption count, which the caller sees
+/// in the decisions). Attained service is derived, not stored: a gang holds all its GPUs
+/// while it runs, so GPUs × executed time is exactly Tiresias's 2D attained service. The two
+/// optional times share one status byte with the state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Job {
-    /// What was submitted.
-    pub spec: JobSpec,
-    /// Current state.
-    pub state: JobState,
-    /// When it was submitted.
-    pub submitted_at: TimeMs,
-    /// When it first started, if ever.
-    pub first_started_at: Option<TimeMs>,
-    /// Since when it has been queued (submit or last preemption); meaningful when queued.
-    pub queued_since: TimeMs,
-    /// Attained service in GPU·milliseconds: GPUs × time running (Tiresias's 2D attained
-    /// service). Kept across preemptions.
-    pub attained_gpu_ms: u64,
-    /// Wall time spent running, summed over all runs.
-    pub executed: DurationMs,
-    /// How many times it was preempted (priority or GPU failure).
-    pub preemptions: u32,
+    /// The absolute deadline in ms; meaningful only when `status` says the job has one.
+    deadline_ms: u64,
+    /// The declared length in ms; meaningful only when `status` says the job has one.
+    declared_length_ms: u64,
+    submitted_at: TimeMs,
+    queued_since: TimeMs,
+    executed: DurationMs,
+    /// A time that belongs to the job order (e.g. when the job entered its 2D-LAS queue).
+    /// Set to the submission time at submit.
+    pub order_mark: TimeMs,
+    /// A value that belongs to the job order: 2D-LAS's service baseline in GPU·ms (queue
+    /// service counts from here; the starvation guard raises it to the attained service,
+    /// as Tiresias resets the job's executed time), the oracles' declared length in ms.
+    /// 0 at submit.
+    pub order_base_gpu_ms: u64,
+    id: JobId,
+    gpus: u16,
+    status: Status,
     /// A queue index that belongs to the job order (e.g. 2D-LAS's queue); 0 = top.
     pub order_queue: u8,
-    /// A second value that belongs to the job order (e.g. when the job entered its queue).
-    pub order_mark: TimeMs,
-    /// A service baseline that belongs to the job order, in GPU·ms: 2D-LAS counts queue
-    /// service from here, and raises it to `attained_gpu_ms` when the starvation guard sends a
-    /// job back to the top queue (Tiresias resets the job's executed time there). 0 at submit.
-    pub order_base_gpu_ms: u64,
+}
+
+/// A job's [`JobState`] and whether it has a deadline, in one byte (the job record's size is
+/// the firmware's RAM budget).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+struct Status(u8);
+
+impl Status {
+    const HAS_DEADLINE: u8 = 0x80;
+    const HAS_DECLARED_LENGTH: u8 = 0x40;
+    const STATE_BITS: u8 = 0x07;
+    /// A free slot of the job table (its job has left).
+    const VACANT: Self = Self(Self::STATE_BITS);
+
+    const fn new(state: JobState, has_deadline: bool, has_declared_length: bool) -> Self {
+        let deadline = if has_deadline { Self::HAS_DEADLINE } else { 0 };
+        let declared = if has_declared_length {
+            Self::HAS_DECLARED_LENGTH
+        } else {
+            0
+        };
+        Self(state as u8 | deadline | declared)
+    }
+
+    const fn with_state(self, state: JobState) -> Self {
+        Self(self.0 & !Self::STATE_BITS | state as u8)
+    }
+
+    const fn state(self) -> Option<JobState> {
+        match self.0 & Self::STATE_BITS {
+            0 => Some(JobState::Waiting),
+            1 => Some(JobState::Running),
+            2 => Some(JobState::Preempted),
+            3 => Some(JobState::Finished),
+            4 => Some(JobState::Rejected),
+            _ => None,
+        }
+    }
+
+    const fn has_deadline(self) -> bool {
+        self.0 & Self::HAS_DEADLINE != 0
+    }
+
+    const fn has_declared_length(self) -> bool {
+        self.0 & Self::HAS_DECLARED_LENGTH != 0
+    }
+
+    /// Only the bits `new` sets, and a known state (a decoded snapshot is checked with it).
+    const fn is_valid(self) -> bool {
+        let known = Self::HAS_DEADLINE | Self::HAS_DECLARED_LENGTH | Self::STATE_BITS;
+        self.0 & !known == 0 && self.state().is_some()
+    }
 }
 
 impl Job {
-    /// A freshly submitted job.
+    /// A freshly submitted job: waiting, queued since `now`, no service, order fields zero
+    /// (the order's mark at `now`).
     pub const fn submitted(spec: JobSpec, now: TimeMs) -> Self {
+        let (deadline_ms, has_deadline) = match spec.deadline {
+            Some(d) => (d.0, true),
+            None => (0, false),
+        };
+        let (declared_length_ms, has_declared_length) = match spec.declared_length {
+            Some(d) => (d.0, true),
+            None => (0, false),
+        };
         Self {
-            spec,
-            state: JobState::Waiting,
+            deadline_ms,
+            declared_length_ms,
             submitted_at: now,
-            first_started_at: None,
             queued_since: now,
-            attained_gpu_ms: 0,
             executed: DurationMs::ZERO,
-            preemptions: 0,
-            order_queue: 0,
             order_mark: now,
             order_base_gpu_ms: 0,
+            id: spec.id,
+            gpus: spec.gpus,
+            status: Status::new(JobState::Waiting, has_deadline, has_declared_length),
+            order_queue: 0,
         }
     }
 
     /// The job's id.
     pub const fn id(&self) -> JobId {
-        self.spec.id
+        self.id
+    }
+
+    /// GPUs it asks for, all at once.
+    pub const fn gpus(&self) -> u16 {
+        self.gpus
+    }
+
+    /// Its absolute deadline, if it has one.
+    pub const fn deadline(&self) -> Option<TimeMs> {
+        if self.status.has_deadline() {
+            Some(TimeMs(self.deadline_ms))
+        } else {
+            None
+        }
+    }
+
+    /// Its run time on an ideal placement, if the submitter declared it. Only *oracle* orders
+    /// (SJF, SRTF) and the learned placer's observation read it; information-agnostic orders
+    /// (LAS, TIAS) never do.
+    pub const fn declared_length(&self) -> Option<DurationMs> {
+        if self.status.has_declared_length() {
+            Some(DurationMs(self.declared_length_ms))
+        } else {
+            None
+        }
     }
 
     /// Declared length minus executed time, for oracle SRTF; `None` if no length declared.
     pub fn declared_remaining(&self) -> Option<DurationMs> {
-        self.spec
-            .declared_length
+        self.declared_length()
             .map(|len| len.saturating_sub(self.executed))
+    }
+
+    /// Where it is in its life (`Waiting`, `Running` or `Preempted` for a live job).
+    pub const fn state(&self) -> JobState {
+        match self.status.state() {
+            Some(state) => state,
+            // Unreachable: `status` is only built by `Status::new`, and a restored snapshot
+            // is refused unless every job's status `is_valid`.
+            None => JobState::Waiting,
+        }
+    }
+
+    /// When it was submitted.
+    pub const fn submitted_at(&self) -> TimeMs {
+        self.submitted_at
+    }
+
+    /// Since when it has been queued (submission or last preemption); meaningful when queued.
+    pub const fn queued_since(&self) -> TimeMs {
+        self.queued_since
+    }
+
+    /// Wall time spent running, summed over all runs.
+    pub const fn executed(&self) -> DurationMs {
+        self.executed
+    }
+
+    /// Attained service in GPU·ms: GPUs × time running (Tiresias's 2D attained service),
+    /// kept across preemptions. Saturates at `u64::MAX`, as summing per-event service would.
+    pub const fn attained_gpu_ms(&self) -> u64 {
+        self.executed.0.saturating_mul(self.gpus as u64)
+    }
+
+    /// Moves it to `state`.
+    pub(crate) fn set_state(&mut self, state: JobState) {
+        self.status = self.status.with_state(state);
+    }
+
+    /// Puts it back in the queue at `now` (a preemption).
+    pub(crate) fn requeue(&mut self, now: TimeMs) {
+        self.set_state(JobState::Preempted);
+        self.queued_since = now;
+    }
+
+    /// Credits `dt` of running.
+    pub(crate) fn run_for(&mut self, dt: DurationMs) {
+        self.executed = self.executed.saturating_add(dt);
+    }
+
+    /// Whether its fields are ones the core could have built (a decoded snapshot's jobs are
+    /// checked with it).
+    pub(crate) const fn is_valid(&self) -> bool {
+        self.status.is_valid()
+            && (self.status.has_deadline() || self.deadline_ms == 0)
+            && (self.status.has_declared_length() || self.declared_length_ms == 0)
+    }
+
+    /// Sets its executed time (unit tests of the orders build jobs in any state).
+    #[cfg(test)]
+    pub(crate) fn set_executed(&mut self, executed: DurationMs) {
+        self.executed = executed;
+    }
+
+    /// Sets when it was submitted and queued (unit tests).
+    #[cfg(test)]
+    pub(crate) fn set_times(&mut self, submitted_at: TimeMs, queued_since: TimeMs) {
+        self.submitted_at = submitted_at;
+        self.queued_since = queued_since;
+    }
+
+    /// Marks a job-table slot free (its job has left).
+    pub(crate) fn vacate(&mut self) {
+        self.status = Status::VACANT;
+    }
+
+    /// Whether this is a free job-table slot rather than a live job.
+    pub(crate) const fn is_vacant(&self) -> bool {
+        self.status.0 == Status::VACANT.0
+    }
+}
+
+/// The live jobs of a scheduler ([`Scheduler::jobs`](crate::Scheduler::jobs)), in slot order:
+/// deterministic, not the submission order.
+#[derive(Clone, Debug)]
+pub struct LiveJobs<'a> {
+    slots: core::slice::Iter<'a, Job>,
+    left: usize,
+}
+
+impl<'a> LiveJobs<'a> {
+    pub(crate) fn new(slots: &'a [Job], live: usize) -> Self {
+        Self {
+            slots: slots.iter(),
+            left: live,
+        }
+    }
+}
+
+impl<'a> Iterator for LiveJobs<'a> {
+    type Item = &'a Job;
+
+    fn next(&mut self) -> Option<&'a Job> {
+        if self.left == 0 {
+            return None;
+        }
+        let job = self.slots.find(|j| !j.is_vacant())?;
+        self.left -= 1;
+        Some(job)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for LiveJobs<'_> {}
+
+impl LiveJobs<'_> {
+    /// No job is live.
+    pub fn is_empty(&self) -> bool {
+        self.left == 0
     }
 }

@@ -1,12 +1,14 @@
-//! The scheduler's job table: live jobs in one dense slice, a stable *slot* per job that the
-//! other indexes (ranking, timers, running list) refer to, an id index, and the submission
+//! The scheduler's job table: live jobs by *slot* (a stable `u16` handle the other indexes
+//! — ranking, timers, running list, GPU owners — refer to), an id index, and the submission
 //! order.
 //!
-//! Every operation is O(1) or O(log J): a job leaves by swapping the last job into its place
-//! (so the slice order is deterministic but not the submission order), ids are found through
-//! an AVL tree ([`Avl`]), and the submission order is a doubly linked list through the slots
-//! (for the orders that walk jobs in submission order). Per-slot columns are
-//! `heapless::Vec`s that grow as slots are first used.
+//! Every operation is O(1) or O(log J): a job is stored at its slot for its whole life (a
+//! freed slot is marked vacant and reused by the next submission), ids are found through an
+//! AVL tree ([`Avl`]) that reads the ids from the jobs themselves, and the submission order is
+//! a doubly linked list through the slots (for the orders that walk jobs in submission
+//! order). Per-slot columns are `heapless::Vec`s that grow as slots are first used, so the
+//! table is `const`-constructible and serialisable. Memory: 64 bytes per job plus 11 for the
+//! list and the id index.
 
 use crate::avl::{Avl, NIL};
 use crate::ids::JobId;
@@ -19,18 +21,11 @@ use serde::{Deserialize, Serialize};
 /// slot.
 pub(crate) type Slot = u16;
 
-/// Live jobs by slot, with an id index and the submission order. Memory: about 140 bytes
-/// per job (120 for the job).
+/// Live jobs by slot, with an id index and the submission order.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct JobTable<const J: usize> {
-    /// The live jobs, densely; removal moves the last job into the gap.
+    /// By slot: its job (vacant, [`Job::is_vacant`], when the slot is free).
     jobs: heapless::Vec<Job, J>,
-    /// By dense index: the job's slot.
-    slot_at: heapless::Vec<Slot, J>,
-    /// By slot: the dense index of its job (`NIL` when the slot is free).
-    index_of: heapless::Vec<Slot, J>,
-    /// By slot: its job's id (what the id index sorts by).
-    id_of: heapless::Vec<JobId, J>,
     /// By slot: the slot submitted just before (`NIL` for the oldest).
     prev: heapless::Vec<Slot, J>,
     /// By slot: the slot submitted just after (`NIL` for the newest); for a free slot, the
@@ -39,6 +34,8 @@ pub(crate) struct JobTable<const J: usize> {
     oldest: Slot,
     newest: Slot,
     free: Slot,
+    /// Live jobs.
+    len: Slot,
     by_id: Avl<J>,
 }
 
@@ -47,58 +44,51 @@ impl<const J: usize> JobTable<J> {
     pub(crate) const fn new() -> Self {
         Self {
             jobs: heapless::Vec::new(),
-            slot_at: heapless::Vec::new(),
-            index_of: heapless::Vec::new(),
-            id_of: heapless::Vec::new(),
             prev: heapless::Vec::new(),
             next: heapless::Vec::new(),
             oldest: NIL,
             newest: NIL,
             free: NIL,
+            len: 0,
             by_id: Avl::new(),
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.jobs.len()
+        usize::from(self.len)
     }
 
     pub(crate) fn is_full(&self) -> bool {
-        self.jobs.is_full()
+        self.len() >= J
     }
 
-    /// The live jobs, in a deterministic order (not the submission order).
-    pub(crate) fn jobs(&self) -> &[Job] {
+    /// Every slot ever used, by slot: live jobs and vacant ones. What the indexes that read
+    /// job fields by slot (the ranking) are given.
+    pub(crate) fn by_slot(&self) -> &[Job] {
         &self.jobs
     }
 
-    /// The slot of the job at dense index `i`.
-    pub(crate) fn slot_at(&self, i: usize) -> Option<Slot> {
-        self.slot_at.get(i).copied()
-    }
-
-    fn index(&self, slot: Slot) -> Option<usize> {
-        let i = *self.index_of.get(usize::from(slot))?;
-        (i != NIL).then_some(usize::from(i))
+    /// The live jobs, by slot.
+    pub(crate) fn jobs(&self) -> crate::job::LiveJobs<'_> {
+        crate::job::LiveJobs::new(&self.jobs, self.len())
     }
 
     /// The job in `slot`. O(1).
     pub(crate) fn get(&self, slot: Slot) -> Option<&Job> {
-        self.jobs.get(self.index(slot)?)
+        self.jobs.get(usize::from(slot)).filter(|j| !j.is_vacant())
     }
 
     /// The job in `slot`, mutably. O(1).
     pub(crate) fn get_mut(&mut self, slot: Slot) -> Option<&mut Job> {
-        let i = self.index(slot)?;
-        self.jobs.get_mut(i)
+        self.jobs
+            .get_mut(usize::from(slot))
+            .filter(|j| !j.is_vacant())
     }
 
     /// The slot of live job `id`. O(log J).
     pub(crate) fn find(&self, id: JobId) -> Option<Slot> {
-        let ids = &self.id_of;
-        let at = self
-            .by_id
-            .search(|n| id.cmp(ids.get(usize::from(n)).unwrap_or(&id)));
+        let jobs = &self.jobs;
+        let at = self.by_id.search(|n| id.cmp(&id_at(jobs, n).unwrap_or(id)));
         (at != NIL).then_some(at)
     }
 
@@ -121,24 +111,18 @@ impl<const J: usize> JobTable<J> {
         let slot = if self.free != NIL {
             let slot = self.free;
             self.free = self.next_submitted(slot);
+            set(&mut self.jobs, slot, job);
             slot
         } else {
-            let slot = self.index_of.len() as Slot;
-            let grown = self.index_of.push(NIL).is_ok()
-                & self.id_of.push(job.id()).is_ok()
-                & self.prev.push(NIL).is_ok()
-                & self.next.push(NIL).is_ok();
+            let slot = self.jobs.len() as Slot;
+            let grown = self.prev.push(NIL).is_ok() & self.next.push(NIL).is_ok();
             if !grown {
                 return Err(job);
             }
+            self.jobs.push(job)?;
             slot
         };
-        let id = job.id();
-        let index = self.jobs.len();
-        self.jobs.push(job)?;
-        let _ = self.slot_at.push(slot);
-        set(&mut self.index_of, slot, index as Slot);
-        set(&mut self.id_of, slot, id);
+        self.len += 1;
         set(&mut self.prev, slot, self.newest);
         set(&mut self.next, slot, NIL);
         if self.newest == NIL {
@@ -147,26 +131,20 @@ impl<const J: usize> JobTable<J> {
             set(&mut self.next, self.newest, slot);
         }
         self.newest = slot;
-        let ids = &self.id_of;
-        let mut by_id = |a: Slot, b: Slot| ids.get(usize::from(a)) < ids.get(usize::from(b));
+        let jobs = &self.jobs;
+        let mut by_id = |a: Slot, b: Slot| id_at(jobs, a) < id_at(jobs, b);
         self.by_id.insert(slot, &mut by_id);
         Ok(slot)
     }
 
     /// Removes the job in `slot` and frees the slot. O(log J).
     pub(crate) fn remove(&mut self, slot: Slot) -> Option<Job> {
-        let i = self.index(slot)?;
-        // The columns are in step (`check`), so `i` is in range of both.
-        if i >= self.jobs.len() || i >= self.slot_at.len() {
-            return None;
-        }
-        let ids = &self.id_of;
-        let mut by_id = |a: Slot, b: Slot| ids.get(usize::from(a)) < ids.get(usize::from(b));
+        let job = *self.get(slot)?;
+        let jobs = &self.jobs;
+        let mut by_id = |a: Slot, b: Slot| id_at(jobs, a) < id_at(jobs, b);
         self.by_id.remove(slot, &mut by_id);
-        let job = swap_remove(&mut self.jobs, i)?;
-        let _ = swap_remove(&mut self.slot_at, i);
-        if let Some(&moved) = self.slot_at.get(i) {
-            set(&mut self.index_of, moved, i as Slot);
+        if let Some(j) = self.jobs.get_mut(usize::from(slot)) {
+            j.vacate();
         }
         let (before, after) = (
             self.prev.get(usize::from(slot)).copied().unwrap_or(NIL),
@@ -182,22 +160,20 @@ impl<const J: usize> JobTable<J> {
         } else {
             set(&mut self.prev, after, before);
         }
-        set(&mut self.index_of, slot, NIL);
         set(&mut self.next, slot, self.free);
         self.free = slot;
+        self.len = self.len.saturating_sub(1);
         Some(job)
     }
 
-    /// Checks the columns, the id index and the submission list against the jobs. O(J).
+    /// Checks the jobs, the id index, the submission list and the free list. O(J).
     pub(crate) fn check(&self) -> bool {
-        let ids = &self.id_of;
-        let by_id = |a: Slot, b: Slot| ids.get(usize::from(a)) < ids.get(usize::from(b));
-        let columns_ok = self.jobs.iter().enumerate().all(|(i, job)| {
-            self.slot_at(i).is_some_and(|s| {
-                self.index(s) == Some(i)
-                    && self.id_of.get(usize::from(s)) == Some(&job.id())
-                    && self.find(job.id()) == Some(s)
-            })
+        let jobs = &self.jobs;
+        let by_id = |a: Slot, b: Slot| id_at(jobs, a) < id_at(jobs, b);
+        let columns_ok = self.prev.len() == self.jobs.len() && self.next.len() == self.jobs.len();
+        let live = self.jobs.iter().filter(|j| !j.is_vacant()).count();
+        let jobs_ok = self.jobs.iter().enumerate().all(|(s, job)| {
+            job.is_vacant() || (job.is_valid() && self.find(job.id()) == Some(s as Slot))
         });
         let mut listed = 0usize;
         let mut at = self.oldest;
@@ -206,13 +182,28 @@ impl<const J: usize> JobTable<J> {
             if at == NIL {
                 break;
             }
-            if self.index(at).is_none() || self.prev.get(usize::from(at)) != Some(&before) {
+            if self.get(at).is_none() || self.prev.get(usize::from(at)) != Some(&before) {
                 return false;
             }
             listed += 1;
             (before, at) = (at, self.next_submitted(at));
         }
+        let mut vacant = 0usize;
+        let mut at = self.free;
+        for _ in 0..=J {
+            if at == NIL {
+                break;
+            }
+            if !self.jobs.get(usize::from(at)).is_some_and(Job::is_vacant) {
+                return false;
+            }
+            vacant += 1;
+            at = self.next_submitted(at);
+        }
         columns_ok
+            && jobs_ok
+            && live == self.len()
+            && vacant + live == self.jobs.len()
             && self.by_id.check(&by_id)
             && self.by_id.len() == self.len()
             && listed == self.len()
@@ -220,18 +211,9 @@ impl<const J: usize> JobTable<J> {
     }
 }
 
-/// `Vec::swap_remove` without its bounds assertion (a panic path): `None` when `i` is out of
-/// range.
-fn swap_remove<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize) -> Option<T> {
-    if i >= column.len() {
-        return None;
-    }
-    let last = column.pop()?;
-    match column.get_mut(i) {
-        Some(x) => Some(core::mem::replace(x, last)),
-        // `i` was the last entry.
-        None => Some(last),
-    }
+/// The id of the job in `slot` (live or vacant).
+fn id_at(jobs: &[Job], slot: Slot) -> Option<JobId> {
+    jobs.get(usize::from(slot)).map(Job::id)
 }
 
 fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, slot: Slot, value: T) {
@@ -243,25 +225,20 @@ fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, slot: Slot, value: T
 impl<const J: usize> DecodeInPlace for JobTable<J> {
     fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
         self.jobs.decode_in_place(de)?;
-        self.slot_at.decode_in_place(de)?;
-        self.index_of.decode_in_place(de)?;
-        self.id_of.decode_in_place(de)?;
         self.prev.decode_in_place(de)?;
         self.next.decode_in_place(de)?;
         read(&mut self.oldest, de)?;
         read(&mut self.newest, de)?;
         read(&mut self.free, de)?;
+        read(&mut self.len, de)?;
         self.by_id.decode_in_place(de)
     }
 
     fn reset(&mut self) {
         self.jobs.clear();
-        self.slot_at.clear();
-        self.index_of.clear();
-        self.id_of.clear();
         self.prev.clear();
         self.next.clear();
-        (self.oldest, self.newest, self.free) = (NIL, NIL, NIL);
+        (self.oldest, self.newest, self.free, self.len) = (NIL, NIL, NIL, 0);
         self.by_id.reset();
     }
 }

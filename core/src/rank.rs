@@ -10,32 +10,54 @@
 
 use crate::avl::{Avl, NIL, NodeKeys};
 use crate::ids::JobId;
+use crate::job::{Job, JobState};
 use crate::job_table::Slot;
 use crate::order::PriorityKey;
 use crate::scheduler::snapshot::{DecodeInPlace, Reader};
 use crate::sort::heap_sort;
 use serde::{Deserialize, Serialize};
 
-/// The data the tree sorts and summarises, one entry per slot.
+/// What the tree sorts and summarises, one entry per slot: the key, in three columns (no
+/// padding), and the two subtree summaries. The job's id, GPU count and state are read
+/// from the job table (`jobs`, by slot), not copied.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Entries<const J: usize> {
-    key: heapless::Vec<PriorityKey, J>,
-    id: heapless::Vec<JobId, J>,
-    gpus: heapless::Vec<u16, J>,
-    running: heapless::Vec<bool, J>,
-    /// Subtree summary: GPUs requested by the running jobs.
-    running_gpus: heapless::Vec<u32, J>,
+    class: heapless::Vec<u32, J>,
+    primary: heapless::Vec<i64, J>,
+    secondary: heapless::Vec<i64, J>,
+    /// Subtree summary: GPUs requested by the running jobs (at most `G` ≤ `u16::MAX`: each
+    /// holds its own GPUs).
+    running_gpus: heapless::Vec<u16, J>,
     /// Subtree summary: smallest request among the queued jobs (`u16::MAX` if none).
     min_queued_gpus: heapless::Vec<u16, J>,
 }
 
 impl<const J: usize> Entries<J> {
-    fn rank_of(&self, s: Slot) -> Option<(PriorityKey, JobId)> {
+    fn key(&self, s: Slot) -> Option<PriorityKey> {
         let s = usize::from(s);
-        Some((*self.key.get(s)?, *self.id.get(s)?))
+        Some(PriorityKey {
+            class: *self.class.get(s)?,
+            primary: *self.primary.get(s)?,
+            secondary: *self.secondary.get(s)?,
+        })
     }
 
-    fn running_gpus(&self, s: Slot) -> u32 {
+    fn set_key(&mut self, s: Slot, key: PriorityKey) {
+        let s = usize::from(s);
+        set(&mut self.class, s, key.class);
+        set(&mut self.primary, s, key.primary);
+        set(&mut self.secondary, s, key.secondary);
+    }
+
+    fn rank_of(&self, jobs: &[Job], s: Slot) -> Option<(PriorityKey, JobId)> {
+        Some((self.key(s)?, jobs.get(usize::from(s))?.id()))
+    }
+
+    fn less(&self, jobs: &[Job], a: Slot, b: Slot) -> bool {
+        self.rank_of(jobs, a) < self.rank_of(jobs, b)
+    }
+
+    fn running_gpus(&self, s: Slot) -> u16 {
         self.running_gpus.get(usize::from(s)).copied().unwrap_or(0)
     }
 
@@ -46,22 +68,10 @@ impl<const J: usize> Entries<J> {
             .unwrap_or(u16::MAX)
     }
 
-    fn gpus(&self, s: Slot) -> u16 {
-        self.gpus.get(usize::from(s)).copied().unwrap_or(0)
-    }
-
-    fn is_running(&self, s: Slot) -> bool {
-        self.running.get(usize::from(s)).copied().unwrap_or(false)
-    }
-
     /// What `update` would store for `node` given its children.
-    fn summary(&self, node: Slot, left: Slot, right: Slot) -> (u32, u16) {
-        let gpus = self.gpus(node);
-        let (own_running, own_queued) = if self.is_running(node) {
-            (u32::from(gpus), u16::MAX)
-        } else {
-            (0, gpus)
-        };
+    fn summary(&self, jobs: &[Job], node: Slot, left: Slot, right: Slot) -> (u16, u16) {
+        let (gpus, running) = gpus_and_running(jobs, node);
+        let (own_running, own_queued) = if running { (gpus, u16::MAX) } else { (0, gpus) };
         let running = own_running
             .saturating_add(self.running_gpus(left))
             .saturating_add(self.running_gpus(right));
@@ -70,22 +80,48 @@ impl<const J: usize> Entries<J> {
             .min(self.min_queued(right));
         (running, queued)
     }
+
+    fn update(&mut self, jobs: &[Job], node: Slot, left: Slot, right: Slot) {
+        let (running, queued) = self.summary(jobs, node, left, right);
+        let n = usize::from(node);
+        set(&mut self.running_gpus, n, running);
+        set(&mut self.min_queued_gpus, n, queued);
+    }
 }
 
-impl<const J: usize> NodeKeys for Entries<J> {
+/// The GPUs `slot`'s job asks for and whether it runs (0 and no for an unknown slot).
+fn gpus_and_running(jobs: &[Job], slot: Slot) -> (u16, bool) {
+    jobs.get(usize::from(slot))
+        .map_or((0, false), |j| (j.gpus(), j.state() == JobState::Running))
+}
+
+/// The entries with the job table they read, as the tree's [`NodeKeys`].
+struct Keyed<'a, const J: usize> {
+    entries: &'a mut Entries<J>,
+    jobs: &'a [Job],
+}
+
+/// The order alone, for checking the tree (which never updates summaries).
+struct Sorted<'a, const J: usize> {
+    entries: &'a Entries<J>,
+    jobs: &'a [Job],
+}
+
+impl<const J: usize> NodeKeys for Sorted<'_, J> {
     fn less(&self, a: Slot, b: Slot) -> bool {
-        self.rank_of(a) < self.rank_of(b)
+        self.entries.less(self.jobs, a, b)
+    }
+
+    fn update(&mut self, _node: Slot, _left: Slot, _right: Slot) {}
+}
+
+impl<const J: usize> NodeKeys for Keyed<'_, J> {
+    fn less(&self, a: Slot, b: Slot) -> bool {
+        self.entries.less(self.jobs, a, b)
     }
 
     fn update(&mut self, node: Slot, left: Slot, right: Slot) {
-        let (running, queued) = self.summary(node, left, right);
-        let n = usize::from(node);
-        if let Some(x) = self.running_gpus.get_mut(n) {
-            *x = running;
-        }
-        if let Some(x) = self.min_queued_gpus.get_mut(n) {
-            *x = queued;
-        }
+        self.entries.update(self.jobs, node, left, right);
     }
 }
 
@@ -103,7 +139,10 @@ pub(crate) struct PlanBudget {
     pub(crate) block: bool,
 }
 
-/// Every live job, ranked by `(key, id)`. Memory: about 44 bytes per job.
+/// Every live job, ranked by `(key, id)`. Memory: 31 bytes per job (20 of key, 4 of
+/// summaries, 7 of tree links). Every method that reads ids, GPU counts or states is given
+/// the job table by slot ([`JobTable::by_slot`](crate::job_table::JobTable::by_slot)); after a
+/// job's state changes, [`refresh`](Self::refresh) brings its summaries up to date.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct RankIndex<const J: usize> {
     tree: Avl<J>,
@@ -116,10 +155,9 @@ impl<const J: usize> RankIndex<J> {
         Self {
             tree: Avl::new(),
             entries: Entries {
-                key: heapless::Vec::new(),
-                id: heapless::Vec::new(),
-                gpus: heapless::Vec::new(),
-                running: heapless::Vec::new(),
+                class: heapless::Vec::new(),
+                primary: heapless::Vec::new(),
+                secondary: heapless::Vec::new(),
                 running_gpus: heapless::Vec::new(),
                 min_queued_gpus: heapless::Vec::new(),
             },
@@ -138,63 +176,44 @@ impl<const J: usize> RankIndex<J> {
 
     /// The key `slot` is ranked by.
     pub(crate) fn key_of(&self, slot: Slot) -> Option<PriorityKey> {
-        self.entries.key.get(usize::from(slot)).copied()
+        self.entries.key(slot)
     }
 
-    /// The id `slot` is ranked with.
-    pub(crate) fn id_of(&self, slot: Slot) -> Option<JobId> {
-        self.entries.id.get(usize::from(slot)).copied()
-    }
-
-    /// Whether `slot` is ranked as running.
-    pub(crate) fn is_running(&self, slot: Slot) -> bool {
-        self.entries.is_running(slot)
-    }
-
-    /// Ranks a new job. O(log J).
-    pub(crate) fn insert(
-        &mut self,
-        slot: Slot,
-        key: PriorityKey,
-        id: JobId,
-        gpus: u16,
-        running: bool,
-    ) {
+    /// Ranks a new job (already in `jobs`). O(log J).
+    pub(crate) fn insert(&mut self, slot: Slot, key: PriorityKey, jobs: &[Job]) {
         let e = &mut self.entries;
         let s = usize::from(slot);
-        while e.key.len() <= s {
+        while e.class.len() <= s {
             // Slots are first used in increasing order, so this pushes at most once.
-            let full = e.key.push(key).is_err()
-                | e.id.push(id).is_err()
-                | e.gpus.push(0).is_err()
-                | e.running.push(false).is_err()
+            let full = e.class.push(key.class).is_err()
+                | e.primary.push(key.primary).is_err()
+                | e.secondary.push(key.secondary).is_err()
                 | e.running_gpus.push(0).is_err()
                 | e.min_queued_gpus.push(u16::MAX).is_err();
             if full {
                 return;
             }
         }
-        set(&mut e.key, s, key);
-        set(&mut e.id, s, id);
-        set(&mut e.gpus, s, gpus);
-        set(&mut e.running, s, running);
-        self.tree.insert(slot, &mut self.entries);
+        e.set_key(slot, key);
+        self.tree.insert(slot, &mut Keyed { entries: e, jobs });
     }
 
-    /// Removes a job from the ranking. O(log J).
-    pub(crate) fn remove(&mut self, slot: Slot) {
-        self.tree.remove(slot, &mut self.entries);
+    /// Removes a job from the ranking (while it is still in `jobs`). O(log J).
+    pub(crate) fn remove(&mut self, slot: Slot, jobs: &[Job]) {
+        let entries = &mut self.entries;
+        self.tree.remove(slot, &mut Keyed { entries, jobs });
     }
 
     /// Gives `slot` a new key; moves it only if the key changed. Returns whether it did.
     /// O(log J).
-    pub(crate) fn rekey(&mut self, slot: Slot, key: PriorityKey) -> bool {
+    pub(crate) fn rekey(&mut self, slot: Slot, key: PriorityKey, jobs: &[Job]) -> bool {
         if self.key_of(slot) == Some(key) || !self.tree.contains(slot) {
             return false;
         }
-        self.tree.remove(slot, &mut self.entries);
-        set(&mut self.entries.key, usize::from(slot), key);
-        self.tree.insert(slot, &mut self.entries);
+        let entries = &mut self.entries;
+        self.tree.remove(slot, &mut Keyed { entries, jobs });
+        entries.set_key(slot, key);
+        self.tree.insert(slot, &mut Keyed { entries, jobs });
         true
     }
 
@@ -205,6 +224,7 @@ impl<const J: usize> RankIndex<J> {
     pub(crate) fn rekey_all(
         &mut self,
         scratch: &mut [Slot],
+        jobs: &[Job],
         mut key_of: impl FnMut(Slot) -> Option<PriorityKey>,
     ) {
         let mut n = 0;
@@ -219,7 +239,7 @@ impl<const J: usize> RankIndex<J> {
             if let Some(key) = key_of(at)
                 && self.key_of(at) != Some(key)
             {
-                set(&mut self.entries.key, usize::from(at), key);
+                self.entries.set_key(at, key);
                 changed = true;
             }
             at = self.tree.next(at);
@@ -229,18 +249,17 @@ impl<const J: usize> RankIndex<J> {
         }
         let order = scratch.get_mut(..n).unwrap_or(&mut []);
         let e = &self.entries;
-        sort_nearly_sorted(order, |a, b| e.less(a, b));
-        self.tree.rebuild(order, &mut self.entries);
+        sort_nearly_sorted(order, |a, b| e.less(jobs, a, b));
+        let entries = &mut self.entries;
+        self.tree.rebuild(order, &mut Keyed { entries, jobs });
     }
 
-    /// Marks `slot` running or queued. O(log J).
-    pub(crate) fn set_running(&mut self, slot: Slot, running: bool) {
-        if self.entries.is_running(slot) == running {
-            return;
-        }
-        set(&mut self.entries.running, usize::from(slot), running);
+    /// Brings the summaries on `slot`'s path up to date after its job started or stopped
+    /// running. O(log J).
+    pub(crate) fn refresh(&mut self, slot: Slot, jobs: &[Job]) {
         if self.tree.contains(slot) {
-            self.tree.refresh_path(slot, &mut self.entries);
+            let entries = &mut self.entries;
+            self.tree.refresh_path(slot, &mut Keyed { entries, jobs });
         }
     }
 
@@ -262,6 +281,7 @@ impl<const J: usize> RankIndex<J> {
     pub(crate) fn plan<const G: usize>(
         &self,
         budget: PlanBudget,
+        jobs: &[Job],
         preempts: &mut heapless::Vec<Slot, G>,
         starts: &mut heapless::Vec<Slot, G>,
     ) {
@@ -289,7 +309,7 @@ impl<const J: usize> RankIndex<J> {
                 self.tree.parent(at),
             );
             if came_from == up {
-                let held = e.running_gpus(at) as usize;
+                let held = usize::from(e.running_gpus(at));
                 let skip =
                     e.min_queued(at) > cap(left, blocked) && (!budget.preemptive || held <= left);
                 if skip {
@@ -308,8 +328,9 @@ impl<const J: usize> RankIndex<J> {
                 continue;
             }
             // Back from the left subtree (or there is none): decide this job.
-            let gpus = usize::from(e.gpus(at));
-            if e.is_running(at) {
+            let (gpus, running) = gpus_and_running(jobs, at);
+            let gpus = usize::from(gpus);
+            if running {
                 if budget.preemptive {
                     if gpus <= left {
                         left -= gpus;
@@ -330,8 +351,21 @@ impl<const J: usize> RankIndex<J> {
     }
 
     /// Checks the tree, the summaries and that exactly `live` jobs are ranked. O(J).
-    pub(crate) fn check(&self, live: usize) -> bool {
-        if !self.tree.check(&self.entries) || self.tree.len() != live {
+    pub(crate) fn check(&self, live: usize, jobs: &[Job]) -> bool {
+        let e = &self.entries;
+        let columns = e.class.len();
+        let in_step = [e.primary.len(), e.secondary.len(), e.running_gpus.len()]
+            .iter()
+            .chain(&[e.min_queued_gpus.len(), jobs.len()])
+            .all(|&n| n == columns);
+        if !in_step {
+            return false;
+        }
+        let sorted = Sorted {
+            entries: &self.entries,
+            jobs,
+        };
+        if !self.tree.check(&sorted) || self.tree.len() != live {
             return false;
         }
         let mut at = self.tree.first();
@@ -341,7 +375,7 @@ impl<const J: usize> RankIndex<J> {
             }
             let summary = self
                 .entries
-                .summary(at, self.tree.left(at), self.tree.right(at));
+                .summary(jobs, at, self.tree.left(at), self.tree.right(at));
             if summary != (self.entries.running_gpus(at), self.entries.min_queued(at)) {
                 return false;
             }
@@ -387,10 +421,9 @@ impl<const J: usize> DecodeInPlace for RankIndex<J> {
     fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
         self.tree.decode_in_place(de)?;
         let e = &mut self.entries;
-        e.key.decode_in_place(de)?;
-        e.id.decode_in_place(de)?;
-        e.gpus.decode_in_place(de)?;
-        e.running.decode_in_place(de)?;
+        e.class.decode_in_place(de)?;
+        e.primary.decode_in_place(de)?;
+        e.secondary.decode_in_place(de)?;
         e.running_gpus.decode_in_place(de)?;
         e.min_queued_gpus.decode_in_place(de)
     }
@@ -398,10 +431,9 @@ impl<const J: usize> DecodeInPlace for RankIndex<J> {
     fn reset(&mut self) {
         self.tree.reset();
         let e = &mut self.entries;
-        e.key.clear();
-        e.id.clear();
-        e.gpus.clear();
-        e.running.clear();
+        e.class.clear();
+        e.primary.clear();
+        e.secondary.clear();
         e.running_gpus.clear();
         e.min_queued_gpus.clear();
     }
@@ -411,8 +443,19 @@ impl<const J: usize> DecodeInPlace for RankIndex<J> {
 mod tests {
     extern crate std;
     use super::*;
+    use crate::job::JobSpec;
     use crate::rng::SeededRng;
+    use crate::time::TimeMs;
     use std::vec::Vec;
+
+    /// A job-table entry: job `id` asking for `gpus`, running or queued.
+    fn job(id: u32, gpus: u16, running: bool) -> Job {
+        let mut job = Job::submitted(JobSpec::new(JobId(id), gpus), TimeMs(0));
+        if running {
+            job.set_state(JobState::Running);
+        }
+        job
+    }
 
     fn key(primary: i64) -> PriorityKey {
         PriorityKey {
@@ -456,12 +499,16 @@ mod tests {
             let jobs: Vec<(u16, bool)> = (0..n)
                 .map(|_| (1 + rng.below(8) as u16, rng.below(3) == 0))
                 .collect();
-            let mut index: RankIndex<128> = RankIndex::new();
+            let mut table = std::vec![job(0, 0, false); n];
             for (rank, &slot) in slots.iter().enumerate() {
                 let (gpus, running) = jobs[rank];
-                index.insert(slot, key(rank as i64), JobId(rank as u32), gpus, running);
+                table[usize::from(slot)] = job(rank as u32, gpus, running);
             }
-            assert!(index.check(n));
+            let mut index: RankIndex<128> = RankIndex::new();
+            for (rank, &slot) in slots.iter().enumerate() {
+                index.insert(slot, key(rank as i64), &table);
+            }
+            assert!(index.check(n, &table));
             let healthy = rng.below(64) as usize;
             let busy: usize = jobs.iter().filter(|j| j.1).map(|j| usize::from(j.0)).sum();
             let preemptive = case % 2 == 0;
@@ -477,7 +524,7 @@ mod tests {
             };
             let mut preempts: heapless::Vec<Slot, 1024> = heapless::Vec::new();
             let mut starts: heapless::Vec<Slot, 1024> = heapless::Vec::new();
-            index.plan(budget, &mut preempts, &mut starts);
+            index.plan(budget, &table, &mut preempts, &mut starts);
             let rank_of = |s: &Slot| slots.iter().position(|x| x == s).unwrap();
             let got = (
                 preempts.iter().map(rank_of).collect::<Vec<_>>(),
@@ -493,11 +540,12 @@ mod tests {
         for case in 0..200 {
             let n = rng.below(120) as usize;
             let mut index: RankIndex<128> = RankIndex::new();
-            for s in 0..n as Slot {
-                let running = rng.below(2) == 0;
+            let table: Vec<Job> = (0..n as u16)
                 // Ids are unique among live jobs; the new keys collide (ties by id).
-                let id = JobId(u32::from(s) * 7 % 128);
-                index.insert(s, key(i64::from(s)), id, 1 + s % 4, running);
+                .map(|s| job(u32::from(s) * 7 % 128, 1 + s % 4, rng.below(2) == 0))
+                .collect();
+            for s in 0..n as Slot {
+                index.insert(s, key(i64::from(s)), &table);
             }
             // From nearly sorted (a few keys moved) to shuffled.
             let moves = [0, 1, 3, n / 2, n][case % 5];
@@ -506,17 +554,20 @@ mod tests {
                 new_keys[rng.below(n as u32) as usize] = i64::from(rng.below(200)) - 50;
             }
             let mut scratch = [NIL; 128];
-            index.rekey_all(&mut scratch, |s| Some(key(new_keys[usize::from(s)])));
-            assert!(index.check(n), "case {case}");
+            index.rekey_all(&mut scratch, &table, |s| {
+                Some(key(new_keys[usize::from(s)]))
+            });
+            assert!(index.check(n, &table), "case {case}");
+            let id_of = |s: Slot| table[usize::from(s)].id();
             let mut want: Vec<(PriorityKey, JobId)> = (0..n as Slot)
-                .map(|s| (key(new_keys[usize::from(s)]), index.id_of(s).unwrap()))
+                .map(|s| (key(new_keys[usize::from(s)]), id_of(s)))
                 .collect();
             want.sort();
             let got: Vec<(PriorityKey, JobId)> =
                 core::iter::successors(Some(index.first()).filter(|&s| s != NIL), |&s| {
                     Some(index.next(s)).filter(|&x| x != NIL)
                 })
-                .map(|s| (index.key_of(s).unwrap(), index.id_of(s).unwrap()))
+                .map(|s| (index.key_of(s).unwrap(), id_of(s)))
                 .collect();
             assert_eq!(got, want, "case {case}");
         }
@@ -525,16 +576,22 @@ mod tests {
     #[test]
     fn rekey_and_state_changes_keep_the_summaries() {
         let mut index: RankIndex<8> = RankIndex::new();
+        let mut table: Vec<Job> = (0..8u16)
+            .map(|s| job(u32::from(s), s + 1, s % 2 == 0))
+            .collect();
         for s in 0..8u16 {
-            index.insert(s, key(i64::from(s)), JobId(u32::from(s)), s + 1, s % 2 == 0);
+            index.insert(s, key(i64::from(s)), &table);
         }
-        assert!(index.check(8));
-        assert!(index.rekey(3, key(-1)));
-        assert!(!index.rekey(3, key(-1)), "same key: not moved");
+        assert!(index.check(8, &table));
+        assert!(index.rekey(3, key(-1), &table));
+        assert!(!index.rekey(3, key(-1), &table), "same key: not moved");
         assert_eq!(index.first(), 3);
-        index.set_running(3, true);
-        index.remove(0);
-        assert!(index.check(7));
+        table[3].set_state(JobState::Running);
+        assert!(!index.check(8, &table), "summaries stale until refreshed");
+        index.refresh(3, &table);
+        index.remove(0, &table);
+        table[0].vacate();
+        assert!(index.check(7, &table));
         let order: Vec<Slot> = core::iter::successors(Some(index.first()), |&s| {
             Some(index.next(s)).filter(|&n| n != NIL)
         })

@@ -28,7 +28,7 @@ use crate::avl::NIL;
 use crate::error::SchedError;
 use crate::event::{Decision, Event, PreemptReason};
 use crate::ids::{GpuId, JobId};
-use crate::job::{Job, JobSpec, JobState};
+use crate::job::{Job, JobSpec, JobState, LiveJobs};
 use crate::job_table::{JobTable, Slot};
 use crate::order::{HeadOfLine, JobOrder, KeyChanges, OrderHooks, Preemption};
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
@@ -122,7 +122,8 @@ pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     /// Slots of the running jobs, in no particular order (each holds at least one GPU, so
     /// there are at most `G`).
     running: heapless::Vec<Slot, G>,
-    owner: [Option<JobId>; G],
+    /// By GPU: the slot of the job holding it (`NIL`: free). Slots, not ids: 2 bytes a GPU.
+    owner: [Slot; G],
     healthy: [bool; G],
     /// Healthy GPUs (`healthy` set within the topology).
     healthy_count: usize,
@@ -175,7 +176,7 @@ where
             rank: RankIndex::new(),
             timers: Timers::new(),
             running: heapless::Vec::new(),
-            owner: [None; G],
+            owner: [NIL; G],
             healthy,
             busy_count: 0,
             last_now: TimeMs(0),
@@ -252,7 +253,7 @@ where
             Event::Submit(spec) => self.validate_submit(now, spec).map(|()| None),
             Event::Finish(id) => match self.table.find(id) {
                 None => Err(SchedError::UnknownJob(id)),
-                Some(s) if self.table.get(s).map(|j| j.state) != Some(JobState::Running) => {
+                Some(s) if self.table.get(s).map(|j| j.state()) != Some(JobState::Running) => {
                     Err(SchedError::JobNotRunning(id))
                 }
                 Some(s) => Ok(Some(s)),
@@ -328,10 +329,7 @@ where
             let Some(job) = self.table.get_mut(slot) else {
                 continue;
             };
-            job.executed = job.executed.saturating_add(dt);
-            job.attained_gpu_ms = job
-                .attained_gpu_ms
-                .saturating_add(dt.0.saturating_mul(u64::from(job.spec.gpus)));
+            job.run_for(dt);
         }
         self.last_now = now;
     }
@@ -345,18 +343,18 @@ where
     ) {
         match event {
             Event::Submit(spec) => self.insert(Job::submitted(spec, now), now),
-            Event::Finish(id) => {
+            Event::Finish(_) => {
                 if let Some(slot) = named {
-                    self.release(id);
+                    self.release(slot);
                     if let Some(mut job) = self.remove(slot) {
-                        job.state = JobState::Finished;
+                        job.set_state(JobState::Finished);
                         self.order.on_finished(&job, now);
                     }
                 }
             }
-            Event::Cancel(id) => {
+            Event::Cancel(_) => {
                 if let Some(slot) = named {
-                    self.release(id);
+                    self.release(slot);
                     self.remove(slot);
                 }
             }
@@ -370,11 +368,10 @@ where
                     *healthy = false;
                     self.healthy_count = self.healthy_count.saturating_sub(1);
                 }
-                if let Some(id) = self.owner.get(g).copied().flatten() {
-                    if let Some(slot) = self.table.find(id) {
-                        self.preempt(slot, now);
-                        self.touched(slot, now);
-                    }
+                let slot = self.owner.get(g).copied().unwrap_or(NIL);
+                if let Some(id) = self.table.get(slot).map(Job::id) {
+                    self.preempt(slot, now);
+                    self.touched(slot, now);
                     // `handle` checked that `out` has a free slot, and this is the first push.
                     let _ = out.push(Decision::Preempt {
                         job: id,
@@ -433,15 +430,12 @@ where
             // Only the jobs whose key or review the epoch can move (for TIAS the deadline
             // jobs not yet hopeless): the others keep a key and a review that are still
             // exact, and any of them that is due now is re-keyed by the timers below.
-            for i in 0..self.table.len() {
-                let Some(slot) = self.table.slot_at(i) else {
-                    continue;
-                };
+            for slot in 0..self.table.by_slot().len() as Slot {
                 let follows = self
                     .table
                     .get(slot)
                     .map(|job| self.order.follows_epoch(job));
-                if follows != Some(false) {
+                if follows == Some(true) {
                     self.rekey(slot, now, hooks);
                 }
             }
@@ -465,14 +459,19 @@ where
         if hooks.refresh {
             self.order.refresh(job, now);
         }
-        self.rank.rekey(slot, self.order.key(job, now));
+        let key = self.order.key(job, now);
+        self.rank.rekey(slot, key, self.table.by_slot());
+        let Some(job) = self.table.get(slot) else {
+            return;
+        };
         let review = if hooks.next_review {
             self.order.next_review(job, now).filter(|&t| t > now)
         } else {
             None
         };
         self.timers.set(slot, review);
-        let reject = hooks.reject && job.state.is_queued() && self.order.reject(job, now).is_some();
+        let reject =
+            hooks.reject && job.state().is_queued() && self.order.reject(job, now).is_some();
         if reject && !self.reject_due.contains(&slot) {
             // As many entries as live jobs at most: never full.
             let _ = self.reject_due.push(slot);
@@ -494,8 +493,9 @@ where
         // 2·J bytes of stack, only for these orders.
         let mut scratch = [NIL; J];
         let (table, order) = (&self.table, &self.order);
-        self.rank
-            .rekey_all(&mut scratch, |slot| Some(order.key(table.get(slot)?, now)));
+        self.rank.rekey_all(&mut scratch, table.by_slot(), |slot| {
+            Some(order.key(table.get(slot)?, now))
+        });
     }
 
     /// Drops queued jobs the order rejects, in rank order; returns true if `out` filled.
@@ -518,10 +518,9 @@ where
                 at = self.rank.next(at);
             }
         } else {
-            let rank = &self.rank;
-            heap_sort(&mut self.reject_due, |&a, &b| {
-                (rank.key_of(a), rank.id_of(a)) < (rank.key_of(b), rank.id_of(b))
-            });
+            let (rank, table) = (&self.rank, &self.table);
+            let rank_of = |s: Slot| (rank.key_of(s), table.get(s).map(Job::id));
+            heap_sort(&mut self.reject_due, |&a, &b| rank_of(a) < rank_of(b));
         }
         let mut done = 0;
         let mut full = false;
@@ -532,7 +531,7 @@ where
             let reason = self
                 .table
                 .get(slot)
-                .filter(|job| job.state.is_queued())
+                .filter(|job| job.state().is_queued())
                 .and_then(|job| self.order.reject(job, now).map(|r| (job.id(), r)));
             if let Some((id, reason)) = reason {
                 if out.is_full() {
@@ -580,7 +579,8 @@ where
         };
         let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
         let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
-        self.rank.plan(budget, &mut preempts, &mut starts);
+        self.rank
+            .plan(budget, self.table.by_slot(), &mut preempts, &mut starts);
         for &slot in preempts.iter() {
             if out.is_full() {
                 return true;
@@ -603,7 +603,7 @@ where
                 continue;
             };
             if let Some(gpus) = self.place(slot) {
-                self.start(slot, gpus.clone(), now);
+                self.start(slot, gpus.clone());
                 let _ = out.push(Decision::Start { job: id, gpus });
                 self.touched(slot, now);
             }
@@ -625,12 +625,11 @@ where
     fn place(&mut self, slot: Slot) -> Option<GpuSet<GANG>> {
         let mut usable = GpuMask::<G>::none();
         for g in 0..self.topology.gpu_count().min(G) {
-            let free = self.healthy.get(g).is_some_and(|&h| h)
-                && self.owner.get(g).is_some_and(Option::is_none);
+            let free = self.healthy.get(g).is_some_and(|&h| h) && self.owner.get(g) == Some(&NIL);
             usable.set(GpuId(g as u16), free);
         }
         let job = self.table.get(slot)?;
-        let need = usize::from(job.spec.gpus);
+        let need = usize::from(job.gpus());
         if usable.count() < need {
             return None;
         }
@@ -655,39 +654,36 @@ where
         Some(picked)
     }
 
-    fn start(&mut self, slot: Slot, gpus: GpuSet<GANG>, now: TimeMs) {
+    fn start(&mut self, slot: Slot, gpus: GpuSet<GANG>) {
         let Some(job) = self.table.get_mut(slot) else {
             return;
         };
         for &g in gpus.as_slice() {
             if let Some(owner) = self.owner.get_mut(g.index()) {
-                if owner.is_none() {
+                if *owner == NIL {
                     self.busy_count += 1;
                 }
-                *owner = Some(job.id());
+                *owner = slot;
             }
         }
-        job.state = JobState::Running;
-        job.first_started_at.get_or_insert(now);
+        job.set_state(JobState::Running);
         // At most `G` jobs run (each holds a GPU), so this never fails.
         let _ = self.running.push(slot);
-        self.rank.set_running(slot, true);
+        self.rank.refresh(slot, self.table.by_slot());
     }
 
     /// Requeues the running job in `slot`, freeing its GPUs. O(G + R + log J).
     fn preempt(&mut self, slot: Slot, now: TimeMs) {
-        let Some(id) = self.table.get(slot).map(Job::id) else {
+        if self.table.get(slot).is_none() {
             return;
-        };
-        self.release(id);
+        }
+        self.release(slot);
         let Some(job) = self.table.get_mut(slot) else {
             return;
         };
-        job.state = JobState::Preempted;
-        job.queued_since = now;
-        job.preemptions = job.preemptions.saturating_add(1);
+        job.requeue(now);
         self.drop_running(slot);
-        self.rank.set_running(slot, false);
+        self.rank.refresh(slot, self.table.by_slot());
     }
 
     fn drop_running(&mut self, slot: Slot) {
@@ -696,26 +692,25 @@ where
         }
     }
 
-    /// Frees every GPU `id` holds. O(G) over the topology's GPUs.
-    fn release(&mut self, id: JobId) {
+    /// Frees every GPU the job in `slot` holds. O(G) over the topology's GPUs.
+    fn release(&mut self, slot: Slot) {
         // `gpus` ≤ `G`: the slice is provably in range (no panic path), and cheaper than
         // `take` on the M4F.
         let gpus = self.topology.gpu_count().min(G);
-        for owner in self.owner[..gpus].iter_mut().filter(|o| **o == Some(id)) {
-            *owner = None;
+        for owner in self.owner[..gpus].iter_mut().filter(|o| **o == slot) {
+            *owner = NIL;
             self.busy_count = self.busy_count.saturating_sub(1);
         }
     }
 
     /// Adds a validated job to the table and ranks it. O(log J).
     fn insert(&mut self, job: Job, now: TimeMs) {
-        let (id, gpus) = (job.id(), job.spec.gpus);
         let key = self.order.key(&job, now);
         // Room was checked in `validate`; the ranking and the timers have the same capacity.
         let Ok(slot) = self.table.push(job) else {
             return;
         };
-        self.rank.insert(slot, key, id, gpus, false);
+        self.rank.insert(slot, key, self.table.by_slot());
         self.touched(slot, now);
     }
 
@@ -730,8 +725,8 @@ where
 
     /// As [`remove`](Self::remove), leaving `reject_due` to the caller.
     fn remove_indexed(&mut self, slot: Slot) -> Option<Job> {
+        self.rank.remove(slot, self.table.by_slot());
         let job = self.table.remove(slot)?;
-        self.rank.remove(slot);
         self.timers.clear(slot);
         self.drop_running(slot);
         Some(job)
@@ -743,14 +738,21 @@ where
     }
 
     /// All live jobs (queued or running), in a deterministic order that is not the
-    /// submission order (a finished job's place is taken by the last one). O(1).
-    pub fn jobs(&self) -> &[Job] {
+    /// submission order (by slot: a finished job's slot goes to a later submission). An
+    /// exact-size iterator; O(1) to get, O(J) to walk.
+    pub fn jobs(&self) -> LiveJobs<'_> {
         self.table.jobs()
+    }
+
+    /// How many jobs are live (queued or running). O(1).
+    pub fn job_count(&self) -> usize {
+        self.table.len()
     }
 
     /// The job holding `gpu`, if any.
     pub fn gpu_owner(&self, gpu: GpuId) -> Option<JobId> {
-        self.owner.get(gpu.index()).copied().flatten()
+        let slot = self.owner.get(gpu.index()).copied()?;
+        self.table.get(slot).map(Job::id)
     }
 
     /// Whether `gpu` is healthy.
@@ -771,9 +773,12 @@ where
     /// The GPUs a job holds, in id order (empty when it is queued).
     pub fn placement_of(&self, id: JobId) -> GpuSet<GANG> {
         let mut set = GpuSet::new();
+        let Some(slot) = self.table.find(id) else {
+            return set;
+        };
         let gpus = self.topology.gpu_count().min(G);
         for (g, owner) in self.owner.iter().take(gpus).enumerate() {
-            if *owner == Some(id) {
+            if *owner == slot {
                 let _ = set.insert(GpuId(g as u16));
             }
         }
@@ -799,7 +804,6 @@ where
             KeyChanges::AtReview => self.timers.peek().map(|(at, _)| at),
             KeyChanges::EveryPass | KeyChanges::Never => self
                 .jobs()
-                .iter()
                 .filter_map(|job| self.order.next_review(job, now))
                 .filter(|&t| t > now)
                 .min(),
@@ -839,23 +843,26 @@ where
     /// counters) in step with the table. O(J·G + J log J).
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_indexes()?;
-        for (g, owner) in self.owner.iter().enumerate() {
-            let Some(id) = owner else { continue };
+        for (g, &owner) in self.owner.iter().enumerate() {
+            if owner == NIL {
+                continue;
+            }
             let gpu = GpuId(g as u16);
             if !self.healthy[g] {
                 return Err(InvariantViolation::UnhealthyGpuOwned(gpu));
             }
-            if self.job(*id).map(|j| j.state) != Some(JobState::Running) {
+            if self.table.get(owner).map(|j| j.state()) != Some(JobState::Running) {
                 return Err(InvariantViolation::GpuOwnedByNonRunningJob(gpu));
             }
         }
         for job in self.jobs() {
-            if matches!(job.state, JobState::Finished | JobState::Rejected) {
+            if matches!(job.state(), JobState::Finished | JobState::Rejected) {
                 return Err(InvariantViolation::FinalStateInTable(job.id()));
             }
-            let held = self.owner.iter().filter(|o| **o == Some(job.id())).count();
-            let want = if job.state == JobState::Running {
-                usize::from(job.spec.gpus)
+            let slot = self.table.find(job.id()).unwrap_or(NIL);
+            let held = self.owner.iter().filter(|&&o| o == slot).count();
+            let want = if job.state() == JobState::Running {
+                usize::from(job.gpus())
             } else {
                 0
             };
@@ -871,30 +878,31 @@ where
         let counter = InvariantViolation::IndexOutOfSync(JobId(u32::MAX));
         let gpus = self.topology.gpu_count().min(G);
         let healthy = self.healthy[..gpus].iter().filter(|&&h| h).count();
-        let busy = self.owner.iter().filter(|o| o.is_some()).count();
+        let busy = self.owner.iter().filter(|&&o| o != NIL).count();
         if healthy != self.healthy_count || busy != self.busy_count {
             return Err(counter);
         }
-        let jobs = self.jobs();
-        if !self.table.check() || !self.rank.check(jobs.len()) || !self.timers.check() {
+        let live = self.table.len();
+        let by_slot = self.table.by_slot();
+        if !self.table.check() || !self.rank.check(live, by_slot) || !self.timers.check() {
             return Err(counter);
         }
-        let running = jobs.iter().filter(|j| j.state == JobState::Running).count();
-        if running != self.running.len() || self.timers.len() > jobs.len() {
+        let running = self
+            .jobs()
+            .filter(|j| j.state() == JobState::Running)
+            .count();
+        if running != self.running.len() || self.timers.len() > live {
             return Err(counter);
         }
-        for (i, job) in jobs.iter().enumerate() {
+        let live_slots = by_slot.iter().enumerate().filter(|(_, j)| !j.is_vacant());
+        for (slot, job) in live_slots {
+            let slot = slot as Slot;
             let out_of_sync = Err(InvariantViolation::IndexOutOfSync(job.id()));
-            let Some(slot) = self.table.slot_at(i) else {
-                return out_of_sync;
-            };
-            let is_running = job.state == JobState::Running;
+            let is_running = job.state() == JobState::Running;
             let fixed_key_ok = self.order.hooks().keys != KeyChanges::Never
                 || self.rank.key_of(slot) == Some(self.order.key(job, self.last_now));
             if self.table.find(job.id()) != Some(slot)
                 || !self.rank.contains(slot)
-                || self.rank.id_of(slot) != Some(job.id())
-                || self.rank.is_running(slot) != is_running
                 || self.running.contains(&slot) != is_running
                 || !fixed_key_ok
             {

@@ -6,8 +6,8 @@ extern crate std;
 use super::*;
 use crate::event::RejectReason;
 use crate::job::CommProfile;
-use crate::order::Fifo;
 use crate::order::PriorityKey;
+use crate::order::{Fifo, Tias};
 use crate::placement::{BestFit, FirstFit};
 use crate::time::DurationMs;
 use crate::topology::LinkWeights;
@@ -33,7 +33,7 @@ fn spec(id: u32, gpus: u16) -> JobSpec {
 fn snapshot<P: Placer<8>>(s: &Small<P>) -> (Vec<Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs) {
     let gpus = (0..8).map(|g| GpuId(g as u16));
     (
-        s.jobs().to_vec(),
+        s.jobs().copied().collect::<Vec<_>>(),
         gpus.clone().map(|g| s.gpu_owner(g)).collect(),
         gpus.map(|g| s.is_healthy(g)).collect(),
         s.now(),
@@ -185,9 +185,9 @@ fn service_accrues_as_gpus_times_time() {
     s.handle(TimeMs(1_100), Event::Tick, &mut Out::new())
         .unwrap();
     let job = s.job(JobId(1)).unwrap();
-    assert_eq!(job.executed, DurationMs(1_100));
-    assert_eq!(job.attained_gpu_ms, 4 * 1_100);
-    assert_eq!(s.job(JobId(2)).unwrap().attained_gpu_ms, 0);
+    assert_eq!(job.executed(), DurationMs(1_100));
+    assert_eq!(job.attained_gpu_ms(), 4 * 1_100);
+    assert_eq!(s.job(JobId(2)).unwrap().attained_gpu_ms(), 0);
 }
 
 #[test]
@@ -216,8 +216,8 @@ fn gpu_failure_requeues_the_job_which_later_finishes() {
     assert!(!gpus.contains(failed));
     let job = s.job(JobId(1)).unwrap();
     assert_eq!(
-        (job.state, job.preemptions, job.attained_gpu_ms),
-        (JobState::Running, 1, 100)
+        (job.state(), job.attained_gpu_ms()),
+        (JobState::Running, 100)
     );
     s.handle(TimeMs(90), Event::Finish(JobId(1)), &mut Out::new())
         .unwrap();
@@ -235,7 +235,7 @@ fn failure_of_most_gpus_keeps_the_job_queued_until_recovery() {
             .unwrap();
     }
     // 5 healthy < 6 requested: the job waits, nothing lost.
-    assert_eq!(s.job(JobId(1)).unwrap().state, JobState::Preempted);
+    assert_eq!(s.job(JobId(1)).unwrap().state(), JobState::Preempted);
     out.clear();
     s.handle(TimeMs(20), Event::GpuUp(GpuId(0)), &mut out)
         .unwrap();
@@ -263,7 +263,7 @@ fn no_gpu_is_double_booked_under_churn() {
                     ..spec(next_id, 1 + rng.below(4) as u16)
                 })
             }
-            2 => match s.jobs().iter().find(|j| j.state == JobState::Running) {
+            2 => match s.jobs().find(|j| j.state() == JobState::Running) {
                 Some(j) => Event::Finish(j.id()),
                 None => Event::Tick,
             },
@@ -378,7 +378,7 @@ fn deferred_events_wait_for_one_pass_and_errors_change_nothing() {
     s.handle_deferred(TimeMs(5), Event::Submit(spec(1, 4)), &mut out)
         .unwrap();
     assert!(out.is_empty());
-    assert!(s.jobs().iter().all(|j| j.state == JobState::Waiting));
+    assert!(s.jobs().all(|j| j.state() == JobState::Waiting));
     // A refused deferred event leaves the state as it was.
     let before = snapshot(&s);
     assert_eq!(
@@ -389,7 +389,7 @@ fn deferred_events_wait_for_one_pass_and_errors_change_nothing() {
     // One Tick schedules both.
     let outcome = s.handle(TimeMs(5), Event::Tick, &mut out).unwrap();
     assert_eq!(outcome.decisions, 2);
-    assert!(s.jobs().iter().all(|j| j.state == JobState::Running));
+    assert!(s.jobs().all(|j| j.state() == JobState::Running));
     s.check_invariants().unwrap();
 }
 
@@ -447,8 +447,7 @@ fn churn_event<O: JobOrder>(
     let pick = |rng: &mut crate::rng::SeededRng, running: bool| {
         let live: Vec<&Job> = s
             .jobs()
-            .iter()
-            .filter(|j| !running || j.state == JobState::Running)
+            .filter(|j| !running || j.state() == JobState::Running)
             .collect();
         (!live.is_empty()).then(|| live[rng.below(live.len() as u32) as usize].id())
     };
@@ -492,7 +491,7 @@ fn hooks_match_the_reference<O: JobOrder + Clone>(order: O) {
             let rb = reference.handle(TimeMs(now), event, &mut b);
             assert_eq!(ra, rb, "{name} step {step}: {event:?}");
             assert_eq!(a, b, "{name} step {step}: {event:?}");
-            assert_eq!(fast.jobs(), reference.jobs(), "{name} step {step}");
+            assert!(fast.jobs().eq(reference.jobs()), "{name} step {step}");
             assert_eq!(fast.next_review(), reference.next_review(), "{name}");
             assert_eq!(fast.check_invariants(), Ok(()), "{name} step {step}");
             assert_eq!(reference.check_invariants(), Ok(()), "{name} step {step}");
@@ -537,4 +536,16 @@ fn order_hooks_only_skip_work_that_changes_nothing() {
     hooks_match_the_reference(TiresiasCompat::new(CompatPolicy::Shortest(
         LengthMetric::GpuTime,
     )));
+}
+
+/// Issue 12's RAM budget: the reference firmware scheduler (TIAS + best-fit, 64 GPUs, 256
+/// jobs, gangs of 8) in 32 KiB. Checked on the host, where `usize` and `heapless::Vec`
+/// lengths are twice as wide as on the Cortex-M4F, so the firmware's own figure is smaller.
+#[test]
+fn the_firmware_scheduler_fits_in_32_kib() {
+    use crate::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
+    type Firmware = Scheduler<Tias, BestFit, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
+    let bytes = core::mem::size_of::<Firmware>();
+    assert!(bytes <= 32 * 1024, "{bytes} bytes");
+    assert_eq!(core::mem::size_of::<Job>(), 64);
 }

@@ -26,7 +26,8 @@
 //! the scheduler's own storage (2.3 KB, `restore_in_place_stack_bytes`).
 
 use super::{InvariantViolation, Scheduler, SchedulerConfig};
-use crate::ids::{GpuId, JobId, MachineId};
+use crate::avl::NIL;
+use crate::ids::{GpuId, MachineId};
 use crate::job_table::{JobTable, Slot};
 use crate::order::JobOrder;
 use crate::placement::Placer;
@@ -41,7 +42,7 @@ use serde::{Deserialize, Serialize};
 /// The snapshot message's layout version: the first byte of the message, after the frame's
 /// own [`WIRE_VERSION`](crate::wire::WIRE_VERSION). Changes with any change of the state
 /// stored (a field of the scheduler, a job, an order or a placer).
-pub const SNAPSHOT_VERSION: u8 = 1;
+pub const SNAPSHOT_VERSION: u8 = 2;
 
 /// The capacities a snapshot was taken with: a scheduler restores only its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,7 +133,7 @@ struct StateRef<'a, O, P, const J: usize> {
     rank: &'a RankIndex<J>,
     timers: &'a Timers<J>,
     running: &'a [Slot],
-    owner: &'a [Option<JobId>],
+    owner: &'a [Slot],
     healthy: &'a [bool],
     last_now: TimeMs,
     epoch: u32,
@@ -163,7 +164,7 @@ struct State<O, P, const G: usize, const J: usize> {
     rank: RankIndex<J>,
     timers: Timers<J>,
     running: heapless::Vec<Slot, G>,
-    owner: heapless::Vec<Option<JobId>, G>,
+    owner: heapless::Vec<Slot, G>,
     healthy: heapless::Vec<bool, G>,
     last_now: TimeMs,
     epoch: u32,
@@ -260,7 +261,7 @@ where
         if state.owner.len() != G || state.healthy.len() != G {
             return Err(malformed);
         }
-        let mut owner = [None; G];
+        let mut owner = [NIL; G];
         let mut healthy = [false; G];
         for (to, from) in owner.iter_mut().zip(&state.owner) {
             *to = *from;
@@ -271,7 +272,7 @@ where
         let gpus = topology.gpu_count().min(G);
         let scheduler = Self {
             healthy_count: healthy.iter().take(gpus).filter(|&&h| h).count(),
-            busy_count: owner.iter().filter(|o| o.is_some()).count(),
+            busy_count: owner.iter().filter(|&&o| o != NIL).count(),
             topology,
             order: state.order,
             placer: state.placer,
@@ -514,7 +515,7 @@ where
         }
         let gpus = self.topology.gpu_count().min(G);
         self.healthy_count = self.healthy.iter().take(gpus).filter(|&&h| h).count();
-        self.busy_count = self.owner.iter().filter(|o| o.is_some()).count();
+        self.busy_count = self.owner.iter().filter(|&&o| o != NIL).count();
         self.check_invariants().map_err(SnapshotError::Inconsistent)
     }
 
@@ -527,7 +528,7 @@ where
         self.reject_due.clear();
         let gpus = self.topology.gpu_count().min(G);
         for (g, (owner, healthy)) in self.owner.iter_mut().zip(&mut self.healthy).enumerate() {
-            *owner = None;
+            *owner = NIL;
             *healthy = g < gpus;
         }
         self.healthy_count = gpus;

@@ -3,6 +3,7 @@ extern crate std;
 use super::*;
 use crate::SchedError;
 use crate::event::{Decision, Event};
+use crate::ids::JobId;
 use crate::job::{JobSpec, JobState};
 use crate::order::{CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias};
 use crate::order::{TiasConfig, TiresiasCompat};
@@ -50,8 +51,7 @@ fn seeded_stream<O: JobOrder, P: Placer<G>>(
         now += u64::from(rng.below(300_000));
         let running: Vec<JobId> = s
             .jobs()
-            .iter()
-            .filter(|j| j.state == JobState::Running)
+            .filter(|j| j.state() == JobState::Running)
             .map(|j| j.id())
             .collect();
         let event = match rng.below(10) {
@@ -307,8 +307,12 @@ fn in_place_a_bad_frame_changes_nothing_and_a_bad_state_leaves_it_empty() {
     ));
     // A well-framed state that breaks an invariant: refused, and the scheduler left empty.
     let (mut forged, _) = busy_tias();
-    let free = forged.owner.iter().position(Option::is_none).unwrap();
-    forged.owner[free] = Some(JobId(u32::MAX - 1));
+    let free = forged
+        .owner
+        .iter()
+        .position(|&o| o == crate::avl::NIL)
+        .unwrap();
+    forged.owner[free] = 200;
     let mut bad_state = forged.snapshot(&mut buf).unwrap().to_vec();
     assert!(matches!(
         s.restore_in_place(&mut bad_state),
@@ -328,9 +332,9 @@ fn in_place_a_bad_frame_changes_nothing_and_a_bad_state_leaves_it_empty() {
 #[test]
 fn a_well_framed_but_inconsistent_state_is_refused() {
     let (mut s, _) = busy_tias();
-    // A GPU owned by a job that does not exist.
-    let free = s.owner.iter().position(Option::is_none).unwrap();
-    s.owner[free] = Some(JobId(u32::MAX - 1));
+    // A GPU owned by a slot no job is in.
+    let free = s.owner.iter().position(|&o| o == crate::avl::NIL).unwrap();
+    s.owner[free] = 200;
     let mut buf = vec![0u8; 64 * 1024];
     let mut frame = s.snapshot(&mut buf).unwrap().to_vec();
     assert!(matches!(

@@ -112,13 +112,12 @@ fn replay<O: JobOrder>(
         let next_arrival = jobs.get(next).map(|j| j.submit_ms);
         let next_finish = s
             .jobs()
-            .iter()
-            .filter(|j| j.state == JobState::Running)
+            .filter(|j| j.state() == JobState::Running)
             .map(|j| {
                 s.now().0
                     + jobs[j.id().0 as usize]
                         .duration_ms
-                        .saturating_sub(j.executed.0)
+                        .saturating_sub(j.executed().0)
             })
             .min();
         let review = s.next_review();
@@ -133,7 +132,7 @@ fn replay<O: JobOrder>(
         let mut events: Vec<Event> = Vec::new();
         for j in s.jobs() {
             let d = jobs[j.id().0 as usize].duration_ms;
-            if j.state == JobState::Running && s.now().0 + d.saturating_sub(j.executed.0) <= t {
+            if j.state() == JobState::Running && s.now().0 + d.saturating_sub(j.executed().0) <= t {
                 events.push(Event::Finish(j.id()));
             }
         }
@@ -152,7 +151,7 @@ fn replay<O: JobOrder>(
             if let Event::Finish(id) = ev {
                 // Preempted at this very instant by an earlier event of the batch: it is
                 // restarted and finishes on the next round.
-                if s.job(id).is_none_or(|j| j.state != JobState::Running) {
+                if s.job(id).is_none_or(|j| j.state() != JobState::Running) {
                     continue;
                 }
                 finish[id.0 as usize] = Some(t);

@@ -362,7 +362,7 @@ impl<const G: usize> AnyPlacer<G> {
         {
             return Some(mask);
         }
-        if hints.is_dag_job(view.job.spec.id) {
+        if hints.is_dag_job(view.job.id()) {
             return None;
         }
         same_type_mask(view)

@@ -29,7 +29,7 @@ type Snapshot = (Vec<Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
 fn snapshot<O: JobOrder>(s: &Core<O>) -> Snapshot {
     let gpus = (0..G as u16).map(GpuId);
     (
-        s.jobs().to_vec(),
+        s.jobs().copied().collect::<Vec<_>>(),
         gpus.clone().map(|g| s.gpu_owner(g)).collect(),
         gpus.map(|g| s.is_healthy(g)).collect(),
         s.now(),
@@ -157,8 +157,7 @@ fn deadline_at_the_maximum_time_neither_overflows_nor_starves() {
 
 fn running<O: JobOrder>(s: &Core<O>) -> JobId {
     s.jobs()
-        .iter()
-        .find(|j| j.state == JobState::Running)
+        .find(|j| j.state() == JobState::Running)
         .map(Job::id)
         .unwrap()
 }

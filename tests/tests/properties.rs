@@ -66,7 +66,7 @@ type Snapshot = (Vec<Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
 fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snapshot {
     let gpus = (0..G as u16).map(GpuId);
     (
-        s.jobs().to_vec(),
+        s.jobs().copied().collect::<Vec<_>>(),
         gpus.clone().map(|g| s.gpu_owner(g)).collect(),
         gpus.map(|g| s.is_healthy(g)).collect(),
         s.now(),
@@ -99,8 +99,7 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
             Op::FinishRunning(k) => {
                 let running: Vec<JobId> = s
                     .jobs()
-                    .iter()
-                    .filter(|j| j.state == JobState::Running)
+                    .filter(|j| j.state() == JobState::Running)
                     .map(Job::id)
                     .collect();
                 running
@@ -158,7 +157,7 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
         }
         s.check_invariants()
             .map_err(|v| format!("step {step}: {event:?}: {v:?}"))?;
-        let table: BTreeSet<u32> = s.jobs().iter().map(|j| j.id().0).collect();
+        let table: BTreeSet<u32> = s.jobs().map(|j| j.id().0).collect();
         if table != live {
             return Err(format!(
                 "step {step}: table {table:?} but accepted-and-live {live:?}"
@@ -166,9 +165,8 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
         }
         let running_gpus: usize = s
             .jobs()
-            .iter()
-            .filter(|j| j.state == JobState::Running)
-            .map(|j| usize::from(j.spec.gpus))
+            .filter(|j| j.state() == JobState::Running)
+            .map(|j| usize::from(j.gpus()))
             .sum();
         if running_gpus != s.busy_gpu_count() {
             return Err(format!(
@@ -282,8 +280,8 @@ fn same_as_full_rerank<O: JobOrder + Clone>(order: O, ops: &[Op]) -> Result<(), 
             }
             Op::Finish(id) => Event::Finish(JobId(id)),
             Op::FinishRunning(k) => {
-                let running: Vec<JobId> = (fast.jobs().iter())
-                    .filter(|j| j.state == JobState::Running)
+                let running: Vec<JobId> = (fast.jobs())
+                    .filter(|j| j.state() == JobState::Running)
                     .map(Job::id)
                     .collect();
                 running
@@ -305,7 +303,7 @@ fn same_as_full_rerank<O: JobOrder + Clone>(order: O, ops: &[Op]) -> Result<(), 
             let mut b: heapless::Vec<Decision<GANG>, 2> = heapless::Vec::new();
             let ra = fast.handle(TimeMs(now), event, &mut a);
             let rb = full.handle(TimeMs(now), event, &mut b);
-            if (&ra, &a) != (&rb, &b) || fast.jobs() != full.jobs() {
+            if (&ra, &a) != (&rb, &b) || !fast.jobs().eq(full.jobs()) {
                 return Err(format!(
                     "step {step}: {event:?}: indexed {ra:?} {a:?}, full re-rank {rb:?} {b:?}"
                 ));

@@ -28,10 +28,11 @@
 #define GANTRY_MAX_DECISIONS 64
 
 /**
- * Bytes of caller storage for one scheduler (an upper bound on every supported target;
+ * Bytes of caller storage for one scheduler: 32 KiB, issue 12's RAM budget (an upper bound
+ * for every order × placer pair on every supported target;
  * [`gantry_scheduler_size`] gives the exact size).
  */
-#define GANTRY_SCHEDULER_STORAGE_BYTES 57344
+#define GANTRY_SCHEDULER_STORAGE_BYTES 32768
 
 /**
  * Alignment of that storage.

@@ -105,9 +105,10 @@ pub const GANTRY_MAX_JOBS: usize = 256;
 pub const GANTRY_MAX_GANG: usize = 8;
 /// Decisions one [`gantry_handle`] call may produce; its buffer must hold this many.
 pub const GANTRY_MAX_DECISIONS: usize = 64;
-/// Bytes of caller storage for one scheduler (an upper bound on every supported target;
+/// Bytes of caller storage for one scheduler: 32 KiB, issue 12's RAM budget (an upper bound
+/// for every order × placer pair on every supported target;
 /// [`gantry_scheduler_size`] gives the exact size).
-pub const GANTRY_SCHEDULER_STORAGE_BYTES: usize = 57344;
+pub const GANTRY_SCHEDULER_STORAGE_BYTES: usize = 32768;
 /// Alignment of that storage.
 pub const GANTRY_SCHEDULER_ALIGN: usize = 8;
 /// The largest frame [`gantry_frame_encode_outcome`] writes (delimiter included).

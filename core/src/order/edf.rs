@@ -32,7 +32,7 @@ impl JobOrder for Edf {
     }
 
     fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
-        match job.spec.deadline {
+        match job.deadline() {
             Some(deadline) => PriorityKey {
                 class: 0,
                 primary: key_ms(deadline.0),
@@ -40,7 +40,7 @@ impl JobOrder for Edf {
             },
             None => PriorityKey {
                 class: 1,
-                primary: key_ms(job.submitted_at.0),
+                primary: key_ms(job.submitted_at().0),
                 secondary: 0,
             },
         }

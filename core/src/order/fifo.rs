@@ -31,7 +31,7 @@ impl JobOrder for Fifo {
     fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
         PriorityKey {
             class: 0,
-            primary: key_ms(job.submitted_at.0),
+            primary: key_ms(job.submitted_at().0),
             secondary: 0,
         }
     }

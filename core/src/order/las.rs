@@ -166,25 +166,25 @@ impl Las {
     /// The job's service counted in its current queue cycle (since its last promotion), in
     /// the configured metric.
     pub fn queue_service(&self, job: &Job) -> u64 {
-        let gpu_ms = job.attained_gpu_ms.saturating_sub(job.order_base_gpu_ms);
+        let gpu_ms = job.attained_gpu_ms().saturating_sub(job.order_base_gpu_ms);
         match self.config.service {
             LengthMetric::GpuTime => gpu_ms,
-            LengthMetric::Time => div_narrow(gpu_ms, u64::from(job.spec.gpus.max(1))),
+            LengthMetric::Time => div_narrow(gpu_ms, u64::from(job.gpus().max(1))),
         }
     }
 
     /// Service units the job gains per ms while running (GPUs, or 1 for 1D service).
     fn rate(&self, job: &Job) -> u64 {
         match self.config.service {
-            LengthMetric::GpuTime => u64::from(job.spec.gpus.max(1)),
+            LengthMetric::GpuTime => u64::from(job.gpus().max(1)),
             LengthMetric::Time => 1,
         }
     }
 
     /// Executed ms since the last promotion (Tiresias's reset `executed_time`).
     fn executed_since_base(job: &Job) -> u64 {
-        let gpu_ms = job.attained_gpu_ms.saturating_sub(job.order_base_gpu_ms);
-        div_narrow(gpu_ms, u64::from(job.spec.gpus.max(1)))
+        let gpu_ms = job.attained_gpu_ms().saturating_sub(job.order_base_gpu_ms);
+        div_narrow(gpu_ms, u64::from(job.gpus().max(1)))
     }
 
     /// When a queued job becomes eligible for promotion; `None` when the guard is off, the
@@ -192,7 +192,7 @@ impl Las {
     fn promotion_at(&self, job: &Job) -> Option<TimeMs> {
         let knob = u64::from(self.config.promote_knob_permille);
         let queue = job.order_queue & QUEUE_MASK;
-        if knob == 0 || queue == 0 || !job.state.is_queued() {
+        if knob == 0 || queue == 0 || !job.state().is_queued() {
             return None;
         }
         let executed = Self::executed_since_base(job);
@@ -200,7 +200,7 @@ impl Las {
             return None;
         }
         let wait_ms = executed.saturating_mul(knob).div_ceil(1000);
-        Some(job.queued_since.saturating_add(DurationMs(wait_ms)))
+        Some(job.queued_since().saturating_add(DurationMs(wait_ms)))
     }
 
     /// Demotes or promotes `job`, keeping the bits of `order_queue` above [`QUEUE_MASK`].
@@ -211,7 +211,7 @@ impl Las {
         if self.promotion_at(job).is_some_and(|at| at <= now) {
             job.order_queue = flags;
             job.order_mark = now;
-            job.order_base_gpu_ms = job.attained_gpu_ms;
+            job.order_base_gpu_ms = job.attained_gpu_ms();
             return;
         }
         let service = self.queue_service(job);
@@ -224,10 +224,10 @@ impl Las {
             // anyone looked in between.
             let limit = self.config.limit_of(target - 1).unwrap_or(service);
             let since = div_narrow(service - limit.min(service), self.rate(job));
-            let stopped = if job.state == JobState::Running {
+            let stopped = if job.state() == JobState::Running {
                 now
             } else {
-                job.queued_since.min(now)
+                job.queued_since().min(now)
             };
             job.order_queue = flags | target;
             job.order_mark = TimeMs(stopped.0.saturating_sub(since));
@@ -245,7 +245,7 @@ impl Las {
 
     /// Next demotion of a running job or promotion of a queued one. O(1).
     pub fn review_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
-        if job.state == JobState::Running {
+        if job.state() == JobState::Running {
             let limit = self.config.limit_of(job.order_queue & QUEUE_MASK)?;
             let left = limit.saturating_sub(self.queue_service(job));
             let wait_ms = div_ceil_narrow(left, self.rate(job));
@@ -354,7 +354,7 @@ mod tests {
     }
 
     fn running(s: &Sched, id: u32) -> bool {
-        s.job(JobId(id)).unwrap().state == JobState::Running
+        s.job(JobId(id)).unwrap().state() == JobState::Running
     }
 
     #[test]
@@ -422,8 +422,8 @@ mod tests {
         // Preemption keeps attained service (and executed time).
         let j0 = s.job(JobId(0)).unwrap();
         assert_eq!(
-            (j0.attained_gpu_ms, j0.executed, j0.preemptions),
-            (10_000, DurationMs(10_000), 1)
+            (j0.attained_gpu_ms(), j0.executed()),
+            (10_000, DurationMs(10_000))
         );
         s.check_invariants().unwrap();
     }
@@ -536,12 +536,12 @@ mod tests {
         config.service = LengthMetric::Time;
         let las = Las::new(config);
         let mut job = Job::submitted(JobSpec::new(JobId(0), 8), TimeMs(0));
-        job.state = JobState::Running;
-        job.attained_gpu_ms = 8 * 9_999;
+        job.set_state(JobState::Running);
+        job.set_executed(DurationMs(9_999));
         let mut j = job;
         las.refresh_job(&mut j, TimeMs(9_999));
         assert_eq!(j.order_queue, 0);
-        j.attained_gpu_ms = 8 * 10_000;
+        j.set_executed(DurationMs(10_000));
         las.refresh_job(&mut j, TimeMs(10_000));
         assert_eq!(j.order_queue, 1);
         assert_eq!(las.name(), "las-time");

@@ -25,7 +25,7 @@ impl LengthMetric {
     fn scale(self, ms: u64, job: &Job) -> u64 {
         match self {
             LengthMetric::Time => ms,
-            LengthMetric::GpuTime => ms.saturating_mul(u64::from(job.spec.gpus)),
+            LengthMetric::GpuTime => ms.saturating_mul(u64::from(job.gpus())),
         }
     }
 }
@@ -36,11 +36,11 @@ fn length_key(length_ms: Option<u64>, job: &Job) -> PriorityKey {
         Some(ms) => PriorityKey {
             class: 0,
             primary: key_ms(ms),
-            secondary: key_ms(job.submitted_at.0),
+            secondary: key_ms(job.submitted_at().0),
         },
         None => PriorityKey {
             class: 1,
-            primary: key_ms(job.submitted_at.0),
+            primary: key_ms(job.submitted_at().0),
             secondary: 0,
         },
     }
@@ -69,10 +69,7 @@ impl JobOrder for Sjf {
     }
 
     fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
-        let length = job
-            .spec
-            .declared_length
-            .map(|d| self.metric.scale(d.0, job));
+        let length = job.declared_length().map(|d| self.metric.scale(d.0, job));
         length_key(length, job)
     }
 }
@@ -126,7 +123,7 @@ mod tests {
         let mut spec = JobSpec::new(JobId(id), gpus);
         spec.declared_length = len_ms.map(DurationMs);
         let mut j = Job::submitted(spec, TimeMs(id.into()));
-        j.executed = DurationMs(executed_ms);
+        j.set_executed(DurationMs(executed_ms));
         j
     }
 

@@ -249,14 +249,14 @@ impl Tias {
     /// When the job's laxity falls to the reserve `σ·W`: now or earlier for a critical job;
     /// `None` without a deadline. O(1).
     pub fn critical_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
-        let deadline = job.spec.deadline?;
-        let window = deadline.saturating_since(job.submitted_at).0;
-        let remaining = share_of(window, self.bound_share).saturating_sub(job.executed.0);
+        let deadline = job.deadline()?;
+        let window = deadline.saturating_since(job.submitted_at()).0;
+        let remaining = share_of(window, self.bound_share).saturating_sub(job.executed().0);
         let latest = deadline
             .0
             .saturating_sub(share_of(window, self.safety_share));
         let waiting = TimeMs(latest.saturating_sub(remaining));
-        if job.state == JobState::Running && waiting > now {
+        if job.state() == JobState::Running && waiting > now {
             // While it runs, `e` grows as fast as the clock: the laxity holds until `e`
             // reaches `ρ·W`, then falls with the clock.
             return Some(TimeMs(latest));
@@ -268,12 +268,12 @@ impl Tias {
     /// `ρ₀·W`; `None` while it runs (then it is making the most of its time) or before
     /// `ρ₀` is learned. O(1).
     pub fn hopeless_at(&self, job: &Job) -> Option<TimeMs> {
-        if self.least_share == 0 || job.state == JobState::Running {
+        if self.least_share == 0 || job.state() == JobState::Running {
             return None;
         }
-        let deadline = job.spec.deadline?;
-        let window = deadline.saturating_since(job.submitted_at).0;
-        let needed = share_of(window, self.least_share).saturating_sub(job.executed.0);
+        let deadline = job.deadline()?;
+        let window = deadline.saturating_since(job.submitted_at()).0;
+        let needed = share_of(window, self.least_share).saturating_sub(job.executed().0);
         Some(TimeMs(deadline.0.saturating_sub(needed)))
     }
 
@@ -285,7 +285,7 @@ impl Tias {
     /// [`standing`](Self::standing) and, for a deadline job, [`hopeless_at`](Self::hopeless_at),
     /// each computed once (a review needs both). O(1).
     fn standing_and_hopeless_at(&self, job: &Job, now: TimeMs) -> (Standing, Option<TimeMs>) {
-        let Some(deadline) = job.spec.deadline else {
+        let Some(deadline) = job.deadline() else {
             return (Standing::NoDeadline, None);
         };
         let hopeless_at = self.hopeless_at(job);
@@ -330,9 +330,9 @@ impl Tias {
     fn critical_key(&self, job: &Job, deadline: TimeMs) -> PriorityKey {
         let queue = (job.order_queue & QUEUE_MASK).min(self.config.critical_queue);
         let commitment = deadline
-            .saturating_since(job.submitted_at)
+            .saturating_since(job.submitted_at())
             .0
-            .saturating_mul(u64::from(job.spec.gpus));
+            .saturating_mul(u64::from(job.gpus()));
         let primary = match self.config.critical_order {
             CriticalOrder::EarliestDeadline => key_ms(deadline.0),
             CriticalOrder::SmallestCommitment => key_ms(commitment),
@@ -406,7 +406,7 @@ impl JobOrder for Tias {
             class: Self::las_class(job, LAS_BAND),
             ..Las::las_key(job)
         };
-        let Some(deadline) = job.spec.deadline else {
+        let Some(deadline) = job.deadline() else {
             return las;
         };
         if job.order_queue & HOPELESS_FLAG != 0 {
@@ -445,9 +445,9 @@ impl JobOrder for Tias {
     /// Learns the finished deadline job's window share; re-publishes `ρ` and `ρ₀` every
     /// `republish_every` finishes. O(1), O(B) when re-publishing.
     fn on_finished(&mut self, job: &Job, _now: TimeMs) {
-        if let Some(deadline) = job.spec.deadline {
-            let window = deadline.saturating_since(job.submitted_at).0;
-            self.sketch.record(job.executed.0, window);
+        if let Some(deadline) = job.deadline() {
+            let window = deadline.saturating_since(job.submitted_at()).0;
+            self.sketch.record(job.executed().0, window);
         }
         self.finished_since_publish = self.finished_since_publish.saturating_add(1);
         if self.finished_since_publish >= self.config.republish_every.max(1) {
@@ -467,7 +467,7 @@ impl JobOrder for Tias {
     /// can still be met: on the Cortex-M4F the worst event fell from 166,680 to
     /// the figure in `docs/tias.md`. O(1).
     fn follows_epoch(&self, job: &Job) -> bool {
-        job.spec.deadline.is_some() && job.order_queue & HOPELESS_FLAG == 0
+        job.deadline().is_some() && job.order_queue & HOPELESS_FLAG == 0
     }
 
     /// The 2D-LAS review, the moment a relaxed job turns critical or a waiting one
@@ -476,8 +476,8 @@ impl JobOrder for Tias {
         let las = self.las.review_at(job, now);
         let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
         let deadline = match standing {
-            Standing::Relaxed { critical_at } => job.spec.deadline.map(|d| d.min(critical_at)),
-            Standing::Critical => job.spec.deadline,
+            Standing::Relaxed { critical_at } => job.deadline().map(|d| d.min(critical_at)),
+            Standing::Critical => job.deadline(),
             Standing::Hopeless | Standing::NoDeadline => None,
         };
         let hopeless = deadline.and(hopeless_at);

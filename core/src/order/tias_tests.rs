@@ -24,9 +24,8 @@ fn spec(id: u32, gpus: u16, deadline_ms: Option<u64>) -> JobSpec {
 /// A job submitted at 0 that has executed `e_ms`, in `state`, in 2D-LAS queue `queue`.
 fn job(id: u32, gpus: u16, deadline_ms: Option<u64>, e_ms: u64, state: JobState) -> Job {
     let mut j = Job::submitted(spec(id, gpus, deadline_ms), TimeMs(0));
-    j.executed = DurationMs(e_ms);
-    j.attained_gpu_ms = e_ms * u64::from(gpus);
-    j.state = state;
+    j.set_executed(DurationMs(e_ms));
+    j.set_state(state);
     j
 }
 
@@ -79,7 +78,9 @@ fn window_shares_are_learned_from_finished_deadline_jobs_only() {
     // The job's own declared length is never read.
     let mut j = job(3, 1, Some(W), 0, JobState::Waiting);
     let before = tias.critical_at(&j, TimeMs(0));
-    j.spec.declared_length = Some(DurationMs(1));
+    let mut declared = spec(3, 1, Some(W));
+    declared.declared_length = Some(DurationMs(1));
+    j = Job::submitted(declared, TimeMs(0));
     assert_eq!(tias.critical_at(&j, TimeMs(0)), before);
 }
 
@@ -179,7 +180,7 @@ fn classes_young_first_then_critical_then_older_then_relaxed_then_hopeless() {
     let now = TimeMs(q1);
     let old = |id, deadline| {
         let mut j = job(id, 1, deadline, q1, JobState::Preempted);
-        j.queued_since = now;
+        j.set_times(j.submitted_at(), now);
         j
     };
     let jobs = [
@@ -192,7 +193,7 @@ fn classes_young_first_then_critical_then_older_then_relaxed_then_hopeless() {
         // 3: non-deadline, young (queue 0), submitted later than the others.
         {
             let mut j = job(3, 1, None, 0, JobState::Waiting);
-            j.submitted_at = now;
+            j.set_times(now, j.queued_since());
             j.order_mark = now;
             j
         },
@@ -250,7 +251,7 @@ fn review_times_are_the_next_change() {
         tias.next_review(&critical, TimeMs(20_000)),
         Some(TimeMs(75_200))
     );
-    critical.state = JobState::Running;
+    critical.set_state(JobState::Running);
     assert_eq!(tias.next_review(&critical, TimeMs(20_000)), Some(TimeMs(W)));
     // A running non-deadline job: its 2D-LAS threshold (3,250 GPU·s for 2 GPUs: 1,625 s).
     let plain = job(1, 2, None, 0, JobState::Running);
@@ -291,7 +292,7 @@ fn two_critical_jobs_do_not_preempt_each_other_whatever_the_tick_period() {
                 .count();
         }
         assert_eq!(preemptions, 0, "tick every {tick_ms} ms");
-        assert_eq!(s.job(JobId(0)).map(|j| j.state), Some(JobState::Running));
+        assert_eq!(s.job(JobId(0)).map(|j| j.state()), Some(JobState::Running));
         s.check_invariants().unwrap();
     }
 }
@@ -320,7 +321,7 @@ fn hopeless_job_runs_in_the_background_or_is_rejected() {
             &mut out,
         )
         .unwrap();
-        assert_eq!(s.job(JobId(1)).map(|j| j.state), Some(JobState::Running));
+        assert_eq!(s.job(JobId(1)).map(|j| j.state()), Some(JobState::Running));
         assert_eq!(s.next_review(), Some(TimeMs(10_000)), "its deadline");
         out.clear();
         s.handle(TimeMs(10_000), Event::Tick, &mut out).unwrap();
@@ -329,7 +330,7 @@ fn hopeless_job_runs_in_the_background_or_is_rejected() {
             job: JobId(1),
             reason: PreemptReason::Priority
         }));
-        assert_eq!(s.job(JobId(0)).map(|j| j.state), Some(JobState::Running));
+        assert_eq!(s.job(JobId(0)).map(|j| j.state()), Some(JobState::Running));
         // Preempted and hopeless: rejected at the next pass under `Reject`.
         out.clear();
         s.handle(TimeMs(10_001), Event::Tick, &mut out).unwrap();

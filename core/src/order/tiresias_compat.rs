@@ -107,7 +107,7 @@ impl TiresiasCompat {
 
     /// Executed time in whole seconds, as the simulator counts it.
     fn executed_s(job: &Job) -> u64 {
-        job.executed.0 / 1000
+        job.executed().0 / 1000
     }
 
     /// Demotes a running job by one queue if its service reached its queue's limit, unless it
@@ -117,7 +117,7 @@ impl TiresiasCompat {
         let Some(&limit) = TIRESIAS_LIMITS_S.get(usize::from(queue)) else {
             return;
         };
-        if job.state != JobState::Running
+        if job.state() != JobState::Running
             || (Self::band_of(job) == BAND_APPENDED && job.order_mark.0 >= self.instant_seq)
         {
             return;
@@ -125,7 +125,7 @@ impl TiresiasCompat {
         let executed = Self::executed_s(job);
         let service = match metric {
             LengthMetric::Time => executed,
-            LengthMetric::GpuTime => executed.saturating_mul(u64::from(job.spec.gpus)),
+            LengthMetric::GpuTime => executed.saturating_mul(u64::from(job.gpus())),
         };
         if service >= limit {
             job.order_queue = SEEN | (BAND_APPENDED << BAND_SHIFT) | (queue + 1);
@@ -144,7 +144,7 @@ impl TiresiasCompat {
             LengthMetric::Time => left + now_s,
             // int(math.ceil((limit - executed)/num_gpu) + now) with Python 2 integer `/`:
             // floor division first, so the ceil does nothing.
-            LengthMetric::GpuTime => left.div_euclid(i64::from(job.spec.gpus.max(1))) + now_s,
+            LengthMetric::GpuTime => left.div_euclid(i64::from(job.gpus().max(1))) + now_s,
         })
     }
 }
@@ -209,7 +209,7 @@ impl JobOrder for TiresiasCompat {
                     class: 0,
                     primary: key_ms(match metric {
                         LengthMetric::Time => left.0,
-                        LengthMetric::GpuTime => left.0.saturating_mul(u64::from(job.spec.gpus)),
+                        LengthMetric::GpuTime => left.0.saturating_mul(u64::from(job.gpus())),
                     }),
                     secondary: key_ms(job.order_mark.0),
                 },
@@ -226,7 +226,7 @@ impl JobOrder for TiresiasCompat {
     /// in each queue; for `shortest*`, the sorted order itself.
     fn after_pass(&mut self, job: &mut Job, _now: TimeMs) {
         let band = match self.policy {
-            CompatPolicy::Dlas(_) if job.state != JobState::Running => BAND_WAITED,
+            CompatPolicy::Dlas(_) if job.state() != JobState::Running => BAND_WAITED,
             _ => BAND_RAN,
         };
         Self::with_band(job, band);
@@ -238,7 +238,7 @@ impl JobOrder for TiresiasCompat {
         let CompatPolicy::Dlas(metric) = self.policy else {
             return None;
         };
-        if job.state != JobState::Running {
+        if job.state() != JobState::Running {
             return None;
         }
         let jump_s = u64::try_from(Self::jump_s(job, metric, now)?).ok()?;
@@ -291,8 +291,8 @@ mod tests {
                         {
                             next = next.min(submit * 1000)
                         }
-                        Some(j) if j.state == JobState::Running => {
-                            next = next.min(now_ms(&self.s) + duration * 1000 - j.executed.0)
+                        Some(j) if j.state() == JobState::Running => {
+                            next = next.min(now_ms(&self.s) + duration * 1000 - j.executed().0)
                         }
                         _ => {}
                     }
@@ -309,7 +309,8 @@ mod tests {
                 for &(id, gpus, submit, duration) in &self.jobs {
                     match self.s.job(JobId(id)) {
                         Some(j)
-                            if j.state == JobState::Running && j.executed.0 >= duration * 1000 =>
+                            if j.state() == JobState::Running
+                                && j.executed().0 >= duration * 1000 =>
                         {
                             self.s
                                 .handle_deferred(now, Event::Finish(JobId(id)), &mut out)
@@ -455,18 +456,18 @@ mod tests {
     fn gpu_timer_floors_executed_seconds_over_gpus() {
         let order = TiresiasCompat::new(CompatPolicy::Dlas(LengthMetric::GpuTime));
         let mut job = Job::submitted(JobSpec::new(JobId(0), 8), TimeMs(0));
-        job.state = JobState::Running;
+        job.set_state(JobState::Running);
         // At t = 0: 3250 // 8 = 406 → 406 s, when 8 × 406 = 3,248 GPU·s < 3,250: late.
         assert_eq!(order.next_review(&job, TimeMs(0)), Some(TimeMs(406_000)));
-        job.executed = DurationMs(100_000);
+        job.set_executed(DurationMs(100_000));
         assert_eq!(
             order.next_review(&job, TimeMs(100_000)),
             Some(TimeMs(493_000))
         );
-        job.state = JobState::Preempted;
+        job.set_state(JobState::Preempted);
         assert_eq!(order.next_review(&job, TimeMs(100_000)), None);
         // The last queue has no timer.
-        job.state = JobState::Running;
+        job.set_state(JobState::Running);
         job.order_queue = SEEN | 2;
         assert_eq!(order.next_review(&job, TimeMs(100_000)), None);
     }
@@ -476,10 +477,10 @@ mod tests {
         let mut order = TiresiasCompat::new(CompatPolicy::Dlas(LengthMetric::Time));
         let mut job = Job::submitted(JobSpec::new(JobId(0), 1), TimeMs(0));
         order.refresh(&mut job, TimeMs(0));
-        job.state = JobState::Running;
+        job.set_state(JobState::Running);
         order.after_pass(&mut job, TimeMs(0));
         // 10,000 s of service passes both limits; the job drops one queue per event.
-        job.executed = DurationMs(10_000_000);
+        job.set_executed(DurationMs(10_000_000));
         order.refresh(&mut job, TimeMs(10_000_000));
         order.refresh(&mut job, TimeMs(10_000_000));
         assert_eq!(TiresiasCompat::queue_of(&job), 1);

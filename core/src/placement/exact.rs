@@ -586,7 +586,7 @@ impl<const G: usize> Placer<G> for ExactOptimal<G> {
         for &g in view.picked {
             base.set(g, true);
         }
-        let gpus = view.job.spec.gpus;
+        let gpus = view.job.gpus();
         let fresh = self
             .plan
             .as_ref()
@@ -596,7 +596,7 @@ impl<const G: usize> Placer<G> for ExactOptimal<G> {
                 self.stats.off_plan_picks = self.stats.off_plan_picks.saturating_add(1);
                 return greedy_pick(view);
             }
-            let k = usize::from(view.job.spec.gpus);
+            let k = usize::from(view.job.gpus());
             let found = optimal_placement(view.topology, view.usable, k, &self.config)?;
             self.stats.plans = self.stats.plans.saturating_add(1);
             if !found.exact {

@@ -38,7 +38,7 @@ impl<const G: usize> Placer<G> for LoadBalance {
             |m: MachineId| u32::from(tally.machine_usable(m)) + u32::from(tally.machine_picks(m));
         let rack_free =
             |r: RackId| u32::from(tally.rack_usable(r)) + u32::from(tally.rack_picks(r));
-        let k = u32::from(view.job.spec.gpus);
+        let k = u32::from(view.job.gpus());
 
         let best_rack = (0..topo.rack_count() as u16)
             .map(RackId)

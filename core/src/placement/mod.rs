@@ -173,14 +173,14 @@ pub struct PlacementView<'a, const G: usize> {
     pub usable: &'a GpuMask<G>,
     /// GPUs picked so far for this job, in pick order.
     pub picked: &'a [GpuId],
-    /// The job being placed (its request is `job.spec.gpus`).
+    /// The job being placed (its request is `job.gpus()`).
     pub job: &'a Job,
 }
 
 impl<const G: usize> PlacementView<'_, G> {
     /// GPUs still to pick after this step's, including this one.
     pub fn remaining(&self) -> usize {
-        usize::from(self.job.spec.gpus).saturating_sub(self.picked.len())
+        usize::from(self.job.gpus()).saturating_sub(self.picked.len())
     }
 }
 

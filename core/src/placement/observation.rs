@@ -105,7 +105,7 @@ pub fn encode<const G: usize>(
     let tally = PlacementTally::of(view);
     let w = topo.weights().reciprocal();
     let iso = positive(w.gpu_machine + w.machine_rack + w.rack_root);
-    let k = f64::from(view.job.spec.gpus.max(1));
+    let k = f64::from(view.job.gpus().max(1));
     let need = view.remaining().min(usize::from(u16::MAX)) as u16;
     let n = topo.gpu_count().min(G);
     let max_speed = (0..n as u16)
@@ -148,7 +148,7 @@ pub fn encode<const G: usize>(
     }
 
     let total = positive(n as f64);
-    let length_ms = view.job.spec.declared_length.map(|d| d.0 as f64);
+    let length_ms = view.job.declared_length().map(|d| d.0 as f64);
     *job = [
         clip(k / total, 0.0, 1.0),
         clip(libm::log2(k) / 10.0, 0.0, 1.0),

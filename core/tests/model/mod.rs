@@ -2,7 +2,7 @@
 //! stream into both and compares them after every call.
 //!
 //! The model knows nothing of ranking, keys or placement: it keeps, per GPU, its health and
-//! owner and, per live job, its state, attained service and preemptions, and it applies the
+//! owner and, per live job, its state and attained service, and it applies the
 //! core's *decisions* to that state under the rules the docs promise:
 //!
 //! - a refused event changes nothing, emits nothing, and is refused for a reason the model
@@ -141,8 +141,6 @@ struct ModelJob {
     state: JobState,
     attained_gpu_ms: u128,
     executed_ms: u128,
-    preemptions: u32,
-    first_start: Option<u64>,
 }
 
 /// Why the core may refuse an event, as the model judges it.
@@ -303,7 +301,6 @@ impl Model {
             return Err(format!("preempted {id:?} is {:?}, not running", job.state));
         }
         job.state = JobState::Preempted;
-        job.preemptions = job.preemptions.saturating_add(1);
         self.release(id);
         Ok(())
     }
@@ -325,8 +322,6 @@ impl Model {
                         state: JobState::Waiting,
                         attained_gpu_ms: 0,
                         executed_ms: 0,
-                        preemptions: 0,
-                        first_start: None,
                     },
                 );
                 self.accepted += 1;
@@ -350,7 +345,6 @@ impl Model {
     fn apply_decisions(
         &mut self,
         decisions: &[Decision<GANG>],
-        now: u64,
         in_pass: bool,
         tally: &mut Tally,
     ) -> Result<(), String> {
@@ -379,7 +373,7 @@ impl Model {
                     tally.rejections += 1;
                 }
                 Decision::Start { job, gpus } => {
-                    self.start(*job, gpus.as_slice(), now)?;
+                    self.start(*job, gpus.as_slice())?;
                     tally.starts += 1;
                 }
             }
@@ -387,7 +381,7 @@ impl Model {
         Ok(())
     }
 
-    fn start(&mut self, id: JobId, gpus: &[GpuId], now: u64) -> Result<(), String> {
+    fn start(&mut self, id: JobId, gpus: &[GpuId]) -> Result<(), String> {
         let job = self
             .jobs
             .get(&id.0)
@@ -413,7 +407,6 @@ impl Model {
         }
         if let Some(job) = self.jobs.get_mut(&id.0) {
             job.state = JobState::Running;
-            job.first_start.get_or_insert(now);
         }
         Ok(())
     }
@@ -432,7 +425,7 @@ impl Model {
                 self.last_now
             ));
         }
-        let live: Vec<u32> = core.jobs().iter().map(|j| j.id().0).collect();
+        let live: Vec<u32> = core.jobs().map(|j| j.id().0).collect();
         let mut sorted = live.clone();
         sorted.sort_unstable();
         sorted.dedup();
@@ -446,26 +439,18 @@ impl Model {
         for job in core.jobs() {
             let m = &self.jobs[&job.id().0];
             let cap = |x: u128| u64::try_from(x).unwrap_or(u64::MAX);
+            // Preemption counts and first starts are not in the core's job record: a caller
+            // sees them in the decisions.
             let seen = (
-                job.spec.gpus,
-                job.state,
-                job.attained_gpu_ms,
-                job.executed.0,
-                job.preemptions,
-                job.first_started_at.map(|t| t.0),
+                job.gpus(),
+                job.state(),
+                job.attained_gpu_ms(),
+                job.executed().0,
             );
-            let want = (
-                m.gpus,
-                m.state,
-                cap(m.attained_gpu_ms),
-                cap(m.executed_ms),
-                m.preemptions,
-                m.first_start,
-            );
+            let want = (m.gpus, m.state, cap(m.attained_gpu_ms), cap(m.executed_ms));
             if seen != want {
                 return Err(format!(
-                    "{:?}: core (gpus, state, attained, executed, preemptions, first start) \
-                     {seen:?}, model {want:?}",
+                    "{:?}: core (gpus, state, attained, executed) {seen:?}, model {want:?}",
                     job.id()
                 ));
             }
@@ -517,7 +502,7 @@ type Snapshot = (Vec<gantry_core::Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
 fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snapshot {
     let gpus = (0..G as u16).map(GpuId);
     (
-        s.jobs().to_vec(),
+        s.jobs().copied().collect::<Vec<_>>(),
         gpus.clone().map(|g| s.gpu_owner(g)).collect(),
         gpus.map(|g| s.is_healthy(g)).collect(),
         s.now(),
@@ -539,11 +524,11 @@ pub fn check_stream<O: JobOrder, P: Placer<G>, const D: usize>(
     let mut tally = Tally::default();
     let mut clock = 0u64;
     for (step, chunk) in bytes.chunks_exact(OP_BYTES).enumerate() {
-        let running: Vec<JobId> = (core.jobs().iter())
-            .filter(|j| j.state == JobState::Running)
+        let running: Vec<JobId> = (core.jobs())
+            .filter(|j| j.state() == JobState::Running)
             .map(|j| j.id())
             .collect();
-        let live: Vec<JobId> = core.jobs().iter().map(|j| j.id()).collect();
+        let live: Vec<JobId> = core.jobs().map(|j| j.id()).collect();
         let op = Op::decode(chunk, &mut clock, &running, &live);
         one_call::<O, P, D>(&mut core, &mut model, op, &mut tally)
             .map_err(|e| format!("op {step} ({op:?}): {e}"))?;
@@ -602,7 +587,7 @@ fn one_call<O: JobOrder, P: Placer<G>, const D: usize>(
         decisions = &decisions[1..];
         tally.preemptions += 1;
     }
-    model.apply_decisions(decisions, op.now, !op.deferred, tally)?;
+    model.apply_decisions(decisions, !op.deferred, tally)?;
     let mut more = outcome.more_pending;
     let mut rounds = 0;
     while more {
@@ -615,7 +600,7 @@ fn one_call<O: JobOrder, P: Placer<G>, const D: usize>(
             .handle(now, Event::Tick, &mut out)
             .map_err(|e| format!("follow-up tick refused: {e:?}"))?
             .more_pending;
-        model.apply_decisions(&out, op.now, true, tally)?;
+        model.apply_decisions(&out, true, tally)?;
         tally.follow_ups += 1;
     }
     model.compare(core)?;
@@ -656,7 +641,7 @@ mod catches {
     }
 
     fn apply(model: &mut Model, decisions: &[Decision<GANG>]) -> Result<(), String> {
-        model.apply_decisions(decisions, 0, true, &mut Tally::default())
+        model.apply_decisions(decisions, true, &mut Tally::default())
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl PlacementHints {
         if !view.picked.is_empty() {
             return None;
         }
-        let job = view.job.spec.id.0 as usize;
+        let job = view.job.id().0 as usize;
         let times = self.time.get(job * self.types..(job + 1) * self.types)?;
         let mut usable = vec![0usize; self.types];
         for g in view.usable.iter() {

@@ -415,7 +415,7 @@ impl Placer<G> for Sampler<'_> {
             .policy
             .critic
             .forward(ArrayView2::from_shape((1, CRITIC_IN), &critic_in).ok()?)[[0, 0]];
-        let k = usize::from(view.job.spec.gpus);
+        let k = usize::from(view.job.gpus());
         let last = view.remaining() == 1;
         let job_credit = self.credit == Credit::JobOptimum && !self.greedy;
         if job_credit && view.picked.is_empty() {
@@ -493,7 +493,7 @@ impl Placer<G> for Teacher {
     fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
         let n = encode(view, &mut self.gpus, &mut self.job);
         if view.picked.is_empty() {
-            let k = usize::from(view.job.spec.gpus);
+            let k = usize::from(view.job.gpus());
             let plan = optimal_placement(view.topology, view.usable, k, &OptimalConfig::default())?;
             self.plan = (0..n).map(|i| plan.set.allows(GpuId(i as u16))).collect();
         }

@@ -415,8 +415,7 @@ impl Controller {
         let live: Vec<(u32, u16, Option<TimeMs>)> = self
             .core
             .jobs()
-            .iter()
-            .map(|j| (j.id().0, j.spec.gpus, j.spec.deadline))
+            .map(|j| (j.id().0, j.gpus(), j.deadline()))
             .collect();
         for (id, gpus, deadline) in live {
             let slurm = jobs.get(&id);
@@ -466,7 +465,7 @@ impl Controller {
             let running = self
                 .core
                 .job(JobId(id))
-                .is_some_and(|j| j.state == JobState::Running);
+                .is_some_and(|j| j.state() == JobState::Running);
             let event = if running {
                 Event::Finish(JobId(id))
             } else {
@@ -645,12 +644,7 @@ impl Controller {
         }
         let mut holds = Vec::new();
         let mut starts = Vec::new();
-        let live: Vec<(u32, JobState)> = self
-            .core
-            .jobs()
-            .iter()
-            .map(|j| (j.id().0, j.state))
-            .collect();
+        let live: Vec<(u32, JobState)> = self.core.jobs().map(|j| (j.id().0, j.state())).collect();
         for (id, state) in live {
             let Some(slurm) = jobs.get(&id) else { continue };
             if state == JobState::Running {
@@ -784,7 +778,7 @@ impl Controller {
                 || self
                     .core
                     .job(JobId(job.id))
-                    .is_none_or(|j| j.state != JobState::Running)
+                    .is_none_or(|j| j.state() != JobState::Running)
             {
                 continue;
             }
