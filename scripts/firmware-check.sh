@@ -99,10 +99,10 @@ build_firmware fw-all "$ALL_FEATURES"
 # apart so the checkpoint code does not change the other builds' figures.
 build_firmware fw-checkpoint "$ALL_FEATURES,checkpoint"
 
-run_qemu() { # elf events answers -> prints the firmware's JSON line
-    local elf=$1 events=$2 answers=$3
+run_qemu() { # elf events answers [extra arg] -> prints the firmware's JSON line
+    local elf=$1 events=$2 answers=$3 extra=${4:+,arg=$4}
     timeout 900 qemu-system-arm -machine mps2-an386 -cpu cortex-m4 -nographic -icount shift=0 \
-        -semihosting-config "enable=on,target=native,arg=fw,arg=$events,arg=$answers" \
+        -semihosting-config "enable=on,target=native,arg=fw,arg=$events,arg=$answers$extra" \
         -kernel "$elf" < /dev/null | tail -n 1
 }
 
@@ -150,6 +150,18 @@ for stream in tias-best-fit corrupt; do
         IDENTICAL=false
     fi
 done
+C_CKPT_JSON=/dev/null
+if [ -f "$OUT/tias-best-fit.events" ]; then
+    log "C example with a snapshot, storage wipe, init and restore every 1,000 events"
+    run_qemu "$OUT/gantry-c.elf" "$OUT/tias-best-fit.events" "$OUT/tias-best-fit.c-ckpt" 1000 \
+        > "$OUT/tias-best-fit.c-ckpt.json"
+    if ! "$GANTRY" frames diff "$OUT/tias-best-fit.expected" "$OUT/tias-best-fit.c-ckpt" >&2; then
+        log "DIFFERENT: tias-best-fit (C example, checkpointing)"
+        C_IDENTICAL=false
+        IDENTICAL=false
+    fi
+    C_CKPT_JSON=$OUT/tias-best-fit.c-ckpt.json
+fi
 
 log "no-panic link check (one build per pair: its panic handler references an undefined symbol)"
 # Every pair's event path must stay panic-free: a panic path fails the check (and CI).
@@ -226,7 +238,7 @@ if [ "$AARCH64" = 1 ]; then
 fi
 
 cat <<EOF
-{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_insn_max_event":"$(worst_event "$TIAS")","tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_insn_max_event":"$(worst_event "$LAS")","las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"no_panic_pairs":"$NO_PANIC_LINKED","panic_reachable_pairs":"$PANIC_REACHABLE","panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"restores":$RESTORES,"snapshot_bytes":$(max_field snapshot_bytes),"snapshot_insn_max":$(max_field snapshot_insn),"restore_insn_max":$(max_field restore_insn),"restore_stack_bytes":$(max_field restore_stack_bytes),"restore_in_place_stack_bytes":$(max_field restore_in_place_stack_bytes),"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
+{"streams":$STREAMS,"identical":$IDENTICAL,"sched_bytes":$(field "$TIAS" sched_bytes),"construct_stack_bytes":$(field "$TIAS" construct_stack_bytes),"handle_stack_bytes":$(field "$TIAS" handle_stack_bytes),"flash_bytes":$(flash "$OUT/fw-tias-best-fit.elf"),"tias_insn_avg":$(field "$TIAS" insn_avg),"tias_insn_max":$(field "$TIAS" insn_max),"tias_insn_max_event":"$(worst_event "$TIAS")","tias_events":$(field "$TIAS" events),"las_insn_avg":$(field "$LAS" insn_avg),"las_insn_max":$(field "$LAS" insn_max),"las_insn_max_event":"$(worst_event "$LAS")","las_handle_stack_bytes":$(field "$LAS" handle_stack_bytes),"soft_float_symbols":$SOFT_FLOAT,"no_panic_link":$NO_PANIC,"no_panic_pairs":"$NO_PANIC_LINKED","panic_reachable_pairs":"$PANIC_REACHABLE","panic_call_sites":$PANIC_SITES,"c_abi_identical":$C_IDENTICAL,"c_restores":$(field "$C_CKPT_JSON" c_restores | grep . || echo 0),"restores":$RESTORES,"snapshot_bytes":$(max_field snapshot_bytes),"snapshot_insn_max":$(max_field snapshot_insn),"restore_insn_max":$(max_field restore_insn),"restore_stack_bytes":$(max_field restore_stack_bytes),"restore_in_place_stack_bytes":$(max_field restore_in_place_stack_bytes),"c_flash_bytes":$(flash "$OUT/gantry-c.elf"),"bad_frame_faults":$(field "$OUT/corrupt.fw.json" faults)$AARCH64_JSON}
 EOF
 [ "$IDENTICAL" = true ] && [ "$C_IDENTICAL" = true ] || { log "answers differ from x86"; exit 1; }
 [ "$NO_PANIC" = true ] || { log "a panic path is reachable from handle"; exit 1; }

@@ -40,6 +40,13 @@
 #define GANTRY_SCHEDULER_ALIGN 8
 
 /**
+ * Bytes of a buffer that holds any snapshot [`gantry_snapshot`] writes for this build
+ * (a test fills every job slot and GPU with the widest values and checks it fits; the
+ * firmware's streams need 15.6–18.9 KB).
+ */
+#define GANTRY_SNAPSHOT_BYTES 49152
+
+/**
  * The largest frame [`gantry_frame_encode_outcome`] writes (delimiter included).
  */
 #define GANTRY_MAX_FRAME_BYTES 2459
@@ -210,6 +217,30 @@ typedef enum GantryStatus {
    * A frame could not be used: answer it with [`gantry_frame_encode_fault`].
    */
   GANTRY_STATUS_FRAME_FAULT = 70,
+  /**
+   * A snapshot frame is corrupt or truncated (COBS, CRC, length, content that does not
+   * decode); the scheduler is unchanged.
+   */
+  GANTRY_STATUS_SNAPSHOT_CORRUPT = 71,
+  /**
+   * A snapshot of another snapshot version; the scheduler is unchanged.
+   */
+  GANTRY_STATUS_SNAPSHOT_VERSION = 72,
+  /**
+   * A snapshot of another build: other capacities, job order or placer; the scheduler
+   * is unchanged.
+   */
+  GANTRY_STATUS_SNAPSHOT_OTHER_BUILD = 73,
+  /**
+   * A snapshot taken on another cluster (topology fingerprint); the scheduler is
+   * unchanged.
+   */
+  GANTRY_STATUS_SNAPSHOT_OTHER_CLUSTER = 74,
+  /**
+   * A snapshot that decodes but whose state breaks an invariant; the scheduler is left
+   * empty (every GPU healthy and free, time 0), not unchanged.
+   */
+  GANTRY_STATUS_SNAPSHOT_INCONSISTENT = 75,
 } GantryStatus;
 
 /**
@@ -450,6 +481,37 @@ enum GantryStatus gantry_handle(struct GantryScheduler *scheduler,
                                 size_t *count,
                                 bool *more_pending,
                                 struct GantryError *error);
+
+/**
+ * Writes the scheduler's whole state (jobs, indexes, timers, GPUs, clock, the order's and
+ * the placer's own state) into `buf` as one snapshot frame (`capacity` bytes of room;
+ * `GANTRY_SNAPSHOT_BYTES`, 1.8 × the widest state a test builds) and its length, delimiter
+ * included, to `*len`.
+ * Changes nothing. `GANTRY_STATUS_BUFFER_TOO_SMALL` when it does not fit.
+ *
+ * # Safety
+ * `scheduler` must come from [`gantry_scheduler_init`]; `buf` valid for `capacity` writes;
+ * `len` valid.
+ */
+enum GantryStatus gantry_snapshot(const struct GantryScheduler *scheduler,
+                                  uint8_t *buf,
+                                  size_t capacity,
+                                  size_t *len);
+
+/**
+ * Restores the state of a snapshot frame (`len` bytes, as [`gantry_snapshot`] wrote them;
+ * the trailing delimiter may be left off) into `scheduler`, which must have been
+ * initialised with the configuration the snapshot was taken under. The frame is decoded in
+ * place (its bytes are overwritten) into the scheduler's own storage, with a few KB of
+ * stack. A frame that is corrupt, of another version, build or cluster returns its
+ * `GANTRY_STATUS_SNAPSHOT_*` status and changes nothing; one whose content breaks an
+ * invariant returns `GANTRY_STATUS_SNAPSHOT_INCONSISTENT` and leaves the scheduler empty.
+ *
+ * # Safety
+ * `scheduler` must come from [`gantry_scheduler_init`] and not be in use elsewhere during
+ * the call; `frame` valid for reads and writes of `len` bytes.
+ */
+enum GantryStatus gantry_restore(struct GantryScheduler *scheduler, uint8_t *frame, size_t len);
 
 /**
  * Decodes one inbound frame (`len` bytes between two `0x00` delimiters, delimiter

@@ -112,6 +112,90 @@ pub unsafe extern "C" fn gantry_handle(
     }
 }
 
+/// Writes the scheduler's whole state (jobs, indexes, timers, GPUs, clock, the order's and
+/// the placer's own state) into `buf` as one snapshot frame (`capacity` bytes of room;
+/// `GANTRY_SNAPSHOT_BYTES`, 1.8 × the widest state a test builds) and its length, delimiter
+/// included, to `*len`.
+/// Changes nothing. `GANTRY_STATUS_BUFFER_TOO_SMALL` when it does not fit.
+///
+/// # Safety
+/// `scheduler` must come from [`gantry_scheduler_init`]; `buf` valid for `capacity` writes;
+/// `len` valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_snapshot(
+    scheduler: *const GantryScheduler,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> GantryStatus {
+    if scheduler.is_null() || buf.is_null() || len.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    // SAFETY: non-null; by the contract the handle points to an initialised FfiScheduler
+    // that nothing mutates during this call, `buf` is valid for `capacity` writes and does
+    // not overlap it, and `len` is valid.
+    unsafe {
+        let scheduler = &*scheduler.cast::<FfiScheduler>();
+        let buf = core::slice::from_raw_parts_mut(buf, capacity);
+        match scheduler.snapshot(buf) {
+            Ok(frame) => {
+                *len = frame.len();
+                GantryStatus::Ok
+            }
+            Err(_) => GantryStatus::BufferTooSmall,
+        }
+    }
+}
+
+/// Restores the state of a snapshot frame (`len` bytes, as [`gantry_snapshot`] wrote them;
+/// the trailing delimiter may be left off) into `scheduler`, which must have been
+/// initialised with the configuration the snapshot was taken under. The frame is decoded in
+/// place (its bytes are overwritten) into the scheduler's own storage, with a few KB of
+/// stack. A frame that is corrupt, of another version, build or cluster returns its
+/// `GANTRY_STATUS_SNAPSHOT_*` status and changes nothing; one whose content breaks an
+/// invariant returns `GANTRY_STATUS_SNAPSHOT_INCONSISTENT` and leaves the scheduler empty.
+///
+/// # Safety
+/// `scheduler` must come from [`gantry_scheduler_init`] and not be in use elsewhere during
+/// the call; `frame` valid for reads and writes of `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_restore(
+    scheduler: *mut GantryScheduler,
+    frame: *mut u8,
+    len: usize,
+) -> GantryStatus {
+    if scheduler.is_null() || frame.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    // SAFETY: non-null; by the contract the handle points to an initialised FfiScheduler
+    // that nothing else borrows during this call, and `frame` is valid for `len` reads and
+    // writes and does not overlap it.
+    let (scheduler, frame) = unsafe {
+        (
+            &mut *scheduler.cast::<FfiScheduler>(),
+            core::slice::from_raw_parts_mut(frame, len),
+        )
+    };
+    match scheduler.restore_in_place(frame) {
+        Ok(()) => GantryStatus::Ok,
+        Err(e) => snapshot_status(&e),
+    }
+}
+
+/// The C status of a refused snapshot.
+pub(crate) fn snapshot_status(e: &SnapshotError) -> GantryStatus {
+    match e {
+        SnapshotError::BufferTooSmall => GantryStatus::BufferTooSmall,
+        SnapshotError::Frame(_) => GantryStatus::SnapshotCorrupt,
+        SnapshotError::Version { .. } => GantryStatus::SnapshotVersion,
+        SnapshotError::Capacities { .. } | SnapshotError::Mismatch(_) => {
+            GantryStatus::SnapshotOtherBuild
+        }
+        SnapshotError::Topology { .. } => GantryStatus::SnapshotOtherCluster,
+        SnapshotError::Inconsistent(_) => GantryStatus::SnapshotInconsistent,
+    }
+}
+
 fn status_of(e: &GantryError) -> GantryStatus {
     const ALL: [GantryStatus; 13] = [
         GantryStatus::TimeWentBackwards,

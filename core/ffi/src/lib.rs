@@ -10,6 +10,10 @@
 //! - **Status codes.** Every call returns a [`GantryStatus`]; every [`SchedError`] has its own
 //!   code, and [`GantryError`] carries its fields.
 //! - **Plain structs** for events ([`GantryEvent`]) and decisions ([`GantryDecision`]).
+//! - **Checkpoint and restore.** [`gantry_snapshot`] writes the scheduler's whole state as
+//!   one frame into a caller buffer (`GANTRY_SNAPSHOT_BYTES`); after a reset,
+//!   [`gantry_scheduler_init`] with the same configuration and [`gantry_restore`] bring back a
+//!   scheduler that decides exactly as the uninterrupted one; a bad snapshot is a status.
 //! - **Frames.** [`gantry_frame_decode`] and the `gantry_frame_encode_*` functions speak
 //!   `gantry_core::wire`, so a C firmware answers a recorded stream with the same bytes as
 //!   the Rust firmware and the host.
@@ -27,7 +31,7 @@ use gantry_core::wire::{
 };
 use gantry_core::{
     Decision, DurationMs, Event, GpuId, GpuSet, JobId, JobSpec, LinkWeights, PreemptReason,
-    RejectReason, SchedError, Scheduler, TimeMs, Topology,
+    RejectReason, SchedError, Scheduler, SnapshotError, TimeMs, Topology,
 };
 
 #[cfg(all(feature = "tias", not(any(feature = "las", feature = "fifo"))))]
@@ -111,6 +115,10 @@ pub const GANTRY_MAX_DECISIONS: usize = 64;
 pub const GANTRY_SCHEDULER_STORAGE_BYTES: usize = 32768;
 /// Alignment of that storage.
 pub const GANTRY_SCHEDULER_ALIGN: usize = 8;
+/// Bytes of a buffer that holds any snapshot [`gantry_snapshot`] writes for this build
+/// (a test fills every job slot and GPU with the widest values and checks it fits; the
+/// firmware's streams need 15.6–18.9 KB).
+pub const GANTRY_SNAPSHOT_BYTES: usize = 49152;
 /// The largest frame [`gantry_frame_encode_outcome`] writes (delimiter included).
 pub const GANTRY_MAX_FRAME_BYTES: usize = 2459;
 
@@ -176,6 +184,20 @@ pub enum GantryStatus {
     BufferTooSmall = 69,
     /// A frame could not be used: answer it with [`gantry_frame_encode_fault`].
     FrameFault = 70,
+    /// A snapshot frame is corrupt or truncated (COBS, CRC, length, content that does not
+    /// decode); the scheduler is unchanged.
+    SnapshotCorrupt = 71,
+    /// A snapshot of another snapshot version; the scheduler is unchanged.
+    SnapshotVersion = 72,
+    /// A snapshot of another build: other capacities, job order or placer; the scheduler
+    /// is unchanged.
+    SnapshotOtherBuild = 73,
+    /// A snapshot taken on another cluster (topology fingerprint); the scheduler is
+    /// unchanged.
+    SnapshotOtherCluster = 74,
+    /// A snapshot that decodes but whose state breaks an invariant; the scheduler is left
+    /// empty (every GPU healthy and free, time 0), not unchanged.
+    SnapshotInconsistent = 75,
 }
 
 /// A job as submitted (C layout of `gantry_core::JobSpec`).

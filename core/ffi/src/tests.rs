@@ -134,9 +134,12 @@ fn reference(stream: &[Inbound]) -> Vec<u8> {
     out
 }
 
-/// The same stream through the C ABI only, as `tests/firmware/c/main.c` does.
+/// The same stream through the C ABI only, as `tests/firmware/c/main.c` does; with
+/// `restore_every: Some(n)`, after every `n`-th event the scheduler is snapshotted, its
+/// storage wiped, re-initialised from the stream's configuration and restored, as after a
+/// power cycle. Returns the answers and the number of restores.
 #[allow(unsafe_code)]
-fn through_the_abi(stream: &[Inbound]) -> Vec<u8> {
+fn through_the_abi(stream: &[Inbound], restore_every: Option<usize>) -> (Vec<u8>, usize) {
     #[repr(C, align(8))]
     struct Storage([u8; GANTRY_SCHEDULER_STORAGE_BYTES]);
     let mut storage = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
@@ -144,6 +147,9 @@ fn through_the_abi(stream: &[Inbound]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = std::vec![0u8; GANTRY_MAX_FRAME_BYTES];
     let mut decisions = [GantryDecision::default(); GANTRY_MAX_DECISIONS];
+    let mut config = GantryConfig::default();
+    let mut snapshot = std::vec![0u8; GANTRY_SNAPSHOT_BYTES];
+    let mut restores = 0;
     for (i, m) in stream.iter().enumerate() {
         let mut bytes = frame(m);
         bytes.pop();
@@ -154,6 +160,7 @@ fn through_the_abi(stream: &[Inbound]) -> Vec<u8> {
             let st = gantry_frame_decode(bytes.as_mut_ptr(), bytes.len(), &mut inbound);
             assert_eq!(st, GantryStatus::Ok);
             let st = if inbound.kind == GANTRY_INBOUND_HELLO {
+                config = inbound.config;
                 let st = gantry_scheduler_init(
                     storage.0.as_mut_ptr(),
                     GANTRY_SCHEDULER_STORAGE_BYTES,
@@ -192,10 +199,29 @@ fn through_the_abi(stream: &[Inbound]) -> Vec<u8> {
                 )
             };
             assert_eq!(st, GantryStatus::Ok);
+            if restore_every.is_some_and(|n| i > 0 && i % n == 0) {
+                let mut n = 0usize;
+                let st = gantry_snapshot(handle, snapshot.as_mut_ptr(), snapshot.len(), &mut n);
+                assert_eq!(st, GantryStatus::Ok);
+                storage.0.fill(0xA5);
+                let st = gantry_scheduler_init(
+                    storage.0.as_mut_ptr(),
+                    GANTRY_SCHEDULER_STORAGE_BYTES,
+                    &config,
+                    &mut handle,
+                    core::ptr::null_mut(),
+                );
+                assert_eq!(st, GantryStatus::Ok);
+                assert_eq!(
+                    gantry_restore(handle, snapshot.as_mut_ptr(), n),
+                    GantryStatus::Ok
+                );
+                restores += 1;
+            }
         }
         out.extend_from_slice(&buf[..len]);
     }
-    out
+    (out, restores)
 }
 
 #[test]
@@ -203,7 +229,11 @@ fn a_stream_through_the_abi_is_byte_identical_to_the_core() {
     let mut stream = std::vec![Inbound::Hello(header(order::NAME, placer::NAME))];
     stream.extend(events());
     let want = reference(&stream);
-    let got = through_the_abi(&stream);
+    let (got, _) = through_the_abi(&stream, None);
+    assert_eq!(got, want);
+    // Snapshot, wipe, re-initialise and restore every 50 events: the same bytes.
+    let (got, restores) = through_the_abi(&stream, Some(50));
+    assert_eq!(restores, 12);
     assert_eq!(got, want);
     // The stream meets refusals, so their C round trip is exercised too.
     let outcomes: Vec<Outbound> = want
@@ -343,6 +373,180 @@ fn misuse_is_a_status_never_a_crash() {
             GantryStatus::BufferTooSmall
         );
     }
+}
+
+/// A scheduler built through the ABI, with the events of [`events`] handled.
+#[allow(unsafe_code)]
+fn busy_scheduler(storage: &mut [u8], config: &GantryConfig) -> *mut GantryScheduler {
+    let mut handle: *mut GantryScheduler = core::ptr::null_mut();
+    let mut d = [GantryDecision::default(); GANTRY_MAX_DECISIONS];
+    // SAFETY: the storage is aligned and large enough (checked by init); the rest are
+    // live locals.
+    unsafe {
+        let st = gantry_scheduler_init(
+            storage.as_mut_ptr(),
+            storage.len(),
+            config,
+            &mut handle,
+            core::ptr::null_mut(),
+        );
+        assert_eq!(st, GantryStatus::Ok);
+        for m in events() {
+            let Inbound::Event { now, event } = m else {
+                continue;
+            };
+            let e = event_to_c(&event);
+            let mut count = 0usize;
+            let _ = gantry_handle(
+                handle,
+                now.0,
+                &e,
+                d.as_mut_ptr(),
+                d.len(),
+                &mut count,
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+            );
+        }
+    }
+    handle
+}
+
+#[test]
+#[allow(unsafe_code)]
+fn a_bad_snapshot_is_a_status_and_changes_nothing() {
+    #[repr(C, align(8))]
+    struct Storage([u8; GANTRY_SCHEDULER_STORAGE_BYTES]);
+    let config = GantryConfig {
+        racks: 2,
+        machines_per_rack: 4,
+        gpus_per_machine: 8,
+        seed: 5,
+    };
+    let mut storage = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
+    let handle = busy_scheduler(&mut storage.0, &config);
+    let snap = |buf: &mut [u8]| {
+        let mut n = 0usize;
+        // SAFETY: a live handle and buffer.
+        let st = unsafe { gantry_snapshot(handle, buf.as_mut_ptr(), buf.len(), &mut n) };
+        (st, n)
+    };
+    let mut good = std::vec![0u8; GANTRY_SNAPSHOT_BYTES];
+    let (st, n) = snap(&mut good);
+    assert_eq!(st, GantryStatus::Ok);
+    good.truncate(n);
+    let mut small = std::vec![0u8; n - 1];
+    assert_eq!(snap(&mut small).0, GantryStatus::BufferTooSmall);
+    let restore = |frame: &[u8]| {
+        let mut frame = frame.to_vec();
+        // SAFETY: a live handle and buffer.
+        unsafe { gantry_restore(handle, frame.as_mut_ptr(), frame.len()) }
+    };
+    let unchanged = |what: &str| {
+        let mut again = std::vec![0u8; GANTRY_SNAPSHOT_BYTES];
+        let (_, m) = snap(&mut again);
+        assert_eq!(&again[..m], &good[..], "{what}: the scheduler changed");
+    };
+    let mut flipped = good.clone();
+    flipped[n / 2] ^= 0x10;
+    assert_eq!(restore(&flipped), GantryStatus::SnapshotCorrupt);
+    unchanged("flipped byte");
+    assert_eq!(restore(&good[..n / 2]), GantryStatus::SnapshotCorrupt);
+    unchanged("truncated");
+    // Taken on another cluster: refused by the one restoring it.
+    let other = GantryConfig { racks: 1, ..config };
+    let mut other_storage = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
+    let other_handle = busy_scheduler(&mut other_storage.0, &other);
+    let mut theirs = std::vec![0u8; GANTRY_SNAPSHOT_BYTES];
+    let mut m = 0usize;
+    // SAFETY: live handles and buffers.
+    unsafe {
+        let st = gantry_snapshot(other_handle, theirs.as_mut_ptr(), theirs.len(), &mut m);
+        assert_eq!(st, GantryStatus::Ok);
+    }
+    assert_eq!(restore(&theirs[..m]), GantryStatus::SnapshotOtherCluster);
+    unchanged("other cluster");
+    assert_eq!(restore(&good), GantryStatus::Ok);
+    unchanged("restored");
+    // SAFETY: null pointers are refused before use.
+    unsafe {
+        assert_eq!(
+            gantry_restore(core::ptr::null_mut(), good.as_mut_ptr(), n),
+            GantryStatus::NullPointer
+        );
+        assert_eq!(
+            gantry_snapshot(handle, core::ptr::null_mut(), 0, &mut m),
+            GantryStatus::NullPointer
+        );
+    }
+}
+
+#[test]
+fn every_snapshot_refusal_has_its_own_status() {
+    use gantry_core::InvariantViolation;
+    use gantry_core::wire::{FrameError, HeaderField};
+    let caps = FfiScheduler::CAPACITIES;
+    let refused = [
+        SnapshotError::Frame(FrameError::Malformed),
+        SnapshotError::Version { found: 9 },
+        SnapshotError::Capacities {
+            found: caps,
+            expected: caps,
+        },
+        SnapshotError::Topology {
+            found: 1,
+            expected: 2,
+        },
+        SnapshotError::Inconsistent(InvariantViolation::IndexOutOfSync(JobId(1))),
+    ];
+    let mut codes = std::collections::BTreeSet::new();
+    for e in &refused {
+        assert!(codes.insert(abi::snapshot_status(e) as u32), "{e:?}");
+    }
+    assert_eq!(
+        abi::snapshot_status(&SnapshotError::Mismatch(HeaderField::Order)),
+        GantryStatus::SnapshotOtherBuild
+    );
+}
+
+/// The largest snapshot this build can write: every job slot used by a job with the widest
+/// field values (ids, times and deadlines near the top of their ranges, declared lengths),
+/// every GPU busy or failed, fits `GANTRY_SNAPSHOT_BYTES`.
+#[test]
+fn the_widest_state_fits_the_snapshot_buffer() {
+    let config = GantryConfig {
+        racks: 2,
+        machines_per_rack: 4,
+        gpus_per_machine: 8,
+        seed: u64::MAX,
+    };
+    let mut s = std::boxed::Box::new(FfiScheduler::new(
+        topology(&config).unwrap(),
+        order::new(),
+        placer::new(config.seed),
+    ));
+    let mut out = heapless::Vec::<Decision<8>, 64>::new();
+    let t0 = u64::MAX / 2;
+    for i in 0..FIRMWARE_JOBS as u64 {
+        let mut spec = JobSpec::new(JobId(u32::MAX - i as u32), 1 + (i % 8) as u16);
+        spec.deadline = Some(TimeMs(u64::MAX - i));
+        spec.declared_length = Some(DurationMs(u64::MAX / 3 + i));
+        spec.comm.gradient_mb = u32::MAX;
+        out.clear();
+        s.handle(TimeMs(t0 + i * (1 << 40)), Event::Submit(spec), &mut out)
+            .unwrap();
+    }
+    assert_eq!(s.jobs().len(), FIRMWARE_JOBS);
+    out.clear();
+    s.handle(TimeMs(u64::MAX - 1), Event::GpuDown(GpuId(63)), &mut out)
+        .unwrap();
+    let mut buf = std::vec![0u8; GANTRY_SNAPSHOT_BYTES];
+    let n = s.snapshot(&mut buf).expect("fits").len();
+    std::println!("widest snapshot: {n} bytes of {GANTRY_SNAPSHOT_BYTES}");
+    assert!(
+        n > GANTRY_SNAPSHOT_BYTES / 2,
+        "the test state is not wide: {n} bytes"
+    );
 }
 
 #[test]

@@ -4,11 +4,18 @@
  * same bytes as the Rust firmware (tests/firmware/src/main.rs), writes them to another file.
  *
  *   qemu-system-arm -machine mps2-an386 -cpu cortex-m4 -nographic \
- *     -semihosting-config enable=on,target=native,arg=fw,arg=EVENTS,arg=ANSWERS -kernel ELF
+ *     -semihosting-config enable=on,target=native,arg=fw,arg=EVENTS,arg=ANSWERS[,arg=N] -kernel ELF
+ *
+ * With N, after every N-th event the scheduler is checkpointed as an appliance that loses
+ * power would be: snapshot into `snapshot`, the scheduler's storage wiped, the scheduler
+ * initialised again from the stream's configuration and restored; the answers must not
+ * change.
  *
  * No heap is used by gantry: the scheduler lives in `storage`, sized by the header.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "gantry.h"
 
 #define IN_FRAME_BYTES 256
@@ -19,8 +26,15 @@ static GantryDecision decisions[GANTRY_MAX_DECISIONS];
 static uint8_t frame[IN_FRAME_BYTES];
 static uint8_t answer[GANTRY_MAX_FRAME_BYTES];
 
+static uint8_t snapshot[GANTRY_SNAPSHOT_BYTES];
+
 static GantryScheduler *scheduler;
+static GantryConfig config;
 static unsigned long faults;
+static unsigned long restore_every;
+static unsigned long events;
+static unsigned long restores;
+static size_t largest_snapshot;
 
 static int emit(FILE *out, GantryStatus status, size_t len) {
     if (status != GANTRY_STATUS_OK) {
@@ -36,6 +50,28 @@ static int emit_fault(FILE *out, uint32_t index, const GantryFault *fault) {
     return emit(out, gantry_frame_encode_fault(index, fault, answer, sizeof answer, &len), len);
 }
 
+/* Snapshot, power loss (the storage wiped), initialisation, restore. */
+static int checkpoint(void) {
+    size_t n = 0;
+    GantryStatus st = gantry_snapshot(scheduler, snapshot, sizeof snapshot, &n);
+    if (st != GANTRY_STATUS_OK) {
+        fprintf(stderr, "snapshot failed: status %d\n", (int)st);
+        return -1;
+    }
+    memset(storage, 0xA5, sizeof storage);
+    st = gantry_scheduler_init(storage, sizeof storage, &config, &scheduler, NULL);
+    if (st == GANTRY_STATUS_OK) {
+        st = gantry_restore(scheduler, snapshot, n);
+    }
+    if (st != GANTRY_STATUS_OK) {
+        fprintf(stderr, "restore failed: status %d\n", (int)st);
+        return -1;
+    }
+    restores++;
+    largest_snapshot = n > largest_snapshot ? n : largest_snapshot;
+    return 0;
+}
+
 /* Answers the inbound frame `index` (`len` bytes, delimiter excluded). */
 static int answer_frame(FILE *out, uint32_t index, size_t len) {
     GantryInbound in;
@@ -49,7 +85,8 @@ static int answer_frame(FILE *out, uint32_t index, size_t len) {
     }
     if (in.kind == GANTRY_INBOUND_HELLO) {
         GantryFault fault;
-        st = gantry_scheduler_init(storage, sizeof storage, &in.config, &scheduler, &fault);
+        config = in.config;
+        st = gantry_scheduler_init(storage, sizeof storage, &config, &scheduler, &fault);
         if (st == GANTRY_STATUS_BAD_TOPOLOGY) {
             scheduler = NULL;
             return emit_fault(out, index, &fault);
@@ -71,17 +108,23 @@ static int answer_frame(FILE *out, uint32_t index, size_t len) {
     if (st >= GANTRY_STATUS_NULL_POINTER) {
         return -1; /* misuse of the API, not a refusal */
     }
-    return emit(out,
-                gantry_frame_encode_outcome(index, refusal, decisions, count, answer,
-                                            sizeof answer, &n),
-                n);
+    if (emit(out,
+             gantry_frame_encode_outcome(index, refusal, decisions, count, answer,
+                                         sizeof answer, &n),
+             n) != 0) {
+        return -1;
+    }
+    events++;
+    return restore_every > 0 && events % restore_every == 0 ? checkpoint() : 0;
 }
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s EVENTS ANSWERS\n", argc > 0 ? argv[0] : "gantry-c");
+        fprintf(stderr, "usage: %s EVENTS ANSWERS [RESTORE_EVERY]\n",
+                argc > 0 ? argv[0] : "gantry-c");
         return 2;
     }
+    restore_every = argc > 3 ? strtoul(argv[3], NULL, 10) : 0;
     FILE *in = fopen(argv[1], "rb");
     FILE *out = fopen(argv[2], "wb");
     if (in == NULL || out == NULL) {
@@ -124,7 +167,9 @@ int main(int argc, char **argv) {
         frames++;
     }
     fclose(out);
-    printf("{\"c_frames\":%lu,\"c_faults\":%lu,\"c_scheduler_bytes\":%u}\n", frames, faults,
-           (unsigned)gantry_scheduler_size());
+    printf("{\"c_frames\":%lu,\"c_faults\":%lu,\"c_scheduler_bytes\":%u,\"c_restores\":%lu,"
+           "\"c_snapshot_bytes\":%u}\n",
+           frames, faults, (unsigned)gantry_scheduler_size(), restores,
+           (unsigned)largest_snapshot);
     return 0;
 }
