@@ -8,12 +8,12 @@
 //! [`Placer`].
 //!
 //! # Cost per event
-//! The ranking is an ordered index ([`rank`](crate::rank)) that changes only when a key
+//! The ranking is an ordered index (module `rank`) that changes only when a key
 //! does. How keys change is the order's [`KeyChanges`]:
 //! - [`KeyChanges::Never`] (FIFO, SJF, SRTF, EDF): a key is computed once, at submission.
 //! - [`KeyChanges::AtReview`] (LAS, TIAS): a job is re-keyed when its state changes and at
 //!   the time the order announced ([`JobOrder::next_review`]), kept in a timer heap
-//!   ([`timers`](crate::timers)); an order that learned something re-keys every job once
+//!   (module `timers`); an order that learned something re-keys every job once
 //!   ([`JobOrder::epoch`]).
 //! - [`KeyChanges::EveryPass`] (the Tiresias-simulator copies, and any order by default):
 //!   every job is refreshed and re-keyed on every pass. O(J log J) per event.
@@ -22,7 +22,7 @@
 //! pass, which visits only the jobs it decides about plus O(log J) nodes per decision,
 //! plus O(R) to accrue service on the R running jobs and O(G) per GPU set freed or placed:
 //! nothing in it grows with the number of *waiting* jobs. `next_review` is O(1). The job
-//! table ([`job_table`](crate::job_table)) finds a job by id and removes it in O(log J).
+//! table (module `job_table`) finds a job by id and removes it in O(log J).
 
 use crate::avl::NIL;
 use crate::error::SchedError;

@@ -12,7 +12,7 @@
 //!
 //! [`Scheduler::restore`] builds a scheduler from a snapshot and the caller's topology (the
 //! cluster is configuration, not state: the snapshot keeps a fingerprint of it and refuses
-//! another). It refuses, with a [`SnapshotError`], a frame that is corrupt or truncated (the
+//! another). It refuses, with a [`SnapshotError`](crate::SnapshotError), a frame that is corrupt or truncated (the
 //! CRC, the stuffing), of another wire or snapshot layout (the version bytes), for other
 //! capacities (`G`, `J`, `GANG`), another topology, order or placer, or whose content breaks
 //! the scheduler's invariants ([`Scheduler::check_invariants`]); a refused snapshot changes

@@ -383,7 +383,7 @@ impl<const G: usize> Placer<G> for AnyPlacer<G> {
         }
     }
     /// On a heterogeneous cluster the placer sees the narrowed mask of
-    /// [`narrowed`](AnyPlacer::narrowed); on a homogeneous one, the view unchanged.
+    /// `AnyPlacer::narrowed`; on a homogeneous one, the view unchanged.
     fn pick(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
         let narrowed = self.narrowed(view);
         let same_type;

@@ -11,7 +11,7 @@
 //! makespan = max_i finish_i
 //! ```
 //! `transfer(p → i) = data(p, i) / bandwidth` when p and i are on different GPUs, else 0
-//! ([`Bandwidth::Infinite`](super::Bandwidth::Infinite) reproduces the WORL code).
+//! ([`Bandwidth::Infinite`] reproduces the WORL code).
 //!
 //! # Lower bound
 //! `max(critical path, area)`: the critical path uses each task's fastest run time on any GPU

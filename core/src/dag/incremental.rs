@@ -3,7 +3,7 @@
 //! evaluator ([`LocalSearch`](super::LocalSearch)).
 //!
 //! # Why a move is cheap
-//! The [`Evaluator`](super::Evaluator)'s schedule depends on a plan only through each GPU's
+//! The [`Evaluator`]'s schedule depends on a plan only through each GPU's
 //! sequence (the plan's order restricted to the GPU) and the assignment. Moving task `t`
 //! changes three things: `t` itself, the task that followed `t` on its old GPU (it now follows
 //! `t`'s old predecessor there) and the task that follows `t` on its new GPU. Those are marked
@@ -19,7 +19,7 @@
 //!
 //! The makespan is kept as the largest finish: a changed task finishing later raises it; if
 //! the task that set it finishes earlier, one scan of the finishes finds the new one. The
-//! sum of finish times, the local search's tie-breaker, is kept alongside. [`undo`]
+//! sum of finish times, the local search's tie-breaker, is kept alongside. [`undo`](IncrementalSchedule::undo)
 //! (IncrementalSchedule::undo) restores the previous state exactly from a journal.
 //!
 //! Work is counted in [`work`](IncrementalSchedule::work) units — one per position swept,

@@ -203,7 +203,7 @@ impl Las {
         Some(job.queued_since().saturating_add(DurationMs(wait_ms)))
     }
 
-    /// Demotes or promotes `job`, keeping the bits of `order_queue` above [`QUEUE_MASK`].
+    /// Demotes or promotes `job`, keeping the bits of `order_queue` above the queue index.
     /// O(K).
     pub fn refresh_job(&self, job: &mut Job, now: TimeMs) {
         let flags = job.order_queue & !QUEUE_MASK;

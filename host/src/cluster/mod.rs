@@ -16,7 +16,7 @@
 //!   the type where its model runs fastest among those with room.
 //!
 //! Inputs: `--cluster 4x8x8 --gpu-types v100:0-15,p100:16-23,k80:24-31` ([`gpu_types`]) or
-//! `--cluster-file FILE` (TOML, [`file`]); bad input is a [`ClusterError`] naming the file or
+//! `--cluster-file FILE` (TOML, [`file`](mod@file)); bad input is a [`ClusterError`] naming the file or
 //! flag, the line and the field.
 
 pub mod file;

@@ -1,4 +1,4 @@
-//! DAG planning on the host: loaders that build the core's [`Dag`](gantry_core::dag::Dag)
+//! DAG planning on the host: loaders that build the core's [`Dag`]
 //! from real inputs, and [`run_planners`] that plans one DAG with several planners and reports
 //! makespan, lower bound and planning time.
 //!

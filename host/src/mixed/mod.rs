@@ -6,7 +6,7 @@
 //!   [`DagJob`].
 //! - [`DagJobsSpec`] / [`make_dag_jobs`]: `--dag-jobs FRACTION[:TASKS_LO:TASKS_HI]` turns a
 //!   seeded share of any trace's jobs into generated DAG jobs ([`generate`]).
-//! - [`format`]: the mixed workload file (JSON lines), which can carry all of it, and the
+//! - [`format`](mod@format): the mixed workload file (JSON lines), which can carry all of it, and the
 //!   bundled sample ([`sample`]).
 
 pub mod dag_job;

@@ -3,7 +3,7 @@
 //!
 //! - [`jobs`]: the 35-model table, their speed model and 30-job generator, and a loader for
 //!   their exact job sequences (`shared/anchors/proximity-drl/job_sequences_seeds0-19.csv`).
-//! - [`env`]: their step loop (FCFS, 10-slot queue, one placement per step, no backfill)
+//! - [`env`](mod@env): their step loop (FCFS, 10-slot queue, one placement per step, no backfill)
 //!   driving any core `Placer` on the 2 × 4 × 4 tree; [`env::Variant::Compat`] reproduces
 //!   their quirks, [`env::Variant::Fixed`] removes them.
 //! - [`reward`]: their per-job reward `1 − (cost − min_k)/(max_k − min_k)` on the last pick.
