@@ -6,6 +6,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use gantry::cli::{
     PpoModel, check_ppo_model, error_text, is_closed_pipe, refuse_flags, write_line, write_out,
 };
+use gantry::cluster::hints::PlacementHints;
 use gantry::compare;
 use gantry::dag::{self, cli::DagArgs};
 use gantry::frames;
@@ -124,7 +125,8 @@ struct SimulateArgs {
     #[arg(long, value_enum, conflicts_with_all = ["order", "placement", "dag_planner"])]
     scheduler: Option<NamedScheduler>,
     /// Record every event and decision to this file (replay with `gantry replay`; one
-    /// scheduler, a cluster of one GPU type).
+    /// scheduler; on mixed GPU types the machines' speeds and the placer's hints are
+    /// recorded too).
     #[arg(long)]
     record: Option<PathBuf>,
     /// Write one CSV row per job (submit, start, finish, GPUs, deadline, met, waiting, …).
@@ -310,11 +312,6 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
         create_output(path, "--jobs-csv")?;
     }
     let workload = args.workload.load()?;
-    anyhow::ensure!(
-        args.record.is_none() || workload.gpu_types.is_none(),
-        "--record: recordings do not carry GPU types yet; record on a cluster of one GPU type \
-         (--sample philly, or --trace/--cluster without --gpu-types)"
-    );
     let outputs = if args.capacities == CapacitySet::Host {
         simulate_all(&workload, &[scheduler], args.workload.quiet)?
     } else {
@@ -337,6 +334,8 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
     };
     let out = &outputs[0];
     if let (Some(path), Some(mut file)) = (&args.record, record_file) {
+        let hardware = workload.hardware();
+        let hints = PlacementHints::new(&hardware, &workload.extras, workload.jobs.len());
         let header = RecordHeader::new(
             &workload.name,
             workload.cluster,
@@ -344,7 +343,8 @@ fn run_simulate(args: &SimulateArgs) -> anyhow::Result<()> {
             scheduler.placer,
             &workload.config,
         )
-        .with_capacities(args.capacities);
+        .with_capacities(args.capacities)
+        .with_hardware(&hardware, hints)?;
         std::io::Write::write_all(&mut file, &record::encode(&header, out))
             .with_context(|| format!("writing {}", path.display()))?;
     }

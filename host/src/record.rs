@@ -4,9 +4,13 @@
 //!
 //! File layout: the 8-byte magic `GANTRYRL`, a postcard [`RecordHeader`] (format version,
 //! gantry version, trace name, cluster, order, placer, simulation config with its seed,
-//! core capacities), then postcard [`LogEntry`]s back to back until the end of the file.
+//! core capacities, and on a cluster of mixed GPU types each machine's speed and the
+//! placement hints the placer read), then postcard [`LogEntry`]s back to back until the end
+//! of the file.
 
 use crate::cli::value_name;
+use crate::cluster::Cluster;
+use crate::cluster::hints::PlacementHints;
 use crate::policy::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
@@ -15,14 +19,16 @@ use crate::sim::{
     SchedulerSpec, SimConfig, SimOutput,
 };
 use gantry_core::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
-use gantry_core::{Decision, Event, PreemptReason, SchedError, Scheduler, Topology};
+use gantry_core::{
+    Decision, Event, GpuId, LinkWeights, MachineId, PreemptReason, SchedError, Scheduler, Topology,
+};
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// The first bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"GANTRYRL";
-/// Bumped whenever the layout of the header or the entries changes.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bumped whenever the layout of the header or the entries changes (2: GPU types).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Everything needed to rebuild the core that produced a recording.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -43,6 +49,13 @@ pub struct RecordHeader {
     pub config: SimConfig,
     /// Core capacities `[GPUs, live jobs, gang]`.
     pub capacities: [u32; 3],
+    /// Each machine's speed, per mille of the reference GPU, in topology order; empty when
+    /// every machine runs at the reference speed (a cluster of one GPU type).
+    pub machine_speeds_permille: Vec<u16>,
+    /// What the placer knew about each job on a cluster of mixed GPU types (each GPU's type,
+    /// each job's relative run time per type, which jobs are DAG jobs): the type choice and
+    /// the same-type rule read it, so a replay needs it to decide the same.
+    pub placement_hints: Option<PlacementHints>,
 }
 
 impl RecordHeader {
@@ -63,7 +76,63 @@ impl RecordHeader {
             placer,
             config: config.clone(),
             capacities: CapacitySet::Host.as_array(),
+            machine_speeds_permille: Vec::new(),
+            placement_hints: None,
         }
+    }
+
+    /// The same header for a run on `hardware` (its machines' speeds) whose placer read
+    /// `hints` (`None` on a cluster of one type).
+    pub fn with_hardware(
+        mut self,
+        hardware: &Cluster,
+        hints: Option<PlacementHints>,
+    ) -> Result<Self, RecordError> {
+        if hardware.types.is_some() {
+            let topology: Topology<HOST_GPUS> = hardware
+                .topology()
+                .map_err(|_| RecordError::Cluster(hardware.spec))?;
+            self.machine_speeds_permille = (0..topology.machine_count())
+                .map(|m| {
+                    let first = topology.gpus_of_machine(MachineId(m as u16)).start;
+                    topology.speed_permille(GpuId(first))
+                })
+                .collect();
+        }
+        self.placement_hints = hints;
+        Ok(self)
+    }
+
+    /// The core topology the recording was made on: the cluster's shape, Proximity-DRL's
+    /// link weights, each machine at its recorded speed.
+    pub fn topology<const G: usize>(&self) -> Result<Topology<G>, RecordError> {
+        let bad = || RecordError::Cluster(self.cluster);
+        if self.machine_speeds_permille.is_empty() {
+            return self.cluster.topology().map_err(|_| bad());
+        }
+        let c = self.cluster;
+        let machines = usize::from(c.racks) * usize::from(c.machines_per_rack);
+        if self.machine_speeds_permille.len() != machines {
+            return Err(bad());
+        }
+        let mut topology = Topology::new(LinkWeights::PROXIMITY_DRL);
+        let mut speeds = self.machine_speeds_permille.iter();
+        for _ in 0..c.racks {
+            topology.add_rack().map_err(|_| bad())?;
+            for _ in 0..c.machines_per_rack {
+                let speed = speeds.next().copied().ok_or_else(bad)?;
+                topology
+                    .add_machine(c.gpus_per_machine, speed)
+                    .map_err(|_| bad())?;
+            }
+        }
+        Ok(topology)
+    }
+
+    /// The placer the recording was made with, with its hints.
+    fn build_placer<const G: usize>(&self) -> AnyPlacer<G> {
+        AnyPlacer::<G>::new(self.placer, self.config.seed)
+            .with_hints(self.placement_hints.clone().map(std::sync::Arc::new))
     }
 
     /// The same header for a run on the core capacities `set`.
@@ -249,13 +318,10 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
     recording: &Recording,
 ) -> Result<ReplayReport, RecordError> {
     let header = &recording.header;
-    let topology: Topology<G> = header
-        .cluster
-        .topology()
-        .map_err(|_| RecordError::Cluster(header.cluster))?;
+    let topology: Topology<G> = header.topology()?;
     let order = AnyOrder::new(header.order);
     let batched = header.order.batches_instants();
-    let placer = AnyPlacer::<G>::new(header.placer, header.config.seed);
+    let placer = header.build_placer::<G>();
     let run = || {
         let mut core = Box::new(Scheduler::<_, _, G, J, GANG>::new(topology, order, placer));
         for (index, expected) in recording.entries.iter().enumerate() {
@@ -376,6 +442,22 @@ pub fn dump(recording: &Recording) -> String {
         h.config.seed,
         recording.entries.len()
     );
+    if !h.machine_speeds_permille.is_empty() {
+        let mut speeds = h.machine_speeds_permille.clone();
+        speeds.sort_unstable_by(|a, b| b.cmp(a));
+        speeds.dedup();
+        let speeds: Vec<String> = speeds.iter().map(u16::to_string).collect();
+        let _ = writeln!(
+            s,
+            "# mixed GPU types: machine speeds {} per mille of the reference; placement hints {}",
+            speeds.join(" / "),
+            if h.placement_hints.is_some() {
+                "recorded"
+            } else {
+                "none"
+            }
+        );
+    }
     for (i, e) in recording.entries.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -398,10 +480,7 @@ pub fn dump(recording: &Recording) -> String {
 /// with a full table. O(entries + jobs).
 pub fn outcome(recording: &Recording) -> Result<SimOutput, RecordError> {
     let header = &recording.header;
-    let topology: Topology<HOST_GPUS> = header
-        .cluster
-        .topology()
-        .map_err(|_| RecordError::Cluster(header.cluster))?;
+    let topology: Topology<HOST_GPUS> = header.topology()?;
     let mut jobs: std::collections::BTreeMap<u32, JobRecord> = Default::default();
     let mut running: std::collections::HashMap<u32, (u64, u64)> = Default::default();
     let mut full: std::collections::BTreeSet<u32> = Default::default();

@@ -711,6 +711,59 @@ fn defaults_resolve_against_the_repository_from_another_directory() {
     }
 }
 
+/// The default main job (the combined scheduler on the bundled mixed sample's three GPU
+/// types) records and replays bit for bit; the recording carries what the placer read on
+/// mixed hardware, and a replay without it decides differently.
+#[test]
+fn the_combined_run_on_mixed_gpu_types_records_and_replays() {
+    let file = scratch("cli-mixed-record").join("gantry.gantry");
+    let out = gantry(&[
+        "simulate",
+        "--scheduler",
+        "gantry",
+        "--record",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = gantry(&["replay", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("every decision matches"),
+        "{}",
+        stdout(&out)
+    );
+    let out = gantry(&["replay", file.to_str().unwrap(), "--dump"]);
+    assert!(
+        stdout(&out).contains("# mixed GPU types: machine speeds 1000 / 943 / 297 per mille"),
+        "{}",
+        &stdout(&out)[..400]
+    );
+    // The same recording with the placement hints left out: the type choice is gone, so
+    // the replay must find a difference.
+    let bytes = std::fs::read(&file).unwrap();
+    let mut recording = gantry::record::decode(&bytes, "test").unwrap();
+    assert!(recording.header.placement_hints.is_some());
+    recording.header.placement_hints = None;
+    let mut stripped = gantry::record::MAGIC.to_vec();
+    stripped = postcard::to_extend(&recording.header, stripped).unwrap();
+    for entry in &recording.entries {
+        stripped = postcard::to_extend(entry, stripped).unwrap();
+    }
+    let stripped_file = file.with_file_name("no-hints.gantry");
+    std::fs::write(&stripped_file, stripped).unwrap();
+    let out = gantry(&["replay", stripped_file.to_str().unwrap()]);
+    assert!(
+        !out.status.success(),
+        "replayed without hints: {}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("first difference at entry"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 #[test]
 fn replay_prints_the_runs_metrics_and_a_readable_dump() {
     let file = scratch("cli-replay").join("las.gantry");

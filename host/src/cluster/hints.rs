@@ -24,7 +24,7 @@ use gantry_core::GpuId;
 use gantry_core::placement::{GpuMask, PlacementView};
 
 /// Per-GPU types, per-job relative run times per type, and which jobs are DAG jobs.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PlacementHints {
     gpu_type: Vec<u8>,
     types: usize,
