@@ -243,7 +243,9 @@ impl Job {
     }
 
     /// Attained service in GPU·ms: GPUs × time running (Tiresias's 2D attained service),
-    /// kept across preemptions. Saturates at `u64::MAX`, as summing per-event service would.
+    /// kept across preemptions. Equal to summing `gpus × dt` per event with saturation: both
+    /// are `min(gpus × Σ dt, u64::MAX)` (a gang holds all its GPUs while it runs, and
+    /// `executed` saturates only where the product does).
     pub const fn attained_gpu_ms(&self) -> u64 {
         self.executed.0.saturating_mul(self.gpus as u64)
     }
