@@ -354,10 +354,15 @@ impl<const J: usize> RankIndex<J> {
     pub(crate) fn check(&self, live: usize, jobs: &[Job]) -> bool {
         let e = &self.entries;
         let columns = e.class.len();
-        let in_step = [e.primary.len(), e.secondary.len(), e.running_gpus.len()]
-            .iter()
-            .chain(&[e.min_queued_gpus.len(), jobs.len()])
-            .all(|&n| n == columns);
+        let in_step = [
+            e.primary.len(),
+            e.secondary.len(),
+            e.running_gpus.len(),
+            e.min_queued_gpus.len(),
+            jobs.len(),
+        ]
+        .iter()
+        .all(|&n| n == columns);
         if !in_step {
             return false;
         }

@@ -20,7 +20,7 @@ use crate::sim::{
 };
 use gantry_core::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
 use gantry_core::{
-    Decision, Event, GpuId, LinkWeights, MachineId, PreemptReason, SchedError, Scheduler, Topology,
+    Decision, Event, GpuId, MachineId, PreemptReason, SchedError, Scheduler, Topology,
 };
 use std::fmt::Write as _;
 use std::path::Path;
@@ -115,18 +115,9 @@ impl RecordHeader {
         if self.machine_speeds_permille.len() != machines {
             return Err(bad());
         }
-        let mut topology = Topology::new(LinkWeights::PROXIMITY_DRL);
-        let mut speeds = self.machine_speeds_permille.iter();
-        for _ in 0..c.racks {
-            topology.add_rack().map_err(|_| bad())?;
-            for _ in 0..c.machines_per_rack {
-                let speed = speeds.next().copied().ok_or_else(bad)?;
-                topology
-                    .add_machine(c.gpus_per_machine, speed)
-                    .map_err(|_| bad())?;
-            }
-        }
-        Ok(topology)
+        let speeds = &self.machine_speeds_permille;
+        c.topology_with_speeds(|m| speeds.get(m).copied().unwrap_or(0))
+            .map_err(|_| bad())
     }
 
     /// The placer the recording was made with, with its hints.

@@ -30,7 +30,7 @@ pub use throughputs::Throughputs;
 
 use crate::sim::ClusterSpec;
 use gantry_core::topology::REFERENCE_SPEED_PERMILLE;
-use gantry_core::{GpuId, LinkWeights, Topology, TopologyError};
+use gantry_core::{GpuId, Topology, TopologyError};
 use std::fmt;
 use std::sync::Arc;
 
@@ -135,25 +135,15 @@ impl Cluster {
         let Some(types) = &self.types else {
             return self.spec.topology();
         };
-        let mut topo = Topology::new(LinkWeights::PROXIMITY_DRL);
-        let mut machine = 0;
-        for _ in 0..self.spec.racks {
-            topo.add_rack()?;
-            for _ in 0..self.spec.machines_per_rack {
-                let column = types
-                    .machines
-                    .machine_type
-                    .get(machine)
-                    .copied()
-                    .unwrap_or(0);
-                topo.add_machine(
-                    self.spec.gpus_per_machine,
-                    type_permille(&types.table, column),
-                )?;
-                machine += 1;
-            }
-        }
-        Ok(topo)
+        self.spec.topology_with_speeds(|machine| {
+            let column = types
+                .machines
+                .machine_type
+                .get(machine)
+                .copied()
+                .unwrap_or(0);
+            type_permille(&types.table, column)
+        })
     }
 
     /// The throughput-table column of `gpu`'s type (0, the reference, when homogeneous).

@@ -38,6 +38,24 @@ impl ClusterSpec {
             LinkWeights::PROXIMITY_DRL,
         )
     }
+
+    /// The same tree with machine `m` (0-based, rack by rack) at `speed_permille(m)` of the
+    /// reference GPU's speed: mixed GPU types, from the types' speeds or from a recording.
+    pub fn topology_with_speeds<const G: usize>(
+        &self,
+        speed_permille: impl Fn(usize) -> u16,
+    ) -> Result<Topology<G>, TopologyError> {
+        let mut topology = Topology::new(LinkWeights::PROXIMITY_DRL);
+        let mut machine = 0;
+        for _ in 0..self.racks {
+            topology.add_rack()?;
+            for _ in 0..self.machines_per_rack {
+                topology.add_machine(self.gpus_per_machine, speed_permille(machine))?;
+                machine += 1;
+            }
+        }
+        Ok(topology)
+    }
 }
 
 impl std::fmt::Display for ClusterSpec {
