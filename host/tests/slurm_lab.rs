@@ -656,18 +656,25 @@ fn check(
     // Slurm started jobs in the core's order: a job the core started in an earlier cycle
     // started no later (Slurm's start times are whole seconds; starts of one cycle are
     // released together). Restarted jobs are left out: Slurm delays a requeued job's next
-    // run on the nodes whose slurmd revoked its credential (`cred_expire`).
+    // run on the nodes whose slurmd revoked its credential (`cred_expire`). So are jobs
+    // released before a node went DOWN and started after it: a killed job that also spanned
+    // their nodes leaves those nodes COMPLETING for a while, and Slurm starts nothing there
+    // until it is cleaned up (seen: two jobs on n1 started 3 s late when n3 went down under
+    // a job on n1 and n3).
+    let straddles_down = |decided_ms: u64, started_s: u64| {
+        observed
+            .downed
+            .as_ref()
+            .is_some_and(|d| decided_ms < d.at_s * 1000 && started_s + 1 >= d.at_s)
+    };
     let mut timeline: Vec<(u64, u64, u64)> = jobs
         .iter()
         .filter(|j| slurm[&j.id]["restart_cnt"] == 0)
         .map(|j| {
-            (
-                core.launching(j.id, slurm[&j.id]["start_time"].as_u64().unwrap())
-                    .0,
-                j.id,
-                slurm[&j.id]["start_time"].as_u64().unwrap(),
-            )
+            let started_s = slurm[&j.id]["start_time"].as_u64().unwrap();
+            (core.launching(j.id, started_s).0, j.id, started_s)
         })
+        .filter(|&(decided_ms, _, started_s)| !straddles_down(decided_ms, started_s))
         .collect();
     timeline.sort();
     let mut inversions = Vec::new();
