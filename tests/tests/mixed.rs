@@ -67,9 +67,9 @@ fn the_combined_run_replays_byte_identically() {
 }
 
 /// Issue 14's targets on the default main job (the bundled mixed sample, every row of
-/// `gantry simulate`): gantry has the lowest DAG-job JCT of all rows, a miss rate within EDF's
-/// + 0.005 and a non-deadline JCT within LAS's × 1.005. The figures are in docs/mixed.md,
-/// with four other samples of the same recipe, where not every target holds.
+/// `gantry simulate`): gantry has the lowest DAG-job JCT of all rows, a miss rate at most
+/// EDF's plus 0.005 and a non-deadline JCT at most LAS's × 1.005. The figures are in
+/// docs/mixed.md, with four other samples of the same recipe, where not every target holds.
 #[test]
 fn the_combined_scheduler_meets_its_targets_on_the_bundled_sample() {
     let (jobs, extras, cluster) = sample(1500);
