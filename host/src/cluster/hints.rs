@@ -131,7 +131,7 @@ impl PlacementHints {
     /// The mask a pick of `ppo-gavel` sees (module docs, "Type choice"): for a synchronous
     /// gang's first pick, the usable GPUs of the job's fastest type that has room for the
     /// whole gang; where no one type has room for the rest of the gang, at any pick, those of
-    /// the fastest types that together have room ([`fastest_mix`](Self::fastest_mix)); for a
+    /// the fastest types that together have room; for a
     /// DAG job, those of the fastest type with a usable GPU. `None` where that does not narrow
     /// the mask, or where the gang's first type still has room (the same-type rule keeps it
     /// there). O(G + types²).
