@@ -163,18 +163,15 @@ impl PlacementHints {
         need: usize,
         first: Option<&GpuId>,
     ) -> Option<Vec<usize>> {
-        let types = match (first, Self::fastest_single(times, usable, need)) {
-            (None, Some(best)) => vec![best],
-            (Some(first), _) => {
-                let first_type = usize::from(*self.gpu_type.get(usize::from(first.0))?);
-                if usable.get(first_type).is_some_and(|&n| n >= need) {
-                    return None;
-                }
-                Self::fastest_mix(times, usable, need)?
+        if let Some(first) = first {
+            let first_type = usize::from(*self.gpu_type.get(usize::from(first.0))?);
+            if usable.get(first_type).is_some_and(|&n| n >= need) {
+                return None;
             }
-            (None, None) => Self::fastest_mix(times, usable, need)?,
-        };
-        Some(types)
+        } else if let Some(best) = Self::fastest_single(times, usable, need) {
+            return Some(vec![best]);
+        }
+        Self::fastest_mix(times, usable, need)
     }
 }
 
