@@ -34,7 +34,7 @@ where
     };
     let mut makespans = vec![f64::NAN; whales];
     for t in 1..=woa.config().iterations {
-        if woa.budget_spent() {
+        if woa.population_phase_over() {
             break;
         }
         let leader = woa.step_moves(dag, platform, t)?;
@@ -61,6 +61,7 @@ where
         }
         woa.step_scores(dag, platform, t, leader, &makespans)?;
     }
+    woa.intensify(dag, platform)?;
     Ok(woa.best_ms())
 }
 
