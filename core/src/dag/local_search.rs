@@ -183,7 +183,11 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
                 if spent(self) >= work_limit {
                     break;
                 }
-                let i = if self.config.latest_first { j } else { len - 1 - j };
+                let i = if self.config.latest_first {
+                    j
+                } else {
+                    len - 1 - j
+                };
                 let x = self.path[i] as usize;
                 let left = work_limit.saturating_sub(spent(self));
                 if self.try_task(dag, platform, x, &mut stats, left)? {
@@ -329,7 +333,10 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
                 let c = self.shortlist[k];
                 self.schedule
                     .relocate(dag, platform, x, usize::from(c.gpu), c.to as usize)?;
-            } else if self.swap(dag, platform, x, self.swaplist[k - self.listed])?.is_none() {
+            } else if self
+                .swap(dag, platform, x, self.swaplist[k - self.listed])?
+                .is_none()
+            {
                 continue;
             }
             self.schedule.commit();

@@ -209,10 +209,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             proposal: Plan::new(),
             eval: Evaluator::new(),
             slots: SlotSchedule::new(),
-            local: LocalSearch::new(match config.local_search {
-                Some(c) => c,
-                None => LocalSearchConfig::new(),
-            }),
+            local: LocalSearch::new(config.local_search.unwrap_or_default()),
             polished: [false; POP],
             work: 0,
             mean_task_ms: 1.0,
@@ -245,7 +242,11 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         if c.work_budget.is_none() || c.local_search.is_none() || !c.decoding.keyed() {
             return 0.0;
         }
-        if c.intensify > 0.0 { c.intensify.min(1.0) } else { 0.0 }
+        if c.intensify > 0.0 {
+            c.intensify.min(1.0)
+        } else {
+            0.0
+        }
     }
 
     /// Whether the WOA iterations are over: the budget less the share kept for
@@ -984,7 +985,11 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
                 // with a shortlist WIDEN times as long, up to MAX_CANDIDATES.
                 let c = self.local.config();
                 self.local.set_config(LocalSearchConfig {
-                    candidates: c.candidates.max(1).saturating_mul(WIDEN).min(MAX_CANDIDATES),
+                    candidates: c
+                        .candidates
+                        .max(1)
+                        .saturating_mul(WIDEN)
+                        .min(MAX_CANDIDATES),
                     swaps: c.swaps.max(1).saturating_mul(WIDEN).min(MAX_CANDIDATES),
                     ..c
                 });
