@@ -3,7 +3,9 @@
 //!
 //! # The neighbourhood
 //! Only a task on the critical path can shorten the makespan directly, so each pass walks the
-//! current critical path (earliest task first) and, for each task `x`, considers every
+//! current critical path (by default its last task first, [`LocalSearchConfig::latest_first`]:
+//! a move of a late task re-evaluates only the tasks after it, so far more moves fit in a
+//! work limit on 10,000-task plans) and, for each task `x`, considers every
 //! **relocation**: `x` on any GPU `g`, at any place of g's sequence that keeps the order
 //! topological (between `x`'s last predecessor and first successor in the plan's order).
 //! That covers moving `x` to another GPU, into an idle gap there (HEFT's insertion), and
@@ -15,6 +17,25 @@
 //! lets the search cross plateaus of equal makespan; a move must lower it by more than a
 //! relative 1e-12 to count, so rounding cannot make the search cycle). A pass without an
 //! accepted move ends the search: a local optimum.
+//!
+//! # Swaps
+//! When no shortlisted relocation of `x` improves, the search tries **swaps** (up to
+//! [`LocalSearchConfig::swaps`]): `x` takes the place of a task `y` on another GPU (just
+//! before y in y's sequence) and y takes x's old place on x's GPU. Only tasks y strictly
+//! inside x's window are candidates, so neither depends on the other. A swap keeps both
+//! GPUs' loads nearly as they were, which a single relocation cannot: on packed plans (every
+//! GPU busy to the end) moving `x` alone lengthens its new GPU's queue, while trading it for
+//! a task of similar length does not. A candidate needs x's relocation estimate to beat x's
+//! finish and y's estimate in x's place, `max(y's inputs there, finish of x's GPU
+//! predecessor) + run(y, x's GPU)`, to beat the makespan; candidates are ranked by x's
+//! estimate plus y's estimated delay, and evaluated exactly as two stacked relocations
+//! (undone in reverse order; skipped when the second might not fit the undo journal,
+//! [`IncrementalSchedule::journal_room`]).
+//!
+//! # Kicks
+//! [`LocalSearch::kick`] perturbs a plan for an iterated local search (the WOA's
+//! intensification): a few random critical tasks each make one of their shortlisted moves,
+//! relocation or swap, although it does not improve.
 //!
 //! This is the classic move set of list-schedule local search (e.g. the critical-path
 //! reassignment of Wu, Shu & Gu, "Efficient local search for DAG scheduling", IEEE TPDS

@@ -54,6 +54,21 @@
 //! that replaces the worst whale (ties: highest index). A proposal is evaluated twice: with
 //! its own order (for the elite) and with WOA's order (as a whale).
 //!
+//! # Intensification ([`WoaConfig::intensify`])
+//! With a work budget, a local search and a keyed decoding, a share of the budget can be
+//! kept for the end of the search: the WOA iterations stop when the rest is spent (WOA's `a`
+//! falls over that part), and [`Woa::intensify`] spends the share on the elite alone —
+//! first a local search to a local optimum with the configured shortlists, then, each time
+//! a local optimum is reached, a **variable-neighbourhood** step (the shortlists made
+//! [`WIDEN`] times longer, up to [`MAX_CANDIDATES`](super::local_search::MAX_CANDIDATES),
+//! and the search run again from the elite), and once they are at their widest an
+//! **iterated local search**: a kick of 1 to [`KICK_MOVES`] non-improving critical moves
+//! ([`LocalSearch::kick`]) then a local search, the result replacing the elite when it is
+//! no worse (equal makespans let the search drift across plateaus). On 10,000-task plans a
+//! WOA iteration costs a decoding per whale (tens of millions of units at 50 GPUs, more at
+//! 500), so the tail of the budget buys far more improving moves on the elite than a few
+//! more iterations would.
+//!
 //! Cost: one iteration O(POP·(T·P + E)) (EFT priority: O(POP·(T·P + E + T log T))); memory
 //! about `POP·(14·T + 8·P) + 110·T + 56·P` bytes.
 
