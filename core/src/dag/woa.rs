@@ -1320,6 +1320,35 @@ mod tests {
         }
     }
 
+    /// `worl-ls`'s tail: the intensification never loses the elite, spends the budget, and
+    /// the same seed and budget give the same plan.
+    #[test]
+    fn intensification_keeps_the_elite_spends_the_budget_and_is_deterministic() {
+        for seed in 0..4u64 {
+            let dag = random_dag(300 + seed, 90, 1 + (seed % 3) as u32);
+            let budget = 400_000;
+            let cfg = WoaConfig {
+                population: 8,
+                iterations: u32::MAX,
+                local_search: Some(LocalSearchConfig::default()),
+                work_budget: Some(budget),
+                intensify: 0.25,
+                ..WoaConfig::new(seed)
+            }
+            .with_decoding(Decoding::EftInsertion);
+            let mut a: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
+            let ms = a.run(&dag, &pool()).unwrap();
+            assert!(ms <= a.initial_best_ms());
+            assert!(a.work() >= budget, "{} < {budget}", a.work());
+            let mut ev: Evaluator<128, 8> = Evaluator::new();
+            assert_eq!(ev.evaluate(&dag, &pool(), a.best_plan()).unwrap(), ms);
+            let mut b: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
+            assert_eq!(b.run(&dag, &pool()).unwrap().to_bits(), ms.to_bits());
+            assert_eq!(a.best_plan().gpus(), b.best_plan().gpus());
+            assert_eq!(a.best_plan().order(), b.best_plan().order());
+        }
+    }
+
     #[test]
     fn whale_order_out_of_range_is_empty() {
         let dag = random_dag(1, 20, 1);
