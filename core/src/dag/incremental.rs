@@ -306,6 +306,13 @@ impl<const T: usize, const P: usize> IncrementalSchedule<T, P> {
         self.makespan_ms = mv.makespan_ms;
     }
 
+    /// Whether one more relocation is sure to fit the undo journal (a sweep journals each
+    /// task at most once), so that it and every relocation before it since the last
+    /// [`commit`](Self::commit) can still be undone exactly. O(1).
+    pub fn journal_room(&self) -> bool {
+        self.journal_len + self.tasks <= T
+    }
+
     /// Forget the journal of accepted moves (they can no longer be undone). O(1).
     pub fn commit(&mut self) {
         self.journal_len = 0;
@@ -612,6 +619,55 @@ mod tests {
                 }
             }
             assert!(inc.work() > 0);
+        }
+    }
+
+    /// Two relocations stacked (as a swap does) and undone in reverse order restore the
+    /// state exactly; kept, they match a full evaluation.
+    #[test]
+    fn stacked_moves_undo_in_reverse_order() {
+        for seed in 0..8u64 {
+            let (dag, pool) = problem(seed, 24 + 3 * seed as usize);
+            let mut plan = Plan::new();
+            Heft::<64, 8>::new().plan(&dag, &pool, &mut plan).unwrap();
+            let mut ev: Evaluator<64, 8> = Evaluator::new();
+            let mut inc: IncrementalSchedule<64, 8> = IncrementalSchedule::new();
+            inc.load(&dag, &pool, &plan, &mut ev).unwrap();
+            let mut rng = SeededRng::new(100 + seed);
+            let (n, p) = (dag.task_count(), pool.gpu_count());
+            let mut stacked = 0;
+            for _ in 0..100 {
+                let before = (inc.order().to_vec(), inc.finish_ms().to_vec());
+                let (before_ms, before_sum) = (inc.makespan_ms(), inc.total_finish_ms());
+                let mut moves = [None, None];
+                for slot in &mut moves {
+                    let t = rng.below(n as u32) as usize;
+                    let (lo, hi) = inc.window(&dag, t);
+                    let to = lo + rng.below((hi - lo + 1) as u32) as usize;
+                    // The second only when it surely fits the journal (as in a swap).
+                    if inc.journal_room() {
+                        let g = rng.below(p as u32) as usize;
+                        *slot = Some(inc.relocate(&dag, &pool, t, g, to));
+                    }
+                }
+                stacked += usize::from(moves[1].is_some());
+                let mut now = Plan::new();
+                inc.write_plan(&mut now).unwrap();
+                let full = ev.evaluate(&dag, &pool, &now).unwrap();
+                assert_eq!(inc.makespan_ms().to_bits(), full.to_bits());
+                if rng.below(2) == 0 {
+                    for mv in moves.into_iter().rev().flatten() {
+                        inc.undo(mv.unwrap());
+                    }
+                    assert_eq!(inc.order(), &before.0[..]);
+                    assert_eq!(inc.finish_ms(), &before.1[..]);
+                    assert_eq!(inc.makespan_ms().to_bits(), before_ms.to_bits());
+                    assert_eq!(inc.total_finish_ms().to_bits(), before_sum.to_bits());
+                } else {
+                    inc.commit();
+                }
+            }
+            assert!(stacked > 50, "seed {seed}: {stacked}");
         }
     }
 

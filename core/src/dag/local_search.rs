@@ -3,7 +3,9 @@
 //!
 //! # The neighbourhood
 //! Only a task on the critical path can shorten the makespan directly, so each pass walks the
-//! current critical path (earliest task first) and, for each task `x`, considers every
+//! current critical path (by default its last task first, [`LocalSearchConfig::latest_first`]:
+//! a move of a late task re-evaluates only the tasks after it, so far more moves fit in a
+//! work limit on 10,000-task plans) and, for each task `x`, considers every
 //! **relocation**: `x` on any GPU `g`, at any place of g's sequence that keeps the order
 //! topological (between `x`'s last predecessor and first successor in the plan's order).
 //! That covers moving `x` to another GPU, into an idle gap there (HEFT's insertion), and
@@ -15,6 +17,25 @@
 //! lets the search cross plateaus of equal makespan; a move must lower it by more than a
 //! relative 1e-12 to count, so rounding cannot make the search cycle). A pass without an
 //! accepted move ends the search: a local optimum.
+//!
+//! # Swaps
+//! When no shortlisted relocation of `x` improves, the search tries **swaps** (up to
+//! [`LocalSearchConfig::swaps`]): `x` takes the place of a task `y` on another GPU (just
+//! before y in y's sequence) and y takes x's old place on x's GPU. Only tasks y strictly
+//! inside x's window are candidates, so neither depends on the other. A swap keeps both
+//! GPUs' loads nearly as they were, which a single relocation cannot: on packed plans (every
+//! GPU busy to the end) moving `x` alone lengthens its new GPU's queue, while trading it for
+//! a task of similar length does not. A candidate needs x's relocation estimate to beat x's
+//! finish and y's estimate in x's place, `max(y's inputs there, finish of x's GPU
+//! predecessor) + run(y, x's GPU)`, to beat the makespan; candidates are ranked by x's
+//! estimate plus y's estimated delay, and evaluated exactly as two stacked relocations
+//! (undone in reverse order; skipped when the second might not fit the undo journal,
+//! [`IncrementalSchedule::journal_room`]).
+//!
+//! # Kicks
+//! [`LocalSearch::kick`] perturbs a plan for an iterated local search (the WOA's
+//! intensification): a few random critical tasks each make one of their shortlisted moves,
+//! relocation or swap, although it does not improve.
 //!
 //! This is the classic move set of list-schedule local search (e.g. the critical-path
 //! reassignment of Wu, Shu & Gu, "Efficient local search for DAG scheduling", IEEE TPDS
@@ -29,10 +50,11 @@
 use super::eval::{Evaluator, Plan, PlanError};
 use super::gpus::Platform;
 use super::graph::Dag;
-use super::incremental::IncrementalSchedule;
+use super::incremental::{IncrementalSchedule, Move};
+use crate::rng::SeededRng;
 
 /// Most candidates evaluated exactly per critical task (the capacity of the shortlist).
-pub const MAX_CANDIDATES: usize = 16;
+pub const MAX_CANDIDATES: usize = 64;
 
 /// Local-search settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,11 +62,28 @@ pub struct LocalSearchConfig {
     /// Candidates evaluated exactly per critical task, best estimate first (1 to
     /// [`MAX_CANDIDATES`]).
     pub candidates: usize,
+    /// Swaps evaluated exactly per critical task when none of its relocations improves
+    /// (module doc, "Swaps"; 0 to [`MAX_CANDIDATES`]; 0: relocations only).
+    pub swaps: usize,
+    /// Try the critical path's tasks from the last one back (else from the first): a move
+    /// of a late task re-evaluates fewer tasks, so more moves fit in a work limit.
+    pub latest_first: bool,
+}
+
+impl LocalSearchConfig {
+    /// Four relocations and four swaps per critical task, latest task first.
+    pub const fn new() -> Self {
+        Self {
+            candidates: 4,
+            swaps: 4,
+            latest_first: true,
+        }
+    }
 }
 
 impl Default for LocalSearchConfig {
     fn default() -> Self {
-        Self { candidates: 4 }
+        Self::new()
     }
 }
 
@@ -65,13 +104,26 @@ pub struct LocalSearchStats {
     pub local_optimum: bool,
 }
 
-/// One shortlisted move: estimated finish of the task, GPU, position.
+/// One shortlisted move: its score (the estimated finish of the task; for a swap plus the
+/// other task's estimated delay), GPU, position (in the order without the task) and, for a
+/// swap, the task whose place it takes ([`NO_TASK`] for a relocation).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Candidate {
     estimate: f64,
     gpu: u16,
     to: u32,
+    other: u32,
 }
+
+/// [`Candidate::other`] of a relocation.
+const NO_TASK: u32 = u32::MAX;
+
+const NO_CANDIDATE: Candidate = Candidate {
+    estimate: 0.0,
+    gpu: 0,
+    to: 0,
+    other: NO_TASK,
+};
 
 /// The local search with scratch for `T` tasks and `P` GPUs.
 #[derive(Clone, Debug)]
@@ -85,6 +137,8 @@ pub struct LocalSearch<const T: usize, const P: usize> {
     seen: [bool; P],
     shortlist: [Candidate; MAX_CANDIDATES],
     listed: usize,
+    swaplist: [Candidate; MAX_CANDIDATES],
+    swaps_listed: usize,
     scan_work: u64,
 }
 
@@ -99,12 +153,10 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
             ready: [0.0; P],
             last: [0.0; P],
             seen: [false; P],
-            shortlist: [Candidate {
-                estimate: 0.0,
-                gpu: 0,
-                to: 0,
-            }; MAX_CANDIDATES],
+            shortlist: [NO_CANDIDATE; MAX_CANDIDATES],
             listed: 0,
+            swaplist: [NO_CANDIDATE; MAX_CANDIDATES],
+            swaps_listed: 0,
             scan_work: 0,
         }
     }
@@ -112,6 +164,11 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
     /// The settings. O(1).
     pub fn config(&self) -> LocalSearchConfig {
         self.config
+    }
+
+    /// Change the settings (the scratch stays). O(1).
+    pub fn set_config(&mut self, config: LocalSearchConfig) {
+        self.config = config;
     }
 
     /// Improve `plan` in place until a local optimum or until `work_limit` units are spent;
@@ -143,10 +200,15 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
                 .critical_path(dag, platform, &mut self.path[..n]);
             self.scan_work += len as u64;
             let mut moved = false;
-            for i in (0..len).rev() {
+            for j in 0..len {
                 if spent(self) >= work_limit {
                     break;
                 }
+                let i = if self.config.latest_first {
+                    j
+                } else {
+                    len - 1 - j
+                };
                 let x = self.path[i] as usize;
                 let left = work_limit.saturating_sub(spent(self));
                 if self.try_task(dag, platform, x, &mut stats, left)? {
@@ -204,7 +266,105 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
             }
             self.schedule.undo(mv);
         }
+        for c in 0..self.swaps_listed {
+            if self.work_total().saturating_sub(before) >= work_left {
+                break;
+            }
+            let Some((first, second)) = self.swap(dag, platform, x, self.swaplist[c])? else {
+                continue;
+            };
+            stats.evaluated += 1;
+            let (new_ms, new_sum) = (self.schedule.makespan_ms(), self.schedule.total_finish_ms());
+            let better = new_ms < ms || (new_ms == ms && new_sum < sum - 1e-12 * sum.abs());
+            if better {
+                self.schedule.commit();
+                stats.accepted += 1;
+                return Ok(true);
+            }
+            self.schedule.undo(second);
+            self.schedule.undo(first);
+        }
         Ok(false)
+    }
+
+    /// Swap critical task `x` with the swap candidate `cand` (module doc, "Swaps"): `x` into
+    /// the other task y's place on y's GPU (just before y in the order), then y into x's old
+    /// place on x's GPU — position `own` of the order without y, between the tasks that were
+    /// on either side of x. Returns both moves (undo the second first), or `None`, changing
+    /// nothing, if y's inputs come after that place or if the second sweep might not fit the
+    /// undo journal.
+    fn swap<const E: usize>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &impl Platform,
+        x: usize,
+        cand: Candidate,
+    ) -> Result<Option<(Move, Move)>, PlanError> {
+        let own = self.schedule.positions()[x] as usize;
+        let own_gpu = usize::from(self.schedule.gpus()[x]);
+        let y = cand.other as usize;
+        let first =
+            self.schedule
+                .relocate(dag, platform, x, usize::from(cand.gpu), cand.to as usize)?;
+        let (lo, hi) = self.schedule.window(dag, y);
+        if !(lo..=hi).contains(&own) || !self.schedule.journal_room() {
+            self.schedule.undo(first);
+            return Ok(None);
+        }
+        let second = self.schedule.relocate(dag, platform, y, own_gpu, own)?;
+        Ok(Some((first, second)))
+    }
+
+    /// Perturb `plan` for an iterated local search: `moves` times, a random task of the
+    /// critical path makes one of its shortlisted relocations or swaps (picked at random)
+    /// although it does not improve the plan (at a local optimum none does); a task with no
+    /// shortlisted move is passed over (at most `4·moves` draws). Returns the work spent.
+    /// O(moves · (shortlist + sweep)).
+    pub fn kick<const E: usize>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &impl Platform,
+        plan: &mut Plan<T>,
+        rng: &mut SeededRng,
+        moves: usize,
+    ) -> Result<u64, PlanError> {
+        let start_work = self.work_total();
+        self.schedule.load(dag, platform, plan, &mut self.eval)?;
+        let n = dag.task_count();
+        let mut done = 0;
+        for _ in 0..moves.saturating_mul(4) {
+            if done >= moves {
+                break;
+            }
+            let len = self
+                .schedule
+                .critical_path(dag, platform, &mut self.path[..n]);
+            self.scan_work += len as u64;
+            if len == 0 {
+                break;
+            }
+            let x = self.path[rng.below(len as u32) as usize] as usize;
+            self.shortlist_moves(dag, platform, x);
+            let listed = self.listed + self.swaps_listed;
+            if listed == 0 {
+                continue;
+            }
+            let k = rng.below(listed as u32) as usize;
+            if k < self.listed {
+                let c = self.shortlist[k];
+                self.schedule
+                    .relocate(dag, platform, x, usize::from(c.gpu), c.to as usize)?;
+            } else if self
+                .swap(dag, platform, x, self.swaplist[k - self.listed])?
+                .is_none()
+            {
+                continue;
+            }
+            self.schedule.commit();
+            done += 1;
+        }
+        self.schedule.write_plan(plan)?;
+        Ok(self.work_total().saturating_sub(start_work))
     }
 
     /// Fill the shortlist with `x`'s most promising relocations (module doc). O(fan-in + P +
@@ -216,6 +376,7 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
         x: usize,
     ) {
         self.listed = 0;
+        self.swaps_listed = 0;
         let p = platform.gpu_count();
         let n = self.schedule.tasks();
         let (lo, hi) = self.schedule.window(dag, x);
@@ -251,6 +412,19 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
             len: 0,
             cap: self.config.candidates.clamp(1, MAX_CANDIDATES),
         };
+        let mut swaplist = Shortlist {
+            items: &mut self.swaplist,
+            len: 0,
+            cap: self.config.swaps.min(MAX_CANDIDATES),
+        };
+        // For swaps: x's GPU predecessor's finish (where a task taking x's place may start),
+        // and whether the window's last place is x's first successor (never swapped with x).
+        let own_free = match self.schedule.gpu_prev(x) {
+            Some(q) => finish[q],
+            None => 0.0,
+        };
+        let succ_at_hi = !dag.succs(x).0.is_empty();
+        let makespan = self.schedule.makespan_ms();
         // Inside the window: before each task y, on y's GPU (the order without x has n − 1
         // entries, so position n − 1 is the end).
         let mut at_hi = None;
@@ -268,7 +442,31 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
                         estimate,
                         gpu: g as u16,
                         to: r as u32,
+                        other: NO_TASK,
                     });
+                    // y is unrelated to x (strictly inside x's window), so x and y may trade
+                    // places: y's estimate there is from its inputs and x's GPU predecessor.
+                    if g != own_gpu && swaplist.cap > 0 && !(r == hi && succ_at_hi) {
+                        let (srcs, edges) = dag.preds(y);
+                        scanned += srcs.len() as u64;
+                        let mut ready_y = own_free;
+                        for (&s, &e) in srcs.iter().zip(edges) {
+                            let s = s as usize;
+                            let data = dag.edge_data(e);
+                            let arrive = finish[s]
+                                + platform.transfer_ms(data, usize::from(gpus[s]), own_gpu);
+                            ready_y = ready_y.max(arrive);
+                        }
+                        let finish_y = ready_y + platform.run_ms(y, works[y], own_gpu);
+                        if finish_y < makespan {
+                            swaplist.push(Candidate {
+                                estimate: estimate + (finish_y - finish[y]).max(0.0),
+                                gpu: g as u16,
+                                to: r as u32,
+                                other: y as u32,
+                            });
+                        }
+                    }
                 }
             }
             self.last[g] = finish[y];
@@ -287,10 +485,12 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
                     estimate,
                     gpu: g as u16,
                     to: hi as u32,
+                    other: NO_TASK,
                 });
             }
         }
         self.listed = shortlist.len;
+        self.swaps_listed = swaplist.len;
         self.scan_work += scanned + p as u64;
     }
 
@@ -364,7 +564,7 @@ impl Shortlist<'_> {
             let (ka, kb) = (key(a), key(b));
             ka.0 < kb.0 || (ka.0 == kb.0 && (ka.1, ka.2) < (kb.1, kb.2))
         };
-        if self.len == self.cap && !less(&c, &self.items[self.len - 1]) {
+        if self.cap == 0 || (self.len == self.cap && !less(&c, &self.items[self.len - 1])) {
             return;
         }
         let mut i = if self.len < self.cap {
@@ -384,7 +584,9 @@ impl Shortlist<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dag::test_support::{RandomDagShape, random_dag, topcuoglu_example};
+    use crate::dag::test_support::{
+        RandomDagShape, cost_table_problem, random_dag, topcuoglu_example,
+    };
     use crate::dag::{Bandwidth, DagPlanner, GpuPool, Heft, Platform};
 
     fn case(seed: u64) -> (Dag<64, 512>, GpuPool<16>) {
@@ -435,6 +637,39 @@ mod tests {
             better += usize::from(stats.final_ms < heft_ms);
         }
         assert!(better >= 10, "improved HEFT on only {better} of 20");
+    }
+
+    /// Hand-computed: tasks x = 0 and y = 1, no edges, x runs 10 on GPU 0 and 2 on GPU 1, y
+    /// the reverse; the plan has x on GPU 0 and y on GPU 1 (both finish at 10). No
+    /// relocation helps: x before y on GPU 1 gives x 0–2, y 2–12 (makespan 12), x after y
+    /// 10–12, and y's moves are the mirror image. Swapping them puts both on their fast GPU:
+    /// y 0–2 on GPU 0, x 0–2 on GPU 1, makespan 2 (optimal), after which nothing improves.
+    #[test]
+    fn a_swap_finds_what_no_relocation_can() {
+        let (dag, table) = cost_table_problem(&[[10.0, 2.0], [2.0, 10.0]], &[]);
+        let mut start: Plan<16> = Plan::new();
+        start.reset(2).unwrap();
+        {
+            let (gpus, order) = start.parts_mut();
+            gpus.copy_from_slice(&[0, 1]);
+            order.copy_from_slice(&[0, 1]);
+        }
+        let mut ev: Evaluator<16, 4> = Evaluator::new();
+        for (swaps, want_ms, want_gpus) in [(0, 10.0, [0, 1]), (4, 2.0, [1, 0])] {
+            let mut plan = start.clone();
+            let config = LocalSearchConfig {
+                swaps,
+                ..LocalSearchConfig::new()
+            };
+            let mut ls: LocalSearch<16, 4> = LocalSearch::new(config);
+            let stats = ls.improve(&dag, &table, &mut plan, u64::MAX).unwrap();
+            assert_eq!(stats.initial_ms, 10.0);
+            assert_eq!(stats.final_ms, want_ms, "swaps {swaps}");
+            assert_eq!(stats.accepted, u64::from(swaps > 0));
+            assert!(stats.local_optimum);
+            assert_eq!(plan.gpus(), &want_gpus[..]);
+            assert_eq!(ev.evaluate(&dag, &table, &plan).unwrap(), want_ms);
+        }
     }
 
     /// A zero limit changes nothing; half the work of a full run stops early.

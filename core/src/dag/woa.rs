@@ -54,6 +54,21 @@
 //! that replaces the worst whale (ties: highest index). A proposal is evaluated twice: with
 //! its own order (for the elite) and with WOA's order (as a whale).
 //!
+//! # Intensification ([`WoaConfig::intensify`])
+//! With a work budget, a local search and a keyed decoding, a share of the budget can be
+//! kept for the end of the search: the WOA iterations stop when the rest is spent (WOA's `a`
+//! falls over that part), and [`Woa::intensify`] spends the share on the elite alone —
+//! first a local search to a local optimum with the configured shortlists, then, each time
+//! a local optimum is reached, a **variable-neighbourhood** step (the shortlists made
+//! [`WIDEN`] times longer, up to [`MAX_CANDIDATES`](super::local_search::MAX_CANDIDATES),
+//! and the search run again from the elite), and once they are at their widest an
+//! **iterated local search**: a kick of 1 to [`KICK_MOVES`] non-improving critical moves
+//! ([`LocalSearch::kick`]) then a local search, the result replacing the elite when it is
+//! no worse (equal makespans let the search drift across plateaus). On 10,000-task plans a
+//! WOA iteration costs a decoding per whale (tens of millions of units at 50 GPUs, more at
+//! 500), so the tail of the budget buys far more improving moves on the elite than a few
+//! more iterations would.
+//!
 //! Cost: one iteration O(POP·(T·P + E)) (EFT priority: O(POP·(T·P + E + T log T))); memory
 //! about `POP·(14·T + 8·P) + 110·T + 56·P` bytes.
 
@@ -61,7 +76,7 @@ use super::eval::{Evaluator, Plan, PlanError, check_sizes};
 use super::gpus::Platform;
 use super::graph::Dag;
 use super::heft::upward_rank_order;
-use super::local_search::{LocalSearch, LocalSearchConfig};
+use super::local_search::{LocalSearch, LocalSearchConfig, MAX_CANDIDATES};
 use super::observation::ListState;
 use super::planner::{AdvisorContext, DagPlanner, PlanAdvisor};
 use super::slots::SlotSchedule;
@@ -118,6 +133,11 @@ pub struct WoaConfig {
     /// Stop after this many work units (module doc, "Work budget"); `None`: run all
     /// iterations.
     pub work_budget: Option<u64>,
+    /// Share of [`work_budget`](Self::work_budget) kept for the end of the search, spent on
+    /// an iterated local search from the elite instead of WOA iterations (module doc,
+    /// "Intensification"); 0: none. Needs a budget and
+    /// [`local_search`](Self::local_search).
+    pub intensify: f64,
 }
 
 impl WoaConfig {
@@ -134,6 +154,7 @@ impl WoaConfig {
             key_noise_tasks: 2.0,
             local_search: None,
             work_budget: None,
+            intensify: 0.0,
         }
     }
 
@@ -203,10 +224,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             proposal: Plan::new(),
             eval: Evaluator::new(),
             slots: SlotSchedule::new(),
-            local: LocalSearch::new(match config.local_search {
-                Some(c) => c,
-                None => LocalSearchConfig { candidates: 4 },
-            }),
+            local: LocalSearch::new(config.local_search.unwrap_or_default()),
             polished: [false; POP],
             work: 0,
             mean_task_ms: 1.0,
@@ -221,6 +239,36 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
     /// Whether the work budget is spent (never, without one). O(1).
     pub fn budget_spent(&self) -> bool {
         self.config.work_budget.is_some_and(|b| self.work >= b)
+    }
+
+    /// The work units of the population phase (WOA iterations): the budget less the share
+    /// kept for [`intensify`](Self::intensify). O(1).
+    fn population_budget(&self) -> Option<u64> {
+        let share = self.intensify_share();
+        self.config
+            .work_budget
+            .map(|b| b.saturating_sub((b as f64 * share) as u64))
+    }
+
+    /// [`WoaConfig::intensify`] clamped to `[0, 1]` (NaN: 0), or 0 when it cannot apply
+    /// (no budget, no local search, the load-target decoding). O(1).
+    fn intensify_share(&self) -> f64 {
+        let c = &self.config;
+        if c.work_budget.is_none() || c.local_search.is_none() || !c.decoding.keyed() {
+            return 0.0;
+        }
+        if c.intensify > 0.0 {
+            c.intensify.min(1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// Whether the WOA iterations are over: the budget less the share kept for
+    /// [`intensify`](Self::intensify) is spent (the whole budget without that share; never
+    /// without a budget). O(1).
+    pub fn population_phase_over(&self) -> bool {
+        self.population_budget().is_some_and(|b| self.work >= b)
     }
 
     /// The advisor, e.g. to read its statistics. O(1).
@@ -496,7 +544,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         t: u32,
     ) -> Result<usize, PlanError> {
         self.check_same_problem(dag, platform)?;
-        let progress = match self.config.work_budget {
+        let progress = match self.population_budget() {
             Some(budget) => (self.work as f64 / budget.max(1) as f64).min(1.0),
             None => f64::from(t.saturating_sub(1)) / f64::from(self.config.iterations.max(1)),
         };
@@ -603,7 +651,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         {
             self.kick_elite(dag, platform)?;
         }
-        self.polish_whale(dag, platform)
+        self.polish_whale(dag, platform).map(|_| ())
     }
 
     /// The memetic kick (module doc): the worst whale becomes the elite's order with the keys
@@ -642,9 +690,9 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         &mut self,
         dag: &Dag<T, E>,
         platform: &M,
-    ) -> Result<(), PlanError> {
+    ) -> Result<bool, PlanError> {
         if self.config.local_search.is_none() || self.budget_spent() {
-            return Ok(());
+            return Ok(false);
         }
         let mut pick: Option<usize> = None;
         for w in 0..self.whales {
@@ -652,11 +700,11 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
                 pick = Some(w);
             }
         }
-        let Some(w) = pick else { return Ok(()) };
+        let Some(w) = pick else { return Ok(false) };
         // NaN fitness (never from the evaluator) is not polished either.
         let within = self.fitness[w] <= self.best_ms * (1.0 + POLISH_WITHIN);
         if !within {
-            return Ok(());
+            return Ok(false);
         }
         self.polished[w] = true;
         let n = self.tasks;
@@ -678,7 +726,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             }
             self.fitness[w] = ms;
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Local search on `proposal` with a quarter of the budget left (all of it without a
@@ -911,12 +959,76 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
     {
         self.initialize(dag, platform)?;
         for t in 1..=self.config.iterations {
-            if self.budget_spent() {
+            if self.population_phase_over() {
                 break;
             }
             self.step(dag, platform, t)?;
         }
+        self.intensify(dag, platform)?;
         Ok(self.best_ms)
+    }
+
+    /// The end of the search (module doc, "Intensification"): until the budget is spent,
+    /// local search on the elite to a local optimum, then rounds of kick (a few non-improving
+    /// critical moves, [`LocalSearch::kick`]) and local search from the elite; a result no
+    /// worse than the elite replaces it (equal makespans let the search drift across
+    /// plateaus). No-op when [`WoaConfig::intensify`] does not apply (its doc). Every round
+    /// spends work (at least one evaluation), so the budget bounds the loop; so does a cap
+    /// of [`MAX_INTENSIFY_ROUNDS`].
+    pub fn intensify<const E: usize, M: Platform>(
+        &mut self,
+        dag: &Dag<T, E>,
+        platform: &M,
+    ) -> Result<(), PlanError> {
+        let Some(budget) = self.config.work_budget else {
+            return Ok(());
+        };
+        if self.intensify_share() <= 0.0 || !self.best_ms.is_finite() {
+            return Ok(());
+        }
+        self.check_same_problem(dag, platform)?;
+        let base = self.local.config();
+        let mut at_optimum = false;
+        for _ in 0..MAX_INTENSIFY_ROUNDS {
+            if self.work >= budget {
+                break;
+            }
+            self.proposal.copy_from(&self.best);
+            let wide = self.local.config().candidates >= MAX_CANDIDATES;
+            if at_optimum && !wide {
+                // Variable neighbourhood: a local optimum of the shortlist is searched again
+                // with a shortlist WIDEN times as long, up to MAX_CANDIDATES.
+                let c = self.local.config();
+                self.local.set_config(LocalSearchConfig {
+                    candidates: c
+                        .candidates
+                        .max(1)
+                        .saturating_mul(WIDEN)
+                        .min(MAX_CANDIDATES),
+                    swaps: c.swaps.max(1).saturating_mul(WIDEN).min(MAX_CANDIDATES),
+                    ..c
+                });
+            } else if at_optimum {
+                let moves = 1 + self.rng.below(KICK_MOVES) as usize;
+                self.work +=
+                    self.local
+                        .kick(dag, platform, &mut self.proposal, &mut self.rng, moves)?;
+            }
+            let left = budget.saturating_sub(self.work).max(1);
+            let stats = self
+                .local
+                .improve(dag, platform, &mut self.proposal, left)?;
+            self.work += stats.work.max(1);
+            if stats.final_ms <= self.best_ms {
+                self.best_ms = stats.final_ms;
+                self.best.copy_from(&self.proposal);
+                at_optimum = stats.local_optimum;
+            } else {
+                at_optimum = true;
+            }
+        }
+        self.local.set_config(base);
+        Ok(())
     }
 }
 
@@ -933,6 +1045,15 @@ pub const KICK_WINDOW: usize = 32;
 
 /// Whales within this fraction of the elite's makespan get the memetic local search.
 pub const POLISH_WITHIN: f64 = 0.05;
+
+/// Each widening of [`Woa::intensify`]'s shortlists multiplies them by this.
+pub const WIDEN: usize = 4;
+
+/// An intensification kick makes 1 to this many non-improving critical moves.
+pub const KICK_MOVES: u32 = 3;
+
+/// Most rounds of [`Woa::intensify`] (a bound for the loop besides the budget).
+pub const MAX_INTENSIFY_ROUNDS: u32 = 1 << 20;
 
 /// Work units of one evaluation: one per task and per edge. O(1).
 fn eval_work<const T: usize, const E: usize>(dag: &Dag<T, E>) -> u64 {
@@ -1196,6 +1317,35 @@ mod tests {
             assert_eq!(woa.step_moves(&big, &fewer, 1), Err(gpus));
             // The search itself is intact: it continues on its own problem.
             woa.step(&big, &pool(), 1).unwrap();
+        }
+    }
+
+    /// `worl-ls`'s tail: the intensification never loses the elite, spends the budget, and
+    /// the same seed and budget give the same plan.
+    #[test]
+    fn intensification_keeps_the_elite_spends_the_budget_and_is_deterministic() {
+        for seed in 0..4u64 {
+            let dag = random_dag(300 + seed, 90, 1 + (seed % 3) as u32);
+            let budget = 400_000;
+            let cfg = WoaConfig {
+                population: 8,
+                iterations: u32::MAX,
+                local_search: Some(LocalSearchConfig::default()),
+                work_budget: Some(budget),
+                intensify: 0.25,
+                ..WoaConfig::new(seed)
+            }
+            .with_decoding(Decoding::EftInsertion);
+            let mut a: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
+            let ms = a.run(&dag, &pool()).unwrap();
+            assert!(ms <= a.initial_best_ms());
+            assert!(a.work() >= budget, "{} < {budget}", a.work());
+            let mut ev: Evaluator<128, 8> = Evaluator::new();
+            assert_eq!(ev.evaluate(&dag, &pool(), a.best_plan()).unwrap(), ms);
+            let mut b: Woa<16, 128, 8, NoAdvisor> = Woa::new(cfg, NoAdvisor);
+            assert_eq!(b.run(&dag, &pool()).unwrap().to_bits(), ms.to_bits());
+            assert_eq!(a.best_plan().gpus(), b.best_plan().gpus());
+            assert_eq!(a.best_plan().order(), b.best_plan().order());
         }
     }
 

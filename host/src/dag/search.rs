@@ -26,6 +26,10 @@ use gantry_core::dag::{
 /// per ms on the development machine, depending on the input's shape).
 pub const WORK_UNITS_PER_MS: u64 = 200_000;
 
+/// Share of the budget `worl-ls` keeps for its end: variable-neighbourhood and iterated
+/// local search from the elite ([`WoaConfig::intensify`]).
+pub const INTENSIFY_SHARE: f64 = 0.25;
+
 /// How `worl-ls` searches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SearchOptions {
@@ -96,6 +100,7 @@ pub fn run_worl_ls<const E: usize, M: Platform>(
         iterations: u32::MAX,
         local_search: Some(LocalSearchConfig::default()),
         work_budget: Some(budget_ms.saturating_mul(WORK_UNITS_PER_MS)),
+        intensify: INTENSIFY_SHARE,
         ..WoaConfig::new(options.seed)
     }
     .with_decoding(Decoding::EftInsertion);

@@ -34,7 +34,7 @@ where
     };
     let mut makespans = vec![f64::NAN; whales];
     for t in 1..=woa.config().iterations {
-        if woa.budget_spent() {
+        if woa.population_phase_over() {
             break;
         }
         let leader = woa.step_moves(dag, platform, t)?;
@@ -61,6 +61,7 @@ where
         }
         woa.step_scores(dag, platform, t, leader, &makespans)?;
     }
+    woa.intensify(dag, platform)?;
     Ok(woa.best_ms())
 }
 
@@ -90,7 +91,8 @@ mod tests {
         dag
     }
 
-    /// The batched driver on the CPU batch path finds exactly the core planner's plan.
+    /// The batched driver on the CPU batch path finds exactly the core planner's plan (also
+    /// with `worl-ls`'s insertion decoding, local search, budget and intensification).
     #[test]
     fn batched_woa_equals_core_woa() {
         let mut pool: GpuPool<8> = GpuPool::new(Bandwidth::PerMs(3.0));
@@ -101,15 +103,21 @@ mod tests {
             [
                 (s, gantry_core::dag::Decoding::WorlLoadTarget),
                 (s, gantry_core::dag::Decoding::EftPriority),
+                (s, gantry_core::dag::Decoding::EftInsertion),
             ]
         }) {
             let dag = random_dag(seed, 150, 1 + seed as u32);
-            let config = WoaConfig {
+            let mut config = WoaConfig {
                 population: 10,
                 iterations: 15,
                 decoding,
                 ..WoaConfig::new(seed)
             };
+            if decoding == gantry_core::dag::Decoding::EftInsertion {
+                config.local_search = Some(gantry_core::dag::LocalSearchConfig::default());
+                config.work_budget = Some(2_000_000);
+                config.intensify = 0.25;
+            }
             let mut core: Box<Woa<16, 256, 8, NoAdvisor>> = Box::new(Woa::new(config, NoAdvisor));
             let mut plan = Plan::new();
             core.plan(&dag, &pool, &mut plan).unwrap();
