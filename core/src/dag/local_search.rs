@@ -256,12 +256,7 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
                 usize::from(cand.gpu),
                 cand.to as usize,
             )?;
-            stats.evaluated += 1;
-            let (new_ms, new_sum) = (self.schedule.makespan_ms(), self.schedule.total_finish_ms());
-            let better = new_ms < ms || (new_ms == ms && new_sum < sum - 1e-12 * sum.abs());
-            if better {
-                self.schedule.commit();
-                stats.accepted += 1;
+            if self.keep_if_better(ms, sum, stats) {
                 return Ok(true);
             }
             self.schedule.undo(mv);
@@ -273,18 +268,27 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
             let Some((first, second)) = self.swap(dag, platform, x, self.swaplist[c])? else {
                 continue;
             };
-            stats.evaluated += 1;
-            let (new_ms, new_sum) = (self.schedule.makespan_ms(), self.schedule.total_finish_ms());
-            let better = new_ms < ms || (new_ms == ms && new_sum < sum - 1e-12 * sum.abs());
-            if better {
-                self.schedule.commit();
-                stats.accepted += 1;
+            if self.keep_if_better(ms, sum, stats) {
                 return Ok(true);
             }
             self.schedule.undo(second);
             self.schedule.undo(first);
         }
         Ok(false)
+    }
+
+    /// Counts the move just made and commits it if it beats makespan `ms` (or ties it with a
+    /// smaller total finish `sum`, by more than relative 1e-12 so rounding cannot cycle).
+    /// Returns whether it was kept; the caller undoes it otherwise. O(1).
+    fn keep_if_better(&mut self, ms: f64, sum: f64, stats: &mut LocalSearchStats) -> bool {
+        stats.evaluated += 1;
+        let (new_ms, new_sum) = (self.schedule.makespan_ms(), self.schedule.total_finish_ms());
+        let better = new_ms < ms || (new_ms == ms && new_sum < sum - 1e-12 * sum.abs());
+        if better {
+            self.schedule.commit();
+            stats.accepted += 1;
+        }
+        better
     }
 
     /// Swap critical task `x` with the swap candidate `cand` (module doc, "Swaps"): `x` into
