@@ -451,16 +451,9 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
                     // y is unrelated to x (strictly inside x's window), so x and y may trade
                     // places: y's estimate there is from its inputs and x's GPU predecessor.
                     if g != own_gpu && swaplist.cap > 0 && !(r == hi && succ_at_hi) {
-                        let (srcs, edges) = dag.preds(y);
-                        scanned += srcs.len() as u64;
-                        let mut ready_y = own_free;
-                        for (&s, &e) in srcs.iter().zip(edges) {
-                            let s = s as usize;
-                            let data = dag.edge_data(e);
-                            let arrive = finish[s]
-                                + platform.transfer_ms(data, usize::from(gpus[s]), own_gpu);
-                            ready_y = ready_y.max(arrive);
-                        }
+                        scanned += dag.preds(y).0.len() as u64;
+                        let ready_y =
+                            own_free.max(inputs_ready_ms(dag, platform, finish, gpus, y, own_gpu));
                         let finish_y = ready_y + platform.run_ms(y, works[y], own_gpu);
                         if finish_y < makespan {
                             swaplist.push(Candidate {
@@ -513,14 +506,7 @@ impl<const T: usize, const P: usize> LocalSearch<T, P> {
         self.scan_work += srcs.len() as u64 + p as u64;
         if !platform.uniform_transfers() {
             for g in 0..p {
-                self.ready[g] = srcs
-                    .iter()
-                    .zip(edges)
-                    .map(|(&s, &e)| {
-                        let s = s as usize;
-                        finish[s] + platform.transfer_ms(dag.edge_data(e), usize::from(gpus[s]), g)
-                    })
-                    .fold(0.0, f64::max);
+                self.ready[g] = inputs_ready_ms(dag, platform, finish, gpus, x, g);
             }
             self.scan_work += (srcs.len() * p) as u64;
             return;
@@ -559,6 +545,26 @@ struct Shortlist<'a> {
     items: &'a mut [Candidate; MAX_CANDIDATES],
     len: usize,
     cap: usize,
+}
+
+/// When all of task `t`'s inputs are on GPU `g`, from the plan's current finish times and
+/// GPUs (0 without inputs). O(fan-in).
+fn inputs_ready_ms<const T: usize, const E: usize>(
+    dag: &Dag<T, E>,
+    platform: &impl Platform,
+    finish: &[f64],
+    gpus: &[u16],
+    t: usize,
+    g: usize,
+) -> f64 {
+    let (srcs, edges) = dag.preds(t);
+    srcs.iter()
+        .zip(edges)
+        .map(|(&s, &e)| {
+            let s = s as usize;
+            finish[s] + platform.transfer_ms(dag.edge_data(e), usize::from(gpus[s]), g)
+        })
+        .fold(0.0, f64::max)
 }
 
 impl Shortlist<'_> {
