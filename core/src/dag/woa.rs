@@ -651,7 +651,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         {
             self.kick_elite(dag, platform)?;
         }
-        self.polish_whale(dag, platform).map(|_| ())
+        self.polish_whale(dag, platform)
     }
 
     /// The memetic kick (module doc): the worst whale becomes the elite's order with the keys
@@ -690,9 +690,9 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
         &mut self,
         dag: &Dag<T, E>,
         platform: &M,
-    ) -> Result<bool, PlanError> {
+    ) -> Result<(), PlanError> {
         if self.config.local_search.is_none() || self.budget_spent() {
-            return Ok(false);
+            return Ok(());
         }
         let mut pick: Option<usize> = None;
         for w in 0..self.whales {
@@ -700,11 +700,11 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
                 pick = Some(w);
             }
         }
-        let Some(w) = pick else { return Ok(false) };
+        let Some(w) = pick else { return Ok(()) };
         // NaN fitness (never from the evaluator) is not polished either.
         let within = self.fitness[w] <= self.best_ms * (1.0 + POLISH_WITHIN);
         if !within {
-            return Ok(false);
+            return Ok(());
         }
         self.polished[w] = true;
         let n = self.tasks;
@@ -726,7 +726,7 @@ impl<const POP: usize, const T: usize, const P: usize, A> Woa<POP, T, P, A> {
             }
             self.fitness[w] = ms;
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Local search on `proposal` with a quarter of the budget left (all of it without a
