@@ -27,7 +27,7 @@
 use crate::avl::NIL;
 use crate::error::SchedError;
 use crate::event::{Decision, Event, PreemptReason};
-use crate::ids::{GpuId, JobId};
+use crate::ids::{GpuId, JobId, MachineId};
 use crate::job::{Job, JobSpec, JobState, LiveJobs};
 use crate::job_table::{JobTable, Slot};
 use crate::order::{HeadOfLine, JobOrder, KeyChanges, OrderHooks, Preemption};
@@ -72,6 +72,16 @@ impl SchedulerConfig {
             deadline_admission: DeadlineAdmission::Accept,
         }
     }
+}
+
+/// What a GPU holds, for [`Scheduler::consolidate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GpuState {
+    Free,
+    /// Held by a running single-GPU job, which may move.
+    Single,
+    /// Failed, or held by a gang.
+    Other,
 }
 
 /// What one [`Scheduler::handle`] call produced.
@@ -603,12 +613,142 @@ where
                 continue;
             };
             if let Some(gpus) = self.place(slot) {
+                let gpus = match preemptive && self.order.consolidates_gangs() {
+                    true => self.consolidate(&gpus, out).unwrap_or(gpus),
+                    false => gpus,
+                };
                 self.start(slot, gpus.clone());
                 let _ = out.push(Decision::Start { job: id, gpus });
                 self.touched(slot, now);
             }
         }
         false
+    }
+
+    /// For orders that ask ([`JobOrder::consolidates_gangs`], preemptive only): a gang the
+    /// placer spread over several machines, where one machine could hold it once some of its
+    /// single-GPU jobs moved to GPUs elsewhere. Moves them (preempt, then start on one of the
+    /// gang's spread GPUs outside that machine) and returns the machine's GPUs for the gang.
+    /// The machine chosen needs the fewest moves (then the lowest index); the same jobs run
+    /// as before, on other GPUs, so the plan's capacity count is unchanged. `None`, with
+    /// nothing changed (the placer's choice stands): one machine already, GPUs of more than
+    /// one speed in the cluster, no machine that can hold the gang, or no room left in `out`
+    /// for every move (so the choice depends on the buffer's capacity, which is 64 on the
+    /// host, the firmware and the C ABI alike). O(G + moves).
+    fn consolidate<const D: usize>(
+        &mut self,
+        spread: &GpuSet<GANG>,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> Option<GpuSet<GANG>> {
+        let gpus = spread.as_slice();
+        let first = *gpus.first()?;
+        let first_machine = self.topology.machine_of(first);
+        if gpus
+            .iter()
+            .all(|&g| self.topology.machine_of(g) == first_machine)
+        {
+            return None;
+        }
+        // One scan of every machine: GPUs of one speed only (a move must not change any
+        // job's GPU type, which the placer and a heterogeneous cluster's type rules outside
+        // the core chose), and the machine needing the fewest moves.
+        let speed = self.topology.speed_permille(first);
+        let need = gpus.len();
+        let mut best: Option<(usize, MachineId)> = None;
+        for m in 0..self.topology.machine_count() {
+            let machine = MachineId(m as u16);
+            let (mut free, mut movable, mut size) = (0usize, 0usize, 0usize);
+            for g in self.topology.gpus_of_machine(machine).map(GpuId) {
+                if self.topology.speed_permille(g) != speed {
+                    return None;
+                }
+                size += 1;
+                match self.gpu_state(g) {
+                    GpuState::Free => free += 1,
+                    GpuState::Single => movable += 1,
+                    GpuState::Other => {}
+                }
+            }
+            let moves = need.saturating_sub(free);
+            let fits = size >= need && free + movable >= need;
+            if fits && best.is_none_or(|(b, _)| moves < b) {
+                best = Some((moves, machine));
+            }
+        }
+        let (moves, machine) = best?;
+        if out.capacity() - out.len() < 2 * moves + 1 {
+            return None;
+        }
+        // Everything is chosen before anything changes: the gang's GPUs on the machine (free
+        // ones, and those of the jobs that move), and where each moving job goes (the gang's
+        // spread GPUs outside the machine, in pick order).
+        let mut together = GpuSet::<GANG>::new();
+        let mut leaving = GpuSet::<GANG>::new();
+        for g in self.topology.gpus_of_machine(machine).map(GpuId) {
+            let state = self.gpu_state(g);
+            if state == GpuState::Free && together.len() + moves < need {
+                together.insert(g).ok()?;
+            } else if state == GpuState::Single && leaving.len() < moves {
+                leaving.insert(g).ok()?;
+            }
+        }
+        let mut arriving = GpuSet::<GANG>::new();
+        for &g in gpus {
+            if self.topology.machine_of(g) != machine && arriving.len() < moves {
+                arriving.insert(g).ok()?;
+            }
+        }
+        if leaving.len() != moves || arriving.len() != moves {
+            return None;
+        }
+        // The gang's GPUs, in the machine's order.
+        let mut ordered = GpuSet::<GANG>::new();
+        for g in self.topology.gpus_of_machine(machine).map(GpuId) {
+            if together.contains(g) || leaving.contains(g) {
+                ordered.insert(g).ok()?;
+            }
+        }
+        if ordered.len() != need {
+            return None;
+        }
+        // Only now does anything change, and from here on the gang gets `ordered`. A move
+        // is a preemption and a start in the same instant: the job keeps running (its
+        // service, key and review time are those of a running job throughout), so only the
+        // two GPUs' owners change.
+        for (&from, &to) in leaving.as_slice().iter().zip(arriving.as_slice()) {
+            let slot = self.owner.get(from.index()).copied().unwrap_or(NIL);
+            let Some(id) = self.table.get(slot).map(Job::id) else {
+                continue;
+            };
+            if let Some(owner) = self.owner.get_mut(from.index()) {
+                *owner = NIL;
+            }
+            if let Some(owner) = self.owner.get_mut(to.index()) {
+                *owner = slot;
+            }
+            let _ = out.push(Decision::Preempt {
+                job: id,
+                reason: PreemptReason::Priority,
+            });
+            let mut one = GpuSet::<GANG>::new();
+            let _ = one.insert(to);
+            let _ = out.push(Decision::Start { job: id, gpus: one });
+        }
+        Some(ordered)
+    }
+
+    /// Whether `gpu` is free, held by a running single-GPU job, or neither (failed, or part
+    /// of a gang).
+    fn gpu_state(&self, gpu: GpuId) -> GpuState {
+        let healthy = self.healthy.get(gpu.index()).is_some_and(|&h| h);
+        match self.owner.get(gpu.index()).copied() {
+            Some(NIL) if healthy => GpuState::Free,
+            Some(slot) if slot != NIL => match self.table.get(slot) {
+                Some(job) if job.gpus() == 1 => GpuState::Single,
+                _ => GpuState::Other,
+            },
+            _ => GpuState::Other,
+        }
     }
 
     /// A job's state changed outside a re-key (started, preempted, submitted):

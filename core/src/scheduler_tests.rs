@@ -402,6 +402,9 @@ impl<O: JobOrder> JobOrder for AllHooks<O> {
     fn name(&self) -> &'static str {
         self.0.name()
     }
+    fn consolidates_gangs(&self) -> bool {
+        self.0.consolidates_gangs()
+    }
     fn head_of_line(&self) -> HeadOfLine {
         self.0.head_of_line()
     }
@@ -548,4 +551,93 @@ fn the_firmware_scheduler_fits_in_32_kib() {
     let bytes = core::mem::size_of::<Firmware>();
     assert!(bytes <= 32 * 1024, "{bytes} bytes");
     assert_eq!(core::mem::size_of::<Job>(), 64);
+}
+
+/// Preemptive first-come-first-served that asks for gang consolidation: the smallest order
+/// that exercises [`Scheduler::consolidate`] without any other rule in the way.
+#[derive(Clone, Copy)]
+struct ConsolidatingFifo {
+    consolidates: bool,
+}
+
+impl JobOrder for ConsolidatingFifo {
+    fn name(&self) -> &'static str {
+        "consolidating-fifo"
+    }
+    fn preemption(&self) -> Preemption {
+        Preemption::On
+    }
+    fn hooks(&self) -> OrderHooks {
+        OrderHooks::FIXED_KEY_ONLY
+    }
+    fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
+        PriorityKey {
+            class: 0,
+            primary: job.submitted_at().0 as i64,
+            secondary: 0,
+        }
+    }
+    fn consolidates_gangs(&self) -> bool {
+        self.consolidates
+    }
+}
+
+/// 1 rack × 2 machines × 4 GPUs (machine 0: GPUs 0–3, machine 1: GPUs 4–7), first-fit.
+/// Jobs 1–4 (one GPU each) fill machine 0, job 5 (3 GPUs) takes 4–6, job 2 finishes: GPUs 1
+/// and 7 are free, on two machines. Then job 6 asks for 2 GPUs, and the decisions its
+/// submission gets with a `D`-slot buffer are returned.
+fn gang_after_fragmentation<const D: usize>(consolidates: bool) -> Vec<Decision<8>> {
+    let topo = Topology::uniform(1, 2, 4, LinkWeights::PROXIMITY_DRL).unwrap();
+    let order = ConsolidatingFifo { consolidates };
+    let mut s: Scheduler<ConsolidatingFifo, FirstFit, 8, 8, 8> =
+        Scheduler::new(topo, order, FirstFit);
+    let mut out: heapless::Vec<Decision<8>, 16> = heapless::Vec::new();
+    for (t, id, gpus) in [(0, 1, 1), (1, 2, 1), (2, 3, 1), (3, 4, 1), (4, 5, 3)] {
+        s.handle(TimeMs(t), Event::Submit(spec(id, gpus)), &mut out)
+            .unwrap();
+    }
+    s.handle(TimeMs(10), Event::Finish(JobId(2)), &mut out)
+        .unwrap();
+    let mut last: heapless::Vec<Decision<8>, D> = heapless::Vec::new();
+    s.handle(TimeMs(20), Event::Submit(spec(6, 2)), &mut last)
+        .unwrap();
+    s.check_invariants().unwrap();
+    last.iter().cloned().collect()
+}
+
+fn gpus(ids: &[u16]) -> GpuSet<8> {
+    let mut set = GpuSet::new();
+    for &g in ids {
+        set.insert(GpuId(g)).unwrap();
+    }
+    set
+}
+
+#[test]
+fn a_spread_gang_moves_single_gpu_jobs_to_get_one_machine() {
+    // Machine 0 needs one move (job 1 on GPU 0 goes to the gang's GPU 7), machine 1 cannot
+    // hold the gang (job 5 is a gang and does not move).
+    let moved = [
+        Decision::Preempt {
+            job: JobId(1),
+            reason: PreemptReason::Priority,
+        },
+        Decision::Start {
+            job: JobId(1),
+            gpus: gpus(&[7]),
+        },
+        Decision::Start {
+            job: JobId(6),
+            gpus: gpus(&[0, 1]),
+        },
+    ];
+    assert_eq!(gang_after_fragmentation::<16>(true), moved);
+    let spread = [Decision::Start {
+        job: JobId(6),
+        gpus: gpus(&[1, 7]),
+    }];
+    // An order that does not ask keeps the placer's choice, and so does a buffer with no
+    // room for the move and both starts.
+    assert_eq!(gang_after_fragmentation::<16>(false), spread);
+    assert_eq!(gang_after_fragmentation::<2>(true), spread);
 }

@@ -253,6 +253,9 @@ impl JobOrder for AnyOrder {
     fn after_pass(&mut self, job: &mut Job, now: TimeMs) {
         each_order!(self, o => o.after_pass(job, now))
     }
+    fn consolidates_gangs(&self) -> bool {
+        each_order!(self, o => o.consolidates_gangs())
+    }
 }
 
 /// Any placer the host knows (statically dispatched by `match`), with what a heterogeneous

@@ -222,6 +222,9 @@ impl<O: JobOrder> JobOrder for FullRerank<O> {
     fn name(&self) -> &'static str {
         self.0.name()
     }
+    fn consolidates_gangs(&self) -> bool {
+        self.0.consolidates_gangs()
+    }
     fn head_of_line(&self) -> HeadOfLine {
         self.0.head_of_line()
     }

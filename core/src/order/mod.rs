@@ -197,6 +197,14 @@ pub trait JobOrder {
     fn next_review(&self, _job: &Job, _now: TimeMs) -> Option<TimeMs> {
         None
     }
+
+    /// Whether the scheduling pass may move running single-GPU jobs to other free GPUs so
+    /// that a gang it starts gets one machine instead of GPUs spread over several (a spread
+    /// gang runs slower; a single-GPU job runs as fast anywhere). Default: false, so an
+    /// order's decisions do not change unless it asks. O(1).
+    fn consolidates_gangs(&self) -> bool {
+        false
+    }
 }
 
 /// A millisecond count as a key component: the order-preserving map of `u64` onto `i64`
