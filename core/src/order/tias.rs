@@ -460,6 +460,13 @@ impl JobOrder for Tias {
         self.epoch
     }
 
+    /// Yes: a deadline gang started on GPUs spread over machines runs slower than its
+    /// laxity allows for (on Philly every deadline miss TIAS had beyond EDF's was such a
+    /// gang; `docs/tias.md`, session 9), while a single-GPU job runs as fast anywhere.
+    fn consolidates_gangs(&self) -> bool {
+        true
+    }
+
     /// `ρ` and `ρ₀` enter only the standing of a deadline job that is not yet hopeless
     /// ([`critical_at`](Tias::critical_at), [`hopeless_at`](Tias::hopeless_at)): a job
     /// without a deadline is ordered and reviewed by 2D-LAS alone, and a hopeless job (the
