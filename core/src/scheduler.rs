@@ -613,9 +613,10 @@ where
                 continue;
             };
             if let Some(gpus) = self.place(slot) {
-                let gpus = match preemptive && self.order.consolidates_gangs() {
-                    true => self.consolidate(&gpus, out).unwrap_or(gpus),
-                    false => gpus,
+                let gpus = if preemptive && self.order.consolidates_gangs() {
+                    self.consolidate(&gpus, out).unwrap_or(gpus)
+                } else {
+                    gpus
                 };
                 self.start(slot, gpus.clone());
                 let _ = out.push(Decision::Start { job: id, gpus });
@@ -679,17 +680,19 @@ where
         if out.capacity() - out.len() < 2 * moves + 1 {
             return None;
         }
-        // Everything is chosen before anything changes: the gang's GPUs on the machine (free
-        // ones, and those of the jobs that move), and where each moving job goes (the gang's
-        // spread GPUs outside the machine, in pick order).
-        let mut together = GpuSet::<GANG>::new();
+        // Everything is chosen before anything changes: the gang's GPUs on the machine, in
+        // its order (free ones, and those of the jobs that move), and where each moving job
+        // goes (the gang's spread GPUs outside the machine, in pick order).
+        let mut ordered = GpuSet::<GANG>::new();
         let mut leaving = GpuSet::<GANG>::new();
         for g in self.topology.gpus_of_machine(machine).map(GpuId) {
             let state = self.gpu_state(g);
-            if state == GpuState::Free && together.len() + moves < need {
-                together.insert(g).ok()?;
+            let free_taken = ordered.len() - leaving.len();
+            if state == GpuState::Free && free_taken + moves < need {
+                ordered.insert(g).ok()?;
             } else if state == GpuState::Single && leaving.len() < moves {
                 leaving.insert(g).ok()?;
+                ordered.insert(g).ok()?;
             }
         }
         let mut arriving = GpuSet::<GANG>::new();
@@ -698,17 +701,7 @@ where
                 arriving.insert(g).ok()?;
             }
         }
-        if leaving.len() != moves || arriving.len() != moves {
-            return None;
-        }
-        // The gang's GPUs, in the machine's order.
-        let mut ordered = GpuSet::<GANG>::new();
-        for g in self.topology.gpus_of_machine(machine).map(GpuId) {
-            if together.contains(g) || leaving.contains(g) {
-                ordered.insert(g).ok()?;
-            }
-        }
-        if ordered.len() != need {
+        if leaving.len() != moves || arriving.len() != moves || ordered.len() != need {
             return None;
         }
         // Only now does anything change, and from here on the gang gets `ordered`. A move
