@@ -733,15 +733,21 @@ where
     /// Whether `gpu` is free, held by a running single-GPU job, or neither (failed, or part
     /// of a gang).
     fn gpu_state(&self, gpu: GpuId) -> GpuState {
-        let healthy = self.healthy.get(gpu.index()).is_some_and(|&h| h);
+        if self.is_free(gpu.index()) {
+            return GpuState::Free;
+        }
         match self.owner.get(gpu.index()).copied() {
-            Some(NIL) if healthy => GpuState::Free,
             Some(slot) if slot != NIL => match self.table.get(slot) {
                 Some(job) if job.gpus() == 1 => GpuState::Single,
                 _ => GpuState::Other,
             },
             _ => GpuState::Other,
         }
+    }
+
+    /// Whether GPU index `g` is healthy and held by no job: what a placement may use. O(1).
+    fn is_free(&self, g: usize) -> bool {
+        self.healthy.get(g).is_some_and(|&h| h) && self.owner.get(g) == Some(&NIL)
     }
 
     /// A job's state changed outside a re-key (started, preempted, submitted):
@@ -758,8 +764,7 @@ where
     fn place(&mut self, slot: Slot) -> Option<GpuSet<GANG>> {
         let mut usable = GpuMask::<G>::none();
         for g in 0..self.topology.gpu_count().min(G) {
-            let free = self.healthy.get(g).is_some_and(|&h| h) && self.owner.get(g) == Some(&NIL);
-            usable.set(GpuId(g as u16), free);
+            usable.set(GpuId(g as u16), self.is_free(g));
         }
         let job = self.table.get(slot)?;
         let need = usize::from(job.gpus());
