@@ -621,8 +621,9 @@ impl Controller {
     /// use per node, `gres_used`, plus what released jobs pinned there will take), and a
     /// start that has to wait holds back every later one: Slurm then starts jobs in the
     /// core's order. Slurm's count can lag the core's after a preemption (the requeued job
-    /// is still completing) or differ after a job the core spread unevenly over nodes
-    /// (Slurm 22.05 takes a per-job GPU count and splits it itself).
+    /// is still completing; a node whose job is requeued in this very cycle counts as full)
+    /// or differ after a job the core spread unevenly over nodes (Slurm 22.05 takes a
+    /// per-job GPU count and splits it itself).
     fn desired(
         &mut self,
         now: u64,
@@ -682,9 +683,10 @@ impl Controller {
                 });
             }
         }
-        cycle.actions.extend(holds);
         starts.sort_by_key(|(seq, plan)| (*seq, plan.job));
         let mut room = self.slurm_room(jobs, nodes);
+        close_requeued_nodes(&mut room, &holds, jobs);
+        cycle.actions.extend(holds);
         // The job later releases wait for: an earlier release Slurm has not started, one
         // that found no room, or an uneven split released this cycle.
         let mut blocked: Option<u32> = self.unstarted_release(now, jobs);
@@ -902,6 +904,28 @@ fn is_uneven(shape: &[(String, u16)]) -> bool {
 
 /// Takes a placement's GPUs from `room`; an uneven one may take up to its whole total on
 /// any of its nodes (Slurm splits it), so that much is taken from each.
+/// Slurm puts every node of a job it requeues into COMPLETING while the job's epilog
+/// runs, and starts nothing there until that ends (seen on the lab: a start released onto
+/// such a node in the same cycle as the requeue ran 3 s after one released with it onto
+/// another node). Starts onto those nodes wait for a later cycle, with every start after
+/// them, so Slurm still starts jobs in the core's order.
+fn close_requeued_nodes(
+    room: &mut BTreeMap<String, i64>,
+    holds: &[Action],
+    jobs: &BTreeMap<u32, &SlurmJob>,
+) {
+    for action in holds {
+        let Action::RequeueHold { job } = action else {
+            continue;
+        };
+        for node in jobs.get(job).map_or(&[][..], |j| j.nodes.as_slice()) {
+            if let Some(free) = room.get_mut(node) {
+                *free = 0;
+            }
+        }
+    }
+}
+
 fn take_room(room: &mut BTreeMap<String, i64>, shape: &[(String, u16)]) {
     let total: i64 = shape.iter().map(|(_, c)| i64::from(*c)).sum();
     let uneven = is_uneven(shape);

@@ -583,6 +583,49 @@ fn a_start_waits_while_slurm_has_no_room_and_holds_back_later_ones() {
 }
 
 #[test]
+fn a_start_onto_a_node_whose_job_is_requeued_this_cycle_waits() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let first = [held(1, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&first, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let placed = pinned_nodes(&cycle, 1)[0].clone();
+        let placed_index = placed[1..].parse::<usize>().unwrap() - 1;
+        let other_index = (placed_index + 1) % 4;
+        let other = format!("n{}", other_index + 1);
+        let mut usable = [false; 4];
+        usable[placed_index] = true;
+        usable[other_index] = true;
+        // Slurm runs job 1 on the other node (an admin moved it): gantry requeues it, and
+        // the core puts job 2 on that node, the only free one. Slurm's count shows room,
+        // but the requeue turns the node COMPLETING: job 2 waits for the next cycle.
+        let jobs = [running(&first[0], &[&other]), held(2, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, usable), T0 + 1_000);
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains(&format!("job 2: waits for Slurm to free GPUs on {other}:8")),
+            "{:?}",
+            cycle.notes
+        );
+        let requeued = [
+            SlurmJob {
+                state: JobStateName::Pending,
+                held: true,
+                restart_count: 1,
+                ..jobs[0].clone()
+            },
+            jobs[1].clone(),
+        ];
+        let cycle = c.observe(&snapshot(&requeued, usable), T0 + 2_000);
+        assert_eq!(starts(&cycle).len(), 2, "{:?}", cycle.actions);
+        assert!(starts(&cycle).contains(&(2, format!("{other}:8"))));
+    });
+}
+
+#[test]
 fn later_starts_wait_until_earlier_releases_run_except_during_the_requeue_delay() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
