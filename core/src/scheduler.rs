@@ -30,7 +30,7 @@ use crate::event::{Decision, Event, PreemptReason};
 use crate::ids::{GpuId, JobId, MachineId};
 use crate::job::{Job, JobSpec, JobState, LiveJobs};
 use crate::job_table::{JobTable, Slot};
-use crate::order::{HeadOfLine, JobOrder, KeyChanges, OrderHooks, Preemption};
+use crate::order::{EpochEffect, HeadOfLine, JobOrder, KeyChanges, OrderHooks, Preemption};
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
 use crate::rank::{PlanBudget, RankIndex};
 use crate::sort::heap_sort;
@@ -165,7 +165,7 @@ where
     /// As [`new`](Self::new) with an explicit configuration.
     pub fn with_config(
         topology: Topology<G>,
-        order: O,
+        mut order: O,
         placer: P,
         config: SchedulerConfig,
     ) -> Self {
@@ -175,6 +175,7 @@ where
         for h in healthy.iter_mut().take(healthy_count) {
             *h = true;
         }
+        order.on_capacity(gpu_count_u32(healthy_count));
         let epoch = order.epoch();
         Self {
             topology,
@@ -365,7 +366,9 @@ where
             Event::Cancel(_) => {
                 if let Some(slot) = named {
                     self.release(slot);
-                    self.remove(slot);
+                    if let Some(job) = self.remove(slot) {
+                        self.order.on_removed(&job, now);
+                    }
                 }
             }
             Event::GpuDown(gpu) => {
@@ -377,11 +380,12 @@ where
                 {
                     *healthy = false;
                     self.healthy_count = self.healthy_count.saturating_sub(1);
+                    self.order.on_capacity(gpu_count_u32(self.healthy_count));
                 }
                 let slot = self.owner.get(g).copied().unwrap_or(NIL);
                 if let Some(id) = self.table.get(slot).map(Job::id) {
                     self.preempt(slot, now);
-                    self.touched(slot, now);
+                    self.state_changed(slot, now);
                     // `handle` checked that `out` has a free slot, and this is the first push.
                     let _ = out.push(Decision::Preempt {
                         job: id,
@@ -395,6 +399,7 @@ where
                 {
                     *healthy = true;
                     self.healthy_count = self.healthy_count.saturating_add(1);
+                    self.order.on_capacity(gpu_count_u32(self.healthy_count));
                 }
             }
             Event::Tick => {}
@@ -441,12 +446,19 @@ where
             // jobs not yet hopeless): the others keep a key and a review that are still
             // exact, and any of them that is due now is re-keyed by the timers below.
             for slot in 0..self.table.by_slot().len() as Slot {
-                let follows = self
+                let effect = self
                     .table
                     .get(slot)
-                    .map(|job| self.order.follows_epoch(job));
-                if follows == Some(true) {
-                    self.rekey(slot, now, hooks);
+                    .filter(|job| self.order.follows_epoch(job))
+                    .map(|job| self.order.epoch_effect(job, now));
+                match effect {
+                    Some(EpochEffect::Rekey) => self.rekey(slot, now, hooks),
+                    Some(EpochEffect::Review(Some(at))) if hooks.next_review && at > now => {
+                        if self.timers.get(slot).is_none_or(|t| at < t) {
+                            self.timers.set(slot, Some(at));
+                        }
+                    }
+                    Some(EpochEffect::Review(_)) | None => {}
                 }
             }
         }
@@ -471,7 +483,14 @@ where
         }
         let key = self.order.key(job, now);
         self.rank.rekey(slot, key, self.table.by_slot());
+        self.arm_review(slot, now, hooks);
+    }
+
+    /// Arms the job's next review and notes whether the order wants it rejected: the part
+    /// of a re-key that a state change alone needs. O(log J).
+    fn arm_review(&mut self, slot: Slot, now: TimeMs, hooks: OrderHooks) {
         let Some(job) = self.table.get(slot) else {
+            self.timers.clear(slot);
             return;
         };
         let review = if hooks.next_review {
@@ -549,7 +568,9 @@ where
                     break;
                 }
                 let _ = out.push(Decision::Reject { job: id, reason });
-                self.remove_indexed(slot);
+                if let Some(job) = self.remove_indexed(slot) {
+                    self.order.on_removed(&job, now);
+                }
             }
             done += 1;
         }
@@ -603,7 +624,7 @@ where
                 job: id,
                 reason: PreemptReason::Priority,
             });
-            self.touched(slot, now);
+            self.state_changed(slot, now);
         }
         for &slot in starts.iter() {
             if out.is_full() {
@@ -620,7 +641,7 @@ where
                 };
                 self.start(slot, gpus.clone());
                 let _ = out.push(Decision::Start { job: id, gpus });
-                self.touched(slot, now);
+                self.state_changed(slot, now);
             }
         }
         false
@@ -750,13 +771,30 @@ where
         self.healthy.get(g).is_some_and(|&h| h) && self.owner.get(g) == Some(&NIL)
     }
 
-    /// A job's state changed outside a re-key (started, preempted, submitted):
-    /// [`KeyChanges::AtReview`] orders re-key it now; the others need nothing (a fixed key,
-    /// or every key recomputed next pass).
-    fn touched(&mut self, slot: Slot, now: TimeMs) {
+    /// A job was submitted: [`KeyChanges::AtReview`] orders refresh and key it now (its
+    /// first refresh places it); the others need nothing (a fixed key, or every key
+    /// recomputed next pass).
+    fn submitted(&mut self, slot: Slot, now: TimeMs) {
         let hooks = self.order.hooks();
         if hooks.keys == KeyChanges::AtReview {
             self.rekey(slot, now, hooks);
+        }
+    }
+
+    /// A job started or was preempted: under [`KeyChanges::AtReview`] a state change alone
+    /// leaves `refresh` and `key` as they were (the contract), so only its review (which
+    /// does read the state: a running job's threshold crossing, a waiting one's deadline
+    /// turn) is armed again, unless its review was already due (a GPU failure preempts
+    /// before the due reviews are taken): then it is re-keyed in full.
+    fn state_changed(&mut self, slot: Slot, now: TimeMs) {
+        let hooks = self.order.hooks();
+        if hooks.keys != KeyChanges::AtReview {
+            return;
+        }
+        if self.timers.get(slot).is_some_and(|at| at <= now) {
+            self.rekey(slot, now, hooks);
+        } else {
+            self.arm_review(slot, now, hooks);
         }
     }
 
@@ -849,7 +887,7 @@ where
             return;
         };
         self.rank.insert(slot, key, self.table.by_slot());
-        self.touched(slot, now);
+        self.submitted(slot, now);
     }
 
     /// Removes the job in `slot` (it holds no GPU) from the table and every index.
@@ -1058,3 +1096,9 @@ pub mod snapshot;
 #[cfg(test)]
 #[path = "scheduler_tests.rs"]
 mod tests;
+
+/// A GPU count as the `u32` [`JobOrder::on_capacity`] takes (saturating: `G` never comes
+/// near it).
+fn gpu_count_u32(count: usize) -> u32 {
+    u32::try_from(count).unwrap_or(u32::MAX)
+}

@@ -429,6 +429,12 @@ impl<O: JobOrder> JobOrder for AllHooks<O> {
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         self.0.on_finished(job, now)
     }
+    fn on_removed(&mut self, job: &Job, now: TimeMs) {
+        self.0.on_removed(job, now)
+    }
+    fn on_capacity(&mut self, healthy_gpus: u32) {
+        self.0.on_capacity(healthy_gpus)
+    }
     fn epoch(&self) -> u32 {
         self.0.epoch()
     }
@@ -474,6 +480,18 @@ fn churn_event<O: JobOrder>(
     }
 }
 
+/// Whether the indexed scheduler's next review is no later than the reference's (`None`:
+/// never). It may be earlier: an epoch that moves a job's review later leaves the earlier
+/// one armed ([`EpochEffect::Review`](crate::order::EpochEffect::Review)), and that review
+/// then re-keys the job and changes nothing, which the equal decisions and job tables show.
+pub(crate) fn review_not_late(fast: Option<TimeMs>, reference: Option<TimeMs>) -> bool {
+    match (fast, reference) {
+        (Some(f), Some(r)) => f <= r,
+        (_, None) => true,
+        (None, Some(_)) => false,
+    }
+}
+
 /// Runs the same seeded churn through `order` with its own hooks and through the
 /// all-hooks reference, with a small decision buffer (partial passes), and asserts equal
 /// decisions, equal job tables and intact invariants at every step.
@@ -495,7 +513,12 @@ fn hooks_match_the_reference<O: JobOrder + Clone>(order: O) {
             assert_eq!(ra, rb, "{name} step {step}: {event:?}");
             assert_eq!(a, b, "{name} step {step}: {event:?}");
             assert!(fast.jobs().eq(reference.jobs()), "{name} step {step}");
-            assert_eq!(fast.next_review(), reference.next_review(), "{name}");
+            assert!(
+                review_not_late(fast.next_review(), reference.next_review()),
+                "{name} step {step}: next review {:?} after {:?}",
+                fast.next_review(),
+                reference.next_review()
+            );
             assert_eq!(fast.check_invariants(), Ok(()), "{name} step {step}");
             assert_eq!(reference.check_invariants(), Ok(()), "{name} step {step}");
             if !ra.is_ok_and(|o| o.more_pending) {

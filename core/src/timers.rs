@@ -39,8 +39,7 @@ impl<const J: usize> Timers<J> {
         Some((TimeMs(self.time(slot)), slot))
     }
 
-    /// The timer of `slot`, if set.
-    #[cfg(test)]
+    /// The timer of `slot`, if set. O(1).
     pub(crate) fn get(&self, slot: Slot) -> Option<TimeMs> {
         (self.pos(slot) != NIL).then(|| TimeMs(self.time(slot)))
     }

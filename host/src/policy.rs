@@ -11,7 +11,7 @@ use gantry_core::order::{
     CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig,
     TiresiasCompat,
 };
-use gantry_core::order::{HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
+use gantry_core::order::{EpochEffect, HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
 use gantry_core::placement::ScoredPlacer;
 use gantry_core::placement::{
     BestFit, ExactOptimal, FirstFit, GpuMask, LoadBalance, OptimalConfig, PlacementView, Placer,
@@ -244,11 +244,20 @@ impl JobOrder for AnyOrder {
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         each_order!(self, o => o.on_finished(job, now))
     }
+    fn on_removed(&mut self, job: &Job, now: TimeMs) {
+        each_order!(self, o => o.on_removed(job, now))
+    }
+    fn on_capacity(&mut self, healthy_gpus: u32) {
+        each_order!(self, o => o.on_capacity(healthy_gpus))
+    }
     fn epoch(&self) -> u32 {
         each_order!(self, o => o.epoch())
     }
     fn follows_epoch(&self, job: &Job) -> bool {
         each_order!(self, o => o.follows_epoch(job))
+    }
+    fn epoch_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
+        each_order!(self, o => o.epoch_effect(job, now))
     }
     fn after_pass(&mut self, job: &mut Job, now: TimeMs) {
         each_order!(self, o => o.after_pass(job, now))

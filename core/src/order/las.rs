@@ -24,6 +24,10 @@ use serde::{Deserialize, Serialize};
 /// Most thresholds a [`LasConfig`] holds (so at most 9 queues).
 pub const MAX_LAS_THRESHOLDS: usize = 8;
 
+/// Tiresias's first 2D-LAS threshold, 3,250 GPU·s: the service a job may attain before it
+/// leaves queue 0.
+pub const TIRESIAS_FIRST_THRESHOLD_GPU_MS: u64 = 3_250_000;
+
 /// Bits of [`Job::order_queue`] that hold the queue index; orders built on LAS (TIAS) may use
 /// the bits above for their own flags.
 pub(crate) const QUEUE_MASK: u8 = 0x0F;
@@ -79,7 +83,7 @@ impl LasConfig {
     /// (its third limit, 18,000, is never read; see the anchor's FORMAT.md).
     pub fn tiresias() -> Self {
         Self {
-            thresholds_gpu_ms: [3_250_000, 7_200_000, 0, 0, 0, 0, 0, 0],
+            thresholds_gpu_ms: [TIRESIAS_FIRST_THRESHOLD_GPU_MS, 7_200_000, 0, 0, 0, 0, 0, 0],
             threshold_count: 2,
             promote_knob_permille: 0,
             service: LengthMetric::GpuTime,
@@ -94,7 +98,7 @@ impl LasConfig {
     pub const fn tiresias_with_long_tail() -> Self {
         Self {
             thresholds_gpu_ms: [
-                3_250_000,
+                TIRESIAS_FIRST_THRESHOLD_GPU_MS,
                 7_200_000,
                 18_000_000,
                 72_000_000,
@@ -266,7 +270,7 @@ fn div_narrow(n: u64, d: u64) -> u64 {
 }
 
 /// `⌈n / d⌉` (0 when `d` is 0), as [`div_narrow`].
-fn div_ceil_narrow(n: u64, d: u64) -> u64 {
+pub(crate) fn div_ceil_narrow(n: u64, d: u64) -> u64 {
     match (u32::try_from(n), u32::try_from(d)) {
         (Ok(n), Ok(d)) if d > 0 => u64::from(n.div_ceil(d)),
         _ if d > 0 => n.div_ceil(d),

@@ -70,8 +70,10 @@ pub enum KeyChanges {
     /// that changes (LAS, TIAS). The contract, for a job refreshed at `t0` and not changed
     /// by an event since, and `t` before `next_review(job, t0)` (and the same epoch):
     /// `refresh(job, t)` changes nothing; `key`, `reject` and `next_review` at `t` give what
-    /// they gave at `t0`; and a state change alone makes `refresh` change nothing at the
-    /// moment it happens. A test checks each order against [`KeyChanges::EveryPass`].
+    /// they gave at `t0`; and a state change alone (a start, a preemption) changes neither
+    /// what `refresh` makes of the job nor its `key` at the moment it happens, only its
+    /// `next_review`: the scheduler then arms the review and calls nothing else. A test
+    /// checks each order against [`KeyChanges::EveryPass`].
     AtReview,
     /// Any key may change at any pass: every job is refreshed and re-keyed on every pass,
     /// O(J log J) per event (always correct; the default, and the Tiresias-simulator copies
@@ -117,6 +119,18 @@ impl OrderHooks {
     };
 }
 
+/// What a change of [`JobOrder::epoch`] does to one job that follows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpochEffect {
+    /// Its key, its refresh and its review may all have moved: re-key it.
+    Rekey,
+    /// Only a review at this time is added (`None`: nothing); key and refresh stay. The
+    /// scheduler keeps the job's review if it is earlier: a review that comes too early
+    /// re-keys the job then and finds its key unchanged, so it costs a re-key, later and in
+    /// another event, and is never wrong.
+    Review(Option<TimeMs>),
+}
+
 /// The job-order extension point.
 pub trait JobOrder {
     /// A short name for logs and tables.
@@ -144,8 +158,8 @@ pub trait JobOrder {
     /// Updates order-owned job fields ([`Job::order_queue`], [`Job::order_mark`],
     /// [`Job::order_base_gpu_ms`]) before the job is keyed: demotion, promotion. Called for
     /// every live job on every pass under [`KeyChanges::EveryPass`]; under
-    /// [`KeyChanges::AtReview`] when the job is submitted, changes state, or its review time
-    /// comes.
+    /// [`KeyChanges::AtReview`] when the job is submitted or its review time comes (a state
+    /// change alone must change nothing here).
     fn refresh(&mut self, _job: &mut Job, _now: TimeMs) {}
 
     /// Which of the optional hooks below this order uses (a speed hint; see
@@ -172,6 +186,17 @@ pub trait JobOrder {
     /// A job finished: orders that learn online (TIAS) update their statistics here.
     fn on_finished(&mut self, _job: &Job, _now: TimeMs) {}
 
+    /// A job left without finishing (cancelled, or rejected by [`reject`](Self::reject)):
+    /// orders that keep totals over live jobs (TIAS's critical GPU demand) take it out.
+    /// Not called for finished jobs ([`on_finished`](Self::on_finished) is). O(1).
+    fn on_removed(&mut self, _job: &Job, _now: TimeMs) {}
+
+    /// The number of healthy GPUs: at construction and after every `GpuDown` or `GpuUp`
+    /// that changes it. Orders that weigh their jobs' demand against the cluster (TIAS's
+    /// overload mode) keep it; it is part of the order's state, so a restored snapshot has
+    /// it. Default: ignored. O(1).
+    fn on_capacity(&mut self, _healthy_gpus: u32) {}
+
     /// A counter that changes whenever something the order learned changes keys or review
     /// times of live jobs it has already given (TIAS re-publishing its estimate): the
     /// scheduler then recomputes them all, once. Orders whose keys depend only on the job
@@ -186,6 +211,18 @@ pub trait JobOrder {
     /// review time they have stay exact. Default: true (every job). O(1).
     fn follows_epoch(&self, _job: &Job) -> bool {
         true
+    }
+
+    /// What the last change of [`epoch`](Self::epoch) does to a job that
+    /// [`follows_epoch`](Self::follows_epoch): by default its key, `refresh` and review may
+    /// all move, so the scheduler re-keys it. An order whose change leaves the key and what
+    /// `refresh` makes of the job as they are and only adds a review returns
+    /// [`EpochEffect::Review`] (TIAS's mode switch, which reaches each critical job at its
+    /// own time), and the scheduler only arms that review if it is earlier than the one the
+    /// job has: a timer move instead of a re-key (also TIAS's `ρ` moving the time a
+    /// relaxed job turns critical). O(1).
+    fn epoch_effect(&self, _job: &Job, _now: TimeMs) -> EpochEffect {
+        EpochEffect::Rekey
     }
 
     /// The earliest time after `now` at which this job's key or queue may change with no

@@ -48,7 +48,7 @@ impl WindowShareSketch {
         self.count.iter().fold(0u32, |a, &c| a.saturating_add(c))
     }
 
-    /// Jobs held whose share was above one window.
+    /// Jobs held whose share was above one window: deadlines no order could have met.
     pub fn infeasible_samples(&self) -> u32 {
         self.over
     }

@@ -58,9 +58,11 @@
 //! All arithmetic is integer (u64; shares in 1/1,024ths of a window, applied by shifts),
 //! so replays are bit-exact and nothing on the per-job path divides.
 
-use super::las::QUEUE_MASK;
+use super::las::{QUEUE_MASK, TIRESIAS_FIRST_THRESHOLD_GPU_MS, div_ceil_narrow};
 use super::sketch::{SHARE_SHIFT, WHOLE_WINDOW, WindowShareSketch};
-use super::{JobOrder, KeyChanges, Las, LasConfig, OrderHooks, Preemption, PriorityKey, key_ms};
+use super::{
+    EpochEffect, JobOrder, KeyChanges, Las, LasConfig, OrderHooks, Preemption, PriorityKey, key_ms,
+};
 use crate::event::RejectReason;
 use crate::job::{Job, JobState};
 use crate::time::TimeMs;
@@ -71,6 +73,9 @@ const HOPELESS_FLAG: u8 = 0x80;
 /// Flag in [`Job::order_queue`]: this deadline job turned critical (sticky until it finishes
 /// or turns hopeless).
 const CRITICAL_FLAG: u8 = 0x40;
+/// Flag in [`Job::order_queue`]: this critical job needs at most
+/// [`TiasConfig::finish_lift_gpu_ms`] more and is ordered at the head of queue 0 (sticky).
+const LIFTED_FLAG: u8 = 0x20;
 
 /// First class of the 2D-LAS region: queue `q`, band `b` → `1 + 2q + b`.
 const LAS_CLASS: u32 = 1;
@@ -156,6 +161,37 @@ pub struct TiasConfig {
     pub hopeless: HopelessPolicy,
     /// Where relaxed deadline jobs go.
     pub relaxed: RelaxedDeadlinePlacement,
+    /// A critical job whose remaining bound `k·(ρ·W − e)` has fallen below this many GPU·ms
+    /// goes to the head of queue 0, above young jobs (0 = never). It needs no more than a
+    /// young job may take before it leaves queue 0, so 2D-LAS's own reason to serve young
+    /// jobs first applies to it; below young jobs, in an overloaded cluster, a deadline job
+    /// that has run most of its length is preempted by each new arrival and misses after
+    /// the GPUs have done most of its work. Default: 2D-LAS's first threshold.
+    pub finish_lift_gpu_ms: u64,
+    /// Overload mode, entered at a publication of `ρ`, `ρ₀` when the critical jobs together
+    /// ask for more than this many permille of the healthy GPUs (`Σ k` over critical jobs;
+    /// 0 = never). In it critical jobs are ranked by their remaining bound `k·(ρ·W − e)` as
+    /// 2D-LAS ranks by attained service: not every deadline at risk can be met, and ranking
+    /// by what is left saves the most per GPU-hour, while the expensive ones wait behind
+    /// non-deadline jobs instead of taking every queue beyond the first from them.
+    /// 1,500: the critical jobs alone would need half as many GPUs again as the cluster has.
+    /// Deferring deadline jobs piles them up as critical near their laxity, so a demand just
+    /// above the cluster is normal where every deadline can still be met (Philly at 128 GPUs
+    /// peaks at 1.21 × while EDF meets 99.8 % of its deadlines; Chronus MIX1 at 256 GPUs
+    /// reaches 3.5 ×; `docs/tias.md`, session 10).
+    pub overload_enter_permille: u16,
+    /// The mode is left at a publication where the critical demand is at most this many
+    /// permille of the healthy GPUs. 1,000: the critical jobs fit in the cluster again.
+    /// Below the entry level, so that a demand hovering near it does not switch the mode
+    /// (and re-rank every deadline job) at each publication.
+    pub overload_leave_permille: u16,
+    /// A change of mode reaches the critical jobs one 64th at a time: job `id` switches
+    /// `(1 + id mod 64)` steps of this many ms after the publication that changed the mode.
+    /// Switching every critical job at once re-ranks them all in one pass, and the pass then
+    /// preempts and starts dozens of jobs in one event (47 on the firmware's 64-GPU stream:
+    /// 419,600 Cortex-M4F instructions against issue 12's 60,000). 1,000 ms: the whole
+    /// change takes 64 s, against deadline windows of hours.
+    pub overload_switch_step_ms: u64,
 }
 
 impl Default for TiasConfig {
@@ -172,6 +208,10 @@ impl Default for TiasConfig {
             critical_order: CriticalOrder::SmallestCommitment,
             hopeless: HopelessPolicy::Background,
             relaxed: RelaxedDeadlinePlacement::LikeLasWhileYoung,
+            finish_lift_gpu_ms: TIRESIAS_FIRST_THRESHOLD_GPU_MS,
+            overload_enter_permille: 1500,
+            overload_leave_permille: 1000,
+            overload_switch_step_ms: 1000,
         }
     }
 }
@@ -207,6 +247,17 @@ pub struct Tias {
     safety_share: u32,
     finished_since_publish: u32,
     epoch: u32,
+    /// In overload mode ([`TiasConfig::overload_enter_permille`]).
+    overloaded: bool,
+    /// When the mode last changed (`None`: never); see
+    /// [`TiasConfig::overload_switch_step_ms`].
+    mode_changed_at: Option<TimeMs>,
+    /// The last epoch changed the mode alone (not `ρ`, `ρ₀`): only critical jobs follow it.
+    mode_only_epoch: bool,
+    /// `Σ k` over the live jobs marked critical (kept as marks are set and jobs leave).
+    critical_gpus: u64,
+    /// Healthy GPUs, from [`JobOrder::on_capacity`].
+    healthy_gpus: u32,
 }
 
 impl Default for Tias {
@@ -227,6 +278,11 @@ impl Tias {
             safety_share: permille_to_share(config.safety_permille),
             finished_since_publish: 0,
             epoch: 0,
+            overloaded: false,
+            mode_changed_at: None,
+            mode_only_epoch: false,
+            critical_gpus: 0,
+            healthy_gpus: 0,
         }
     }
 
@@ -277,6 +333,53 @@ impl Tias {
         Some(TimeMs(deadline.0.saturating_sub(needed)))
     }
 
+    /// `ρ·W − e`: how much longer a deadline job may still need, in ms, if it needs no more
+    /// than a job that can be met. O(1).
+    fn remaining_bound_ms(&self, job: &Job) -> Option<u64> {
+        let deadline = job.deadline()?;
+        let window = deadline.saturating_since(job.submitted_at()).0;
+        Some(share_of(window, self.bound_share).saturating_sub(job.executed().0))
+    }
+
+    /// `k·(ρ·W − e)`, GPU·ms. O(1).
+    fn remaining_bound_gpu_ms(&self, job: &Job) -> u64 {
+        self.remaining_bound_ms(job)
+            .unwrap_or(0)
+            .saturating_mul(u64::from(job.gpus()))
+    }
+
+    /// Whether a deadline job's remaining bound `k·(ρ·W − e)` is below
+    /// [`TiasConfig::finish_lift_gpu_ms`]. O(1).
+    fn nearly_done(&self, job: &Job) -> bool {
+        let lift = self.config.finish_lift_gpu_ms;
+        self.remaining_bound_ms(job)
+            .is_some_and(|ms| ms.saturating_mul(u64::from(job.gpus())) < lift)
+    }
+
+    /// When a running critical job not yet lifted becomes [`nearly_done`](Self::nearly_done):
+    /// its remaining bound falls by `k` GPU·ms per ms. O(1).
+    fn lift_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        if job.state() != JobState::Running || job.order_queue & LIFTED_FLAG != 0 {
+            return None;
+        }
+        let lift = if self.overloaded_for(job, now) {
+            let queue = self.config.las.queue_for(self.remaining_bound_gpu_ms(job));
+            let below = usize::from(queue).checked_sub(1)?;
+            self.config.las.thresholds_gpu_ms().get(below).copied()?
+        } else {
+            self.config.finish_lift_gpu_ms
+        };
+        if lift == 0 {
+            return None;
+        }
+        let remaining = self.remaining_bound_ms(job)?;
+        // Nearly done once `remaining − x < ⌈lift / k⌉`, i.e. after
+        // `x = remaining + 1 − ⌈lift / k⌉` more ms.
+        let per_gpu = div_ceil_narrow(lift, u64::from(job.gpus().max(1)));
+        let wait_ms = (remaining + 1).checked_sub(per_gpu)?;
+        Some(now.saturating_add(crate::time::DurationMs(wait_ms)))
+    }
+
     /// Level 1: how TIAS treats this job at `now`, from its flags and the clock. O(1).
     pub fn standing(&self, job: &Job, now: TimeMs) -> Standing {
         self.standing_and_hopeless_at(job, now).0
@@ -305,7 +408,7 @@ impl Tias {
     }
 
     /// Re-learns `ρ` and `ρ₀`; a change advances the epoch. O(B).
-    fn publish(&mut self) {
+    fn publish(&mut self, now: TimeMs) {
         let min = self.config.min_samples.max(1);
         let bound = self
             .sketch
@@ -315,9 +418,64 @@ impl Tias {
             .sketch
             .feasible_quantile(self.config.hopeless_quantile_permille, min)
             .unwrap_or(0);
-        if (bound, least) != (self.bound_share, self.least_share) {
-            (self.bound_share, self.least_share) = (bound, least);
+        let overloaded = self.overload_after_publication();
+        if overloaded != self.overloaded {
+            self.mode_changed_at = Some(now);
+        }
+        let shares_moved = (bound, least) != (self.bound_share, self.least_share);
+        if shares_moved || overloaded != self.overloaded {
+            self.mode_only_epoch = !shares_moved;
+            (self.bound_share, self.least_share, self.overloaded) = (bound, least, overloaded);
             self.epoch = self.epoch.wrapping_add(1);
+        }
+    }
+
+    /// Whether TIAS is in overload mode after a publication: entered above
+    /// [`overload_enter_permille`](TiasConfig::overload_enter_permille) of the healthy GPUs,
+    /// left at or below [`overload_leave_permille`](TiasConfig::overload_leave_permille).
+    /// O(1).
+    fn overload_after_publication(&self) -> bool {
+        let enter = self.config.overload_enter_permille;
+        if enter == 0 || self.healthy_gpus == 0 {
+            return false;
+        }
+        let level = if self.overloaded {
+            self.config.overload_leave_permille.min(enter)
+        } else {
+            enter
+        };
+        let demand = self.critical_gpus.saturating_mul(1000);
+        demand > u64::from(self.healthy_gpus).saturating_mul(u64::from(level))
+    }
+
+    /// Whether TIAS is in overload mode.
+    pub fn overloaded(&self) -> bool {
+        self.overloaded
+    }
+
+    /// When the last change of mode reaches this job: `(1 + id mod 64)` steps after it.
+    /// O(1).
+    fn mode_switch_at(&self, job: &Job) -> Option<TimeMs> {
+        let at = self.mode_changed_at?;
+        let steps = u64::from(job.id().0 % 64) + 1;
+        let delay = steps.saturating_mul(self.config.overload_switch_step_ms);
+        Some(at.saturating_add(crate::time::DurationMs(delay)))
+    }
+
+    /// The mode as this job sees it at `now`: the previous one until the change reaches it.
+    /// O(1).
+    fn overloaded_for(&self, job: &Job, now: TimeMs) -> bool {
+        match self.mode_switch_at(job) {
+            Some(at) if now < at => !self.overloaded,
+            _ => self.overloaded,
+        }
+    }
+
+    /// Takes a critical job out of the critical demand (it finished, left or turned
+    /// hopeless). O(1).
+    fn leave_critical(&mut self, job: &Job) {
+        if job.order_queue & CRITICAL_FLAG != 0 {
+            self.critical_gpus = self.critical_gpus.saturating_sub(u64::from(job.gpus()));
         }
     }
 
@@ -327,8 +485,14 @@ impl Tias {
 
     /// The key of a critical job: the head of its queue or of `critical_queue`, by
     /// [`CriticalOrder`].
-    fn critical_key(&self, job: &Job, deadline: TimeMs) -> PriorityKey {
-        let queue = (job.order_queue & QUEUE_MASK).min(self.config.critical_queue);
+    fn critical_key(&self, job: &Job, deadline: TimeMs, now: TimeMs) -> PriorityKey {
+        let queue = if job.order_queue & LIFTED_FLAG != 0 {
+            0
+        } else if self.overloaded_for(job, now) {
+            self.config.las.queue_for(self.remaining_bound_gpu_ms(job))
+        } else {
+            (job.order_queue & QUEUE_MASK).min(self.config.critical_queue)
+        };
         let commitment = deadline
             .saturating_since(job.submitted_at())
             .0
@@ -393,15 +557,25 @@ impl JobOrder for Tias {
         self.las.refresh_job(job, now);
         match self.standing(job, now) {
             Standing::Hopeless => {
-                job.order_queue = (job.order_queue & !CRITICAL_FLAG) | HOPELESS_FLAG;
+                self.leave_critical(job);
+                job.order_queue =
+                    (job.order_queue & !(CRITICAL_FLAG | LIFTED_FLAG)) | HOPELESS_FLAG;
             }
-            Standing::Critical => job.order_queue |= CRITICAL_FLAG,
+            Standing::Critical => {
+                if job.order_queue & CRITICAL_FLAG == 0 {
+                    self.critical_gpus = self.critical_gpus.saturating_add(u64::from(job.gpus()));
+                }
+                job.order_queue |= CRITICAL_FLAG;
+                if self.nearly_done(job) {
+                    job.order_queue |= LIFTED_FLAG;
+                }
+            }
             Standing::Relaxed { .. } | Standing::NoDeadline => {}
         }
     }
 
     /// From the flags `refresh` set and the 2D-LAS queue: O(1).
-    fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
+    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
         let las = PriorityKey {
             class: Self::las_class(job, LAS_BAND),
             ..Las::las_key(job)
@@ -419,7 +593,7 @@ impl JobOrder for Tias {
             };
         }
         if job.order_queue & CRITICAL_FLAG != 0 {
-            return self.critical_key(job, deadline);
+            return self.critical_key(job, deadline, now);
         }
         let young = job.order_queue & QUEUE_MASK == 0;
         match self.config.relaxed {
@@ -444,16 +618,27 @@ impl JobOrder for Tias {
 
     /// Learns the finished deadline job's window share; re-publishes `ρ` and `ρ₀` every
     /// `republish_every` finishes. O(1), O(B) when re-publishing.
-    fn on_finished(&mut self, job: &Job, _now: TimeMs) {
+    fn on_finished(&mut self, job: &Job, now: TimeMs) {
         if let Some(deadline) = job.deadline() {
             let window = deadline.saturating_since(job.submitted_at()).0;
             self.sketch.record(job.executed().0, window);
+            self.leave_critical(job);
         }
         self.finished_since_publish = self.finished_since_publish.saturating_add(1);
         if self.finished_since_publish >= self.config.republish_every.max(1) {
             self.finished_since_publish = 0;
-            self.publish();
+            self.publish(now);
         }
+    }
+
+    /// A cancelled or rejected critical job leaves the critical demand. O(1).
+    fn on_removed(&mut self, job: &Job, _now: TimeMs) {
+        self.leave_critical(job);
+    }
+
+    /// The overload mode weighs the critical demand against the healthy GPUs. O(1).
+    fn on_capacity(&mut self, healthy_gpus: u32) {
+        self.healthy_gpus = healthy_gpus;
     }
 
     fn epoch(&self) -> u32 {
@@ -467,32 +652,86 @@ impl JobOrder for Tias {
         true
     }
 
+    /// A change of mode alone adds only the review at which it reaches the job: until then
+    /// the job sees the previous mode, so its key and refresh are unchanged. A change of
+    /// `ρ`, `ρ₀` moves the key only of a job whose standing changes now (it turns critical,
+    /// lifted or hopeless) or whose key reads `ρ` (critical in the overload mode); every
+    /// other job only gets its new review if that is earlier than the one it has (a later
+    /// one is found when the earlier comes): a publication re-keys a few jobs instead of
+    /// every deadline job, and moves few timers. O(1).
+    fn epoch_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
+        if self.mode_only_epoch {
+            return EpochEffect::Review(self.mode_switch_at(job));
+        }
+        let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
+        let flags = job.order_queue;
+        let key_stays = match standing {
+            Standing::Relaxed { .. } | Standing::NoDeadline => true,
+            Standing::Critical => {
+                flags & CRITICAL_FLAG != 0
+                    && (flags & LIFTED_FLAG != 0 || !self.nearly_done(job))
+                    && !self.overloaded_for(job, now)
+            }
+            Standing::Hopeless => false,
+        };
+        if key_stays {
+            EpochEffect::Review(self.review_from(job, now, standing, hopeless_at))
+        } else {
+            EpochEffect::Rekey
+        }
+    }
+
     /// `ρ` and `ρ₀` enter only the standing of a deadline job that is not yet hopeless
     /// ([`critical_at`](Tias::critical_at), [`hopeless_at`](Tias::hopeless_at)): a job
     /// without a deadline is ordered and reviewed by 2D-LAS alone, and a hopeless job (the
     /// mark is sticky) by its 2D-LAS queue. So an epoch re-keys only the deadline jobs that
     /// can still be met: on the Cortex-M4F the worst event fell from 166,680 to
-    /// the figure in `docs/tias.md`. O(1).
+    /// the figure in `docs/tias.md`. A change of the overload mode alone moves only critical
+    /// jobs (the review at which the switch reaches them). O(1).
     fn follows_epoch(&self, job: &Job) -> bool {
-        job.deadline().is_some() && job.order_queue & HOPELESS_FLAG == 0
+        let critical_only = self.mode_only_epoch;
+        job.deadline().is_some()
+            && job.order_queue & HOPELESS_FLAG == 0
+            && (!critical_only || job.order_queue & CRITICAL_FLAG != 0)
     }
 
     /// The 2D-LAS review, the moment a relaxed job turns critical or a waiting one
     /// hopeless, the deadline. O(1).
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
-        let las = self.las.review_at(job, now);
         let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
+        self.review_from(job, now, standing, hopeless_at)
+    }
+}
+
+impl Tias {
+    /// [`next_review`](JobOrder::next_review) from the job's standing and `hopeless_at`
+    /// at `now`, already worked out. O(1).
+    fn review_from(
+        &self,
+        job: &Job,
+        now: TimeMs,
+        standing: Standing,
+        hopeless_at: Option<TimeMs>,
+    ) -> Option<TimeMs> {
+        let las = self.las.review_at(job, now);
         let deadline = match standing {
             Standing::Relaxed { critical_at } => job.deadline().map(|d| d.min(critical_at)),
             Standing::Critical => job.deadline(),
             Standing::Hopeless | Standing::NoDeadline => None,
         };
         let hopeless = deadline.and(hopeless_at);
-        [las, deadline, hopeless]
-            .into_iter()
-            .flatten()
-            .filter(|&t| t > now)
-            .min()
+        let (lift, switch) = match standing {
+            Standing::Critical => (self.lift_at(job, now), self.mode_switch_at(job)),
+            _ => (None, None),
+        };
+        let after_now = |t: Option<TimeMs>| t.filter(|&t| t > now);
+        let earlier = |a: Option<TimeMs>, b: Option<TimeMs>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => a.or(b),
+        };
+        let review = earlier(after_now(las), after_now(deadline));
+        let review = earlier(review, after_now(hopeless));
+        earlier(earlier(review, after_now(lift)), after_now(switch))
     }
 }
 

@@ -172,7 +172,11 @@ fn waiting_job_is_hopeless_once_even_the_least_share_no_longer_fits() {
 
 #[test]
 fn classes_young_first_then_critical_then_older_then_relaxed_then_hopeless() {
-    let mut tias = trained(TiasConfig::default());
+    // Without the lift: job 2's remaining bound is below it (see the lift's own test).
+    let mut tias = trained(TiasConfig {
+        finish_lift_gpu_ms: 0,
+        ..TiasConfig::default()
+    });
     // Attained GPU·ms that puts a 1-GPU job in 2D-LAS queue 1; "old" jobs ran from 0 to
     // then and were preempted.
     let q1 = 3_250_000;
@@ -391,4 +395,79 @@ fn an_epoch_changes_only_the_jobs_that_follow_it() {
         followers_that_moved > 0,
         "the deadline jobs do move with ρ, ρ₀"
     );
+}
+
+/// Overload mode: entered at a publication where the critical jobs ask for more than 1.5 ×
+/// the healthy GPUs, left only once they fit (≤ 1 ×); a cancelled critical job leaves the
+/// demand. With `ρ` = 784/1024 and `σ` ≈ 102/1024, a waiting job due at `W` is critical at
+/// `W / 5` (laxity 3,520 ms ≤ 10,200 ms) and not hopeless (81,920 ms left ≥ `ρ₀·W`).
+#[test]
+fn overload_mode_enters_above_one_and_a_half_the_gpus_and_leaves_once_they_fit() {
+    let mut tias = trained(TiasConfig::default());
+    tias.on_capacity(10);
+    let now = TimeMs(W / 5);
+    let publish = |tias: &mut Tias| tias.on_finished(&job(999, 1, None, 0, JobState::Running), now);
+    let critical = |tias: &mut Tias, id, gpus| {
+        let mut j = job(id, gpus, Some(W), 0, JobState::Waiting);
+        tias.refresh(&mut j, now);
+        assert_eq!(tias.standing(&j, now), Standing::Critical);
+        j
+    };
+    let _a = critical(&mut tias, 1, 8);
+    let b = critical(&mut tias, 2, 7);
+    publish(&mut tias);
+    assert!(!tias.overloaded(), "15 GPUs of 10 is not above 1.5 ×");
+    let c = critical(&mut tias, 3, 1);
+    assert!(!tias.overloaded(), "only a publication changes the mode");
+    publish(&mut tias);
+    assert!(tias.overloaded(), "16 of 10");
+    tias.on_removed(&c, now);
+    publish(&mut tias);
+    assert!(
+        tias.overloaded(),
+        "15 of 10: above the cluster, so it stays"
+    );
+    tias.on_removed(&b, now);
+    publish(&mut tias);
+    assert!(!tias.overloaded(), "8 of 10: they fit");
+    tias.on_capacity(4);
+    publish(&mut tias);
+    assert!(tias.overloaded(), "8 of 4 once GPUs failed");
+}
+
+/// A change of `ρ`, `ρ₀` re-keys only a job whose standing moves now; the others get the
+/// review `next_review` gives, and the scheduler keeps an earlier one. Learned `ρ·W` =
+/// 78,400 ms, `σ·W` = 10,200 ms, `ρ₀·W` = 27,200 ms, window 102,400 ms.
+#[test]
+fn an_epoch_rekeys_only_jobs_whose_standing_moves() {
+    let tias = trained(TiasConfig {
+        finish_lift_gpu_ms: 0,
+        ..TiasConfig::default()
+    });
+    let waiting = job(5, 1, Some(W), 0, JobState::Waiting);
+    // Relaxed at 0: critical at 102,400 − 10,200 − 78,400 = 13,800 ms, before it could turn
+    // hopeless (102,400 − 27,200 = 75,200) or reach its deadline.
+    assert_eq!(
+        tias.epoch_effect(&waiting, TimeMs(0)),
+        EpochEffect::Review(Some(TimeMs(13_800)))
+    );
+    // Critical from 13,800 ms on, hopeless from 75,200 ms on: both move its key.
+    assert_eq!(
+        tias.epoch_effect(&waiting, TimeMs(13_800)),
+        EpochEffect::Rekey
+    );
+    let mut marked = waiting;
+    marked.order_queue |= CRITICAL_FLAG;
+    assert_eq!(
+        tias.epoch_effect(&marked, TimeMs(75_200)),
+        EpochEffect::Rekey
+    );
+    // Already marked critical and not yet hopeless: the key stays (it does not read `ρ`
+    // outside the overload mode); only the review may move.
+    let now = TimeMs(20_000);
+    assert_eq!(
+        tias.epoch_effect(&marked, now),
+        EpochEffect::Review(tias.next_review(&marked, now))
+    );
+    assert_eq!(tias.next_review(&marked, now), Some(TimeMs(75_200)));
 }
