@@ -376,7 +376,7 @@ impl Tias {
         // Nearly done once `remaining − x < ⌈lift / k⌉`, i.e. after
         // `x = remaining + 1 − ⌈lift / k⌉` more ms.
         let per_gpu = div_ceil_narrow(lift, u64::from(job.gpus().max(1)));
-        let wait_ms = (remaining + 1).checked_sub(per_gpu)?;
+        let wait_ms = remaining.saturating_add(1).checked_sub(per_gpu)?;
         Some(now.saturating_add(crate::time::DurationMs(wait_ms)))
     }
 

@@ -471,3 +471,17 @@ fn an_epoch_rekeys_only_jobs_whose_standing_moves() {
     );
     assert_eq!(tias.next_review(&marked, now), Some(TimeMs(75_200)));
 }
+
+/// The lift's review of a running critical job whose window is the whole clock: its
+/// remaining bound saturates at `u64::MAX` ms, and the review is `u64::MAX − ⌈3,250,000 / 1⌉`
+/// ms after 0 (found by cargo-fuzz `event_api`: `remaining + 1` overflowed).
+#[test]
+fn the_lift_review_of_a_job_with_an_endless_window_saturates() {
+    let tias = Tias::new(TiasConfig::default());
+    let mut j = job(1, 1, Some(u64::MAX), 0, JobState::Running);
+    j.order_queue |= CRITICAL_FLAG;
+    assert_eq!(
+        tias.lift_at(&j, TimeMs(0)),
+        Some(TimeMs(u64::MAX - 3_250_000))
+    );
+}
