@@ -351,9 +351,8 @@ impl Tias {
     /// Whether a deadline job's remaining bound `k·(ρ·W − e)` is below
     /// [`TiasConfig::finish_lift_gpu_ms`]. O(1).
     fn nearly_done(&self, job: &Job) -> bool {
-        let lift = self.config.finish_lift_gpu_ms;
-        self.remaining_bound_ms(job)
-            .is_some_and(|ms| ms.saturating_mul(u64::from(job.gpus())) < lift)
+        job.deadline().is_some()
+            && self.remaining_bound_gpu_ms(job) < self.config.finish_lift_gpu_ms
     }
 
     /// When a running critical job not yet lifted becomes [`nearly_done`](Self::nearly_done):

@@ -902,8 +902,6 @@ fn is_uneven(shape: &[(String, u16)]) -> bool {
     shape.iter().any(|(_, c)| *c != shape[0].1)
 }
 
-/// Takes a placement's GPUs from `room`; an uneven one may take up to its whole total on
-/// any of its nodes (Slurm splits it), so that much is taken from each.
 /// Slurm puts every node of a job it requeues into COMPLETING while the job's epilog
 /// runs, and starts nothing there until that ends (seen on the lab: a start released onto
 /// such a node in the same cycle as the requeue ran 3 s after one released with it onto
@@ -926,6 +924,8 @@ fn close_requeued_nodes(
     }
 }
 
+/// Takes a placement's GPUs from `room`; an uneven one may take up to its whole total on
+/// any of its nodes (Slurm splits it), so that much is taken from each.
 fn take_room(room: &mut BTreeMap<String, i64>, shape: &[(String, u16)]) {
     let total: i64 = shape.iter().map(|(_, c)| i64::from(*c)).sum();
     let uneven = is_uneven(shape);
