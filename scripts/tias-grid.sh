@@ -7,6 +7,7 @@
 #   scripts/tias-grid.sh --held-out      # the held-out check (run once, at the end)
 #   ORDERS=edf,las,tias scripts/tias-grid.sh   # fewer orders (must include edf, las, tias)
 #   OUT=dir scripts/tias-grid.sh         # keep each configuration's JSON in dir
+#   scripts/tias-grid.sh [--held-out] --list   # print the grid, one `name|flags` per line
 #   ORDERS=tias BASELINE=dir scripts/tias-grid.sh   # take EDF/LAS rows from an earlier OUT
 #
 # Needs target/release/gantry (cargo build --release -p gantry) and ../shared/traces.
@@ -56,6 +57,10 @@ held_out_grid() {
 
 grid=dev_grid
 [[ ${1:-} == --held-out ]] && grid=held_out_grid
+if [[ ${1:-} == --list || ${2:-} == --list ]]; then
+    $grid
+    exit 0
+fi
 
 printf '| configuration | EDF miss (feasible) | LAS miss (feasible) | TIAS miss (feasible) | LAS JCT non-dl (s) | TIAS JCT non-dl (s) | TIAS/LAS | pass |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
