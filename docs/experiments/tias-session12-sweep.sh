@@ -45,3 +45,5 @@ run "U, w = 16, without the gang rule" GANTRY_EXP=3938 GANTRY_W=16
 run "U, w = 16, the table re-learned every 64 finishes" GANTRY_EXP=3682 GANTRY_W=16 GANTRY_BIG=250
 run "U, w = 16, without the pseudo-sample" GANTRY_EXP=1890 GANTRY_W=16 GANTRY_BIG=250
 run "U, w = 16, each job's index frozen when it enters a service bin" GANTRY_EXP=8034 GANTRY_W=16 GANTRY_BIG=250
+run "U, w = 16, tables published at most every 64 s and reached staggered (1 + id mod 64 s)" \
+    GANTRY_EXP=12130 GANTRY_W=16 GANTRY_BIG=250
