@@ -47,3 +47,7 @@ run "U, w = 16, without the pseudo-sample" GANTRY_EXP=1890 GANTRY_W=16 GANTRY_BI
 run "U, w = 16, each job's index frozen when it enters a service bin" GANTRY_EXP=8034 GANTRY_W=16 GANTRY_BIG=250
 run "U, w = 16, tables published at most every 64 s and reached staggered (1 + id mod 64 s)" \
     GANTRY_EXP=12130 GANTRY_W=16 GANTRY_BIG=250
+for half in 32 64 128; do
+    run "the same, the histogram halved every $half non-deadline finishes" \
+        GANTRY_EXP=12130 GANTRY_W=16 GANTRY_BIG=250 GANTRY_HALF=$half
+done
