@@ -8,6 +8,7 @@
 #   ORDERS=edf,las,tias scripts/tias-grid.sh   # fewer orders (must include edf, las, tias)
 #   OUT=dir scripts/tias-grid.sh         # keep each configuration's JSON in dir
 #   scripts/tias-grid.sh [--held-out] --list   # print the grid, one `name|flags` per line
+#   ONLY=name scripts/tias-grid.sh       # one configuration of the grid
 #   ORDERS=tias BASELINE=dir scripts/tias-grid.sh   # take EDF/LAS rows from an earlier OUT
 #
 # Needs target/release/gantry (cargo build --release -p gantry) and ../shared/traces.
@@ -66,6 +67,7 @@ printf '| configuration | EDF miss (feasible) | LAS miss (feasible) | TIAS miss 
 printf '|---|---|---|---|---|---|---|---|\n'
 pass_all=1
 while IFS='|' read -r name flags; do
+    [[ -n ${ONLY:-} && $name != "$ONLY" ]] && continue
     # shellcheck disable=SC2086
     nice -n 10 "$GANTRY" compare $flags --orders "$ORDERS" --placements best-fit --json \
         > "$OUT/$name.json"
