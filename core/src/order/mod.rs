@@ -6,6 +6,7 @@
 
 mod edf;
 mod fifo;
+mod gittins;
 mod las;
 mod sjf;
 mod sketch;
@@ -14,6 +15,10 @@ mod tiresias_compat;
 
 pub use edf::Edf;
 pub use fifo::Fifo;
+pub use gittins::{
+    GittinsTable, LOG2_ONE, SIZE_BINS, SIZE_EDGES_GPU_MS, SizeHistogram, SizeSketch, log2_q8,
+    size_bin,
+};
 pub use las::{Las, LasConfig, LasConfigError, MAX_LAS_THRESHOLDS};
 pub use sjf::{LengthMetric, Sjf, Srtf};
 pub use sketch::{SHARE_BUCKETS, SHARE_SHIFT, WHOLE_WINDOW, WindowShareSketch};
