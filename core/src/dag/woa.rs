@@ -60,7 +60,7 @@
 //! falls over that part), and [`Woa::intensify`] spends the share on the elite alone —
 //! first a local search to a local optimum with the configured shortlists, then, each time
 //! a local optimum is reached, a **variable-neighbourhood** step (the shortlists made
-//! [`WIDEN`] times longer, up to [`MAX_CANDIDATES`](super::local_search::MAX_CANDIDATES),
+//! [`WIDEN`] times longer, up to [`MAX_CANDIDATES`],
 //! and the search run again from the elite), and once they are at their widest an
 //! **iterated local search**: a kick of 1 to [`KICK_MOVES`] non-improving critical moves
 //! ([`LocalSearch::kick`]) then a local search, the result replacing the elite when it is
