@@ -19,18 +19,22 @@
 //!   one gets a small index rather than the noisy high one of the last few samples (without
 //!   it, Philly's non-deadline JCT was 2–4 × LAS's; session 12).
 //!
-//! Sizes fall in [`SIZE_BINS`] logarithmic bins (edges `60 s × 2^(i/2)` GPU·s). A table of
-//! indices, one per bin, is computed one row at a time ([`GittinsTable::compute_row`], O(B)
-//! integer work) so that no single event pays for the whole O(B²) table. Indices are
-//! fixed-point base-2 logarithms ([`log2_q8`]), so keys compare without a division.
-//! Everything is integer; the only divisions are one per bin when a table is started.
+//! Sizes fall in [`SIZE_BINS`] logarithmic bins (edges `60 s × 2^(i/2)` GPU·s); a bin keeps
+//! only a count, and its samples stand at the bin's geometric middle (session 13 measured the
+//! same 14 of 14 as with exact sums). That keeps the state small enough for the firmware's
+//! RAM budget: a [`SizeSketch`] is 184 B, a [`GittinsTable`] 80 B. A table of indices, one per
+//! bin, is computed one row at a time ([`GittinsTable::compute_row`], O(B) integer work) so
+//! that no single event pays for the whole O(B²) table. Indices are fixed-point base-2
+//! logarithms ([`log2_q8`]), so keys compare without a division. Everything is integer; the
+//! only division is the one that learns `r`.
 
 use serde::{Deserialize, Serialize};
 use serde_big_array::BigArray;
 
 /// Bins of a size histogram: edge 0 is 0, edge `i ≥ 1` is `60 s × 2^((i−1)/2)` GPU·s; the last
-/// bin (from 60 s × 2^23 GPU·s, about 16 GPU-years) is open-ended.
-pub const SIZE_BINS: usize = 48;
+/// bin (from 60 s × 2^19 GPU·s, about one GPU-year: no job of the traces in `docs/` comes
+/// near it) is open-ended.
+pub const SIZE_BINS: usize = 40;
 
 /// The first non-zero bin edge: 60 GPU·s, in GPU·ms. Below it every job looks alike.
 const FIRST_EDGE_GPU_MS: u64 = 60_000;
@@ -52,6 +56,23 @@ const fn size_edges() -> [u64; SIZE_BINS] {
         i += 1;
     }
     edges
+}
+
+/// Where a bin's samples stand, GPU·ms: the geometric middle of its edges (`× 2^(1/4)`,
+/// `1,189,207 / 1,000,000`), 30 GPU·s for bin 0, the edge itself for the open-ended last bin.
+pub const SIZE_MIDDLES_GPU_MS: [u64; SIZE_BINS] = size_middles();
+
+const fn size_middles() -> [u64; SIZE_BINS] {
+    let mut middles = [0u64; SIZE_BINS];
+    middles[0] = FIRST_EDGE_GPU_MS / 2;
+    let mut i = 1;
+    while i < SIZE_BINS - 1 {
+        let edge = SIZE_EDGES_GPU_MS[i];
+        middles[i] = edge / 1_000_000 * 1_189_207 + edge % 1_000_000 * 1_189_207 / 1_000_000;
+        i += 1;
+    }
+    middles[SIZE_BINS - 1] = SIZE_EDGES_GPU_MS[SIZE_BINS - 1];
+    middles
 }
 
 /// The bin of a size in GPU·ms. O(log B): a binary search over [`SIZE_EDGES_GPU_MS`].
@@ -89,13 +110,11 @@ pub fn log2_q8(x: u128) -> i32 {
     (int_part as i32) * LOG2_ONE + fraction
 }
 
-/// Counts and summed sizes per bin. Size: 576 B.
+/// Samples per bin, each standing at its bin's middle ([`SIZE_MIDDLES_GPU_MS`]). Size: 80 B.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SizeHistogram {
     #[serde(with = "BigArray")]
-    count: [u32; SIZE_BINS],
-    #[serde(with = "BigArray")]
-    sum_gpu_ms: [u64; SIZE_BINS],
+    count: [u16; SIZE_BINS],
 }
 
 impl Default for SizeHistogram {
@@ -109,26 +128,35 @@ impl SizeHistogram {
     pub const fn new() -> Self {
         Self {
             count: [0; SIZE_BINS],
-            sum_gpu_ms: [0; SIZE_BINS],
         }
     }
 
-    /// Adds `count` samples of `gpu_ms` each. Saturating. O(log B).
+    /// Adds `count` samples of `gpu_ms` each, saturating at `u16::MAX` per bin (a live
+    /// deadline job beyond 65,535 in one bin goes uncounted). O(log B).
     pub fn add(&mut self, gpu_ms: u64, count: u32) {
         let bin = size_bin(gpu_ms);
+        let count = u16::try_from(count).unwrap_or(u16::MAX);
         self.count[bin] = self.count[bin].saturating_add(count);
-        let sum = gpu_ms.saturating_mul(u64::from(count));
-        self.sum_gpu_ms[bin] = self.sum_gpu_ms[bin].saturating_add(sum);
+    }
+
+    /// Adds one sample; a full bin first halves every count, so the histogram forgets its
+    /// oldest half instead of saturating (what [`WindowShareSketch`](super::WindowShareSketch)
+    /// does too). O(B) when halving, else O(log B).
+    pub fn record(&mut self, gpu_ms: u64) {
+        let bin = size_bin(gpu_ms);
+        if self.count[bin] == u16::MAX {
+            for count in &mut self.count {
+                *count /= 2;
+            }
+        }
+        self.count[bin] += 1;
     }
 
     /// Takes one sample of `gpu_ms` out again (a provisional sample replaced by the truth).
     /// Saturating: a sample never added leaves the histogram as it was. O(log B).
     pub fn remove(&mut self, gpu_ms: u64) {
         let bin = size_bin(gpu_ms);
-        if self.count[bin] > 0 {
-            self.count[bin] -= 1;
-            self.sum_gpu_ms[bin] = self.sum_gpu_ms[bin].saturating_sub(gpu_ms);
-        }
+        self.count[bin] = self.count[bin].saturating_sub(1);
     }
 
     /// Samples held.
@@ -136,17 +164,17 @@ impl SizeHistogram {
         self.count.iter().map(|&c| u64::from(c)).sum()
     }
 
-    /// Samples in bin `bin` and their summed size.
+    /// Samples in bin `bin` and their summed size (count × the bin's middle).
     pub fn bin(&self, bin: usize) -> (u32, u64) {
-        match (self.count.get(bin), self.sum_gpu_ms.get(bin)) {
-            (Some(&count), Some(&sum)) => (count, sum),
+        match (self.count.get(bin), SIZE_MIDDLES_GPU_MS.get(bin)) {
+            (Some(&count), Some(&middle)) => (u32::from(count), u64::from(count) * middle),
             _ => (0, 0),
         }
     }
 }
 
 /// What TIAS knows of job sizes: the finished jobs' GPU time, the live deadline jobs' windows
-/// and the ratio `r` of run time to window that turns a window into a size. Size: 1,176 B.
+/// and the ratio `r` of run time to window that turns a window into a size. Size: 184 B.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SizeSketch {
     finished: SizeHistogram,
@@ -191,7 +219,7 @@ impl SizeSketch {
     /// A job finished after `gpu_ms` of GPU time; a deadline job also teaches `r` from its
     /// run time `run_ms` and window `window_ms`.
     pub fn record_finished(&mut self, gpu_ms: u64, deadline: Option<(u64, u64)>) {
-        self.finished.add(gpu_ms, 1);
+        self.finished.record(gpu_ms);
         if let Some((run_ms, window_ms)) = deadline {
             // A pair beyond 2^40 ms (35 years) is scaled down together, keeping its ratio.
             let excess = (64 - (run_ms | window_ms).leading_zeros()).saturating_sub(40);
@@ -212,19 +240,17 @@ impl SizeSketch {
     }
 
     /// The distribution a table is computed from: the finished jobs, each window bin's jobs at
-    /// `r ×` their mean window (when `r` is known), and one pseudo-sample in the last bin. One
-    /// division per occupied window bin. O(B log B).
+    /// `r ×` their bin's middle (when `r` is known), and one pseudo-sample in the last bin.
+    /// O(B log B).
     pub fn blended(&self, min_deadline_jobs: u32) -> SizeHistogram {
         let mut blended = self.finished.clone();
         if let Some(ratio_q16) = self.run_to_window_q16(min_deadline_jobs) {
-            for bin in 0..SIZE_BINS {
-                let (count, sum) = self.windows.bin(bin);
+            for (&count, &middle) in self.windows.count.iter().zip(&SIZE_MIDDLES_GPU_MS) {
                 if count == 0 {
                     continue;
                 }
-                let mean = sum / u64::from(count);
-                let size = (u128::from(mean) * u128::from(ratio_q16)) >> 16;
-                blended.add(u64::try_from(size).unwrap_or(u64::MAX), count);
+                let size = (u128::from(middle) * u128::from(ratio_q16)) >> 16;
+                blended.add(u64::try_from(size).unwrap_or(u64::MAX), u32::from(count));
             }
         }
         blended.add(SIZE_EDGES_GPU_MS[SIZE_BINS - 1], 1);
@@ -232,11 +258,13 @@ impl SizeSketch {
     }
 }
 
-/// The Gittins index of each bin's lower edge, as [`log2_q8`] of completions per GPU·ms.
+/// The Gittins index of each bin's lower edge, as [`log2_q8`] of completions per GPU·ms,
+/// clamped to 16 bits (a real index lies within ±2^14; the floor for "nothing to learn" is
+/// `i16::MIN`). Size: 80 B.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GittinsTable {
     #[serde(with = "BigArray")]
-    log_index: [i32; SIZE_BINS],
+    log_index: [i16; SIZE_BINS],
 }
 
 impl Default for GittinsTable {
@@ -256,12 +284,12 @@ impl GittinsTable {
 
     /// The index of a job that has attained `attained_gpu_ms`: its bin's. O(log B).
     pub fn log_index(&self, attained_gpu_ms: u64) -> i32 {
-        self.log_index[size_bin(attained_gpu_ms)]
+        i32::from(self.log_index[size_bin(attained_gpu_ms)])
     }
 
     /// The index of bin `bin` (0 past the last bin).
     pub fn bin_log_index(&self, bin: usize) -> i32 {
-        self.log_index.get(bin).copied().unwrap_or(0)
+        self.log_index.get(bin).map_or(0, |&index| i32::from(index))
     }
 
     /// Computes row `bin` from `sizes`: the best ratio of completions to GPU·ms over every
@@ -294,7 +322,8 @@ impl GittinsTable {
                 (best_done, best_cost) = (done, cost);
             }
         }
-        *slot = log2_q8(u128::from(best_done)) - log2_q8(u128::from(best_cost));
+        let index = log2_q8(u128::from(best_done)) - log2_q8(u128::from(best_cost));
+        *slot = i16::try_from(index.max(i32::from(i16::MIN))).unwrap_or(i16::MAX);
     }
 
     /// Every row at once (tests and hosts; an event computes one row at a time). O(B²).

@@ -10,8 +10,19 @@ fn edges_step_by_root_two_from_sixty_gpu_seconds() {
         &SIZE_EDGES_GPU_MS[..5],
         &[0, 60_000, 84_852, 120_000, 169_705]
     );
-    assert_eq!(SIZE_EDGES_GPU_MS[SIZE_BINS - 1], 60_000 << 23);
+    assert_eq!(SIZE_EDGES_GPU_MS[SIZE_BINS - 1], 60_000 << 19);
     assert!(SIZE_EDGES_GPU_MS.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn each_middle_lies_in_its_own_bin() {
+    assert_eq!(
+        &SIZE_MIDDLES_GPU_MS[..4],
+        &[30_000, 71_352, 100_906, 142_704]
+    );
+    for (bin, &middle) in SIZE_MIDDLES_GPU_MS.iter().enumerate() {
+        assert_eq!(size_bin(middle), bin, "middle {middle}");
+    }
 }
 
 #[test]
@@ -61,7 +72,7 @@ fn log2_q8_agrees_with_floating_point_to_one_step() {
     }
 }
 
-/// Ten jobs of 120 GPU·s and the pseudo-sample.
+/// Ten jobs of 120 GPU·s (standing at bin 3's middle, 142,704 GPU·ms) and the pseudo-sample.
 fn ten_alike() -> SizeHistogram {
     let mut sizes = SizeHistogram::new();
     sizes.add(120_000, 10);
@@ -72,18 +83,18 @@ fn ten_alike() -> SizeHistogram {
 #[test]
 fn a_new_job_is_worth_its_expected_completions_per_gpu_ms() {
     // From a = 0 the best horizon is bin 4's edge (169,705): the ten jobs finish, costing
-    // 10 · 120,000, and the pseudo-sample runs to the horizon: 10 / 1,369,705.
+    // 10 · 142,704, and the pseudo-sample runs to the horizon: 10 / 1,596,745.
     let table = GittinsTable::compute(&ten_alike());
-    assert_eq!(table.bin_log_index(0), log2_q8(10) - log2_q8(1_369_705));
+    assert_eq!(table.bin_log_index(0), log2_q8(10) - log2_q8(1_596_745));
     assert_eq!(table.log_index(0), table.log_index(59_999));
 }
 
 #[test]
 fn the_index_rises_as_a_job_nears_the_common_size_and_falls_past_it() {
     let table = GittinsTable::compute(&ten_alike());
-    // At a = 120,000 the ten finish at no further cost; only the pseudo-sample costs
-    // 169,705 − 120,000 to the horizon: 10 / 49,705.
-    assert_eq!(table.log_index(120_000), log2_q8(10) - log2_q8(49_705));
+    // At a = 120,000 the ten need 22,704 more each and the pseudo-sample 169,705 − 120,000
+    // to the horizon: 10 / 276,745.
+    assert_eq!(table.log_index(120_000), log2_q8(10) - log2_q8(276_745));
     assert!(table.log_index(120_000) > table.log_index(0));
     // Past them only the very long job is left: 1 / (pseudo − a).
     let a = SIZE_EDGES_GPU_MS[4];
@@ -132,7 +143,7 @@ fn every_row_agrees_with_the_definition_on_random_histograms() {
             if exact == f64::NEG_INFINITY {
                 // Only jobs at the bin's lower edge remain (the open-ended last bin starts
                 // at the pseudo-sample): nothing to learn, the floor.
-                assert_eq!(got, log2_q8(0), "bin {bin}");
+                assert_eq!(got, i32::from(i16::MIN), "bin {bin}");
                 continue;
             }
             let got = f64::from(got);
@@ -154,7 +165,7 @@ fn removing_a_sample_never_added_leaves_the_histogram_alone() {
     sizes.remove(5_000_000);
     assert_eq!(sizes, ten_alike());
     sizes.remove(120_000);
-    assert_eq!(sizes.bin(3), (9, 1_080_000));
+    assert_eq!(sizes.bin(3), (9, 9 * 142_704));
     assert_eq!(sizes.total(), 10);
 }
 
@@ -166,11 +177,14 @@ fn a_deadline_window_is_a_provisional_size_once_r_is_learned() {
         sketch.record_finished(4_000_000, Some((1_000_000, 2_000_000)));
     }
     assert_eq!(sketch.run_to_window_q16(8), Some(32_768));
-    // A live 2-GPU job with a 3,600 s window counts as 2 · 3,600 s / 2 = 3,600 GPU·s.
+    // A live 2-GPU job with a 3,600 s window: k·W = 7,200 GPU·s, in bin 14, whose middle
+    // (6,458,082 GPU·ms) times r is 3,229,041: bin 12.
     sketch.add_window(2, 3_600_000);
+    assert_eq!(size_bin(7_200_000), 14);
+    assert_eq!(size_bin(SIZE_MIDDLES_GPU_MS[14] / 2), 12);
     let blended = sketch.blended(8);
-    assert_eq!(blended.bin(size_bin(3_600_000)), (1, 3_600_000));
-    assert_eq!(blended.bin(size_bin(4_000_000)), (8, 32_000_000));
+    assert_eq!(blended.bin(12).0, 1);
+    assert_eq!(blended.bin(size_bin(4_000_000)).0, 8);
     assert_eq!(blended.bin(SIZE_BINS - 1), (1, PSEUDO_GPU_MS));
     assert_eq!(blended.total(), 10);
     // Before nine deadline jobs have finished, r is not trusted and windows count for nothing.
@@ -179,8 +193,27 @@ fn a_deadline_window_is_a_provisional_size_once_r_is_learned() {
     sketch.remove_window(2, 3_600_000);
     sketch.record_finished(1_000_000, Some((500_000, 3_600_000)));
     let blended = sketch.blended(8);
-    assert_eq!(blended.bin(size_bin(3_600_000)), (0, 0));
-    assert_eq!(blended.bin(size_bin(1_000_000)), (1, 1_000_000));
+    assert_eq!(blended.bin(12), (0, 0));
+    assert_eq!(blended.bin(size_bin(1_000_000)).0, 1);
+}
+
+#[test]
+fn a_full_bin_halves_the_whole_histogram_instead_of_saturating() {
+    let mut sizes = SizeHistogram::new();
+    sizes.add(5_000_000, u32::from(u16::MAX));
+    sizes.add(120_000, 3);
+    sizes.record(5_000_000);
+    assert_eq!(sizes.bin(size_bin(5_000_000)).0, 32_767 + 1);
+    assert_eq!(sizes.bin(3).0, 1);
+    // `add` (provisional samples) saturates instead.
+    sizes.add(120_000, 100_000);
+    assert_eq!(sizes.bin(3).0, u32::from(u16::MAX));
+}
+
+#[test]
+fn state_fits_the_firmware_budget() {
+    assert_eq!(core::mem::size_of::<SizeSketch>(), 184);
+    assert_eq!(core::mem::size_of::<GittinsTable>(), 80);
 }
 
 #[test]

@@ -16,8 +16,8 @@ mod tiresias_compat;
 pub use edf::Edf;
 pub use fifo::Fifo;
 pub use gittins::{
-    GittinsTable, LOG2_ONE, SIZE_BINS, SIZE_EDGES_GPU_MS, SizeHistogram, SizeSketch, log2_q8,
-    size_bin,
+    GittinsTable, LOG2_ONE, SIZE_BINS, SIZE_EDGES_GPU_MS, SIZE_MIDDLES_GPU_MS, SizeHistogram,
+    SizeSketch, log2_q8, size_bin,
 };
 pub use las::{Las, LasConfig, LasConfigError, MAX_LAS_THRESHOLDS};
 pub use sjf::{LengthMetric, Sjf, Srtf};
