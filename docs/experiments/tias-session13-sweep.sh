@@ -37,15 +37,14 @@ run "the same, w = 8, 4 bins per doubling (not 2)" GANTRY_EXP=159586 GANTRY_W=8 
 run "the same, w = 8, every table at once (not staggered)" GANTRY_EXP=151394 GANTRY_W=8
 run "windows without the deadline jobs' finishes, w = 8" GANTRY_EXP=143202 GANTRY_W=8
 run "every finish + Kaplan-Meier (live jobs censored), w = 8" GANTRY_EXP=94050 GANTRY_W=8
-# The same learner as the core's `order::SizeSketch` and `order::GittinsTable` (integer, keys
-# compared as log2 in 1/256ths, r applied when a table is computed), session 12's staggered U.
+# The same learner as the core's `order::SizeSketch` and `order::GittinsTable` (integer, counts
+# only, keys compared as log2 in 1/256ths, r applied when a table is computed), session 12's
+# staggered U.
 for w in 4 8 16 32; do
     run "core learner and integer table (bit 262144), w = $w" GANTRY_EXP=274274 GANTRY_W=$w
 done
-# What a landing needs: keys that change only at bin crossings, and a table from counts alone.
+# What a landing needs: keys that change only at bin crossings.
 run "core learner, w = 8, critical bound rounded up to its bin's edge" GANTRY_EXP=798562 GANTRY_W=8
-run "core learner, w = 8, counts only (samples at their bin's middle)" GANTRY_EXP=1322850 GANTRY_W=8
-run "core learner, w = 8, both" GANTRY_EXP=1847138 GANTRY_W=8
 echo
 echo "The candidate, w = 8 (GANTRY_EXP=274274 GANTRY_W=8 GANTRY_BIG=250):"
 GANTRY_EXP=274274 GANTRY_W=8 GANTRY_BIG=250 OUT="$(mktemp -d)" ORDERS=tias BASELINE="$base" \
