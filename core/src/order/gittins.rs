@@ -7,14 +7,15 @@
 //! spent on it. Serving the highest index first minimises the mean completion time when only
 //! the size distribution is known. TIAS learns that distribution ([`SizeSketch`]):
 //!
-//! - every finished job's GPU time, deadline jobs' included (half of an ElasticFlow trace's
-//!   jobs have deadlines, and they come from the same workload);
+//! - every finished job's GPU time, deadline jobs' included (they come from the same
+//!   workload: on the TIAS grid, half of the ITP jobs and 70 % of Chronus's);
 //! - every live deadline job as a *provisional* sample `r·k·W` (its window `W`, its GPUs `k`,
 //!   `r = ΣS / ΣW` over the finished deadline jobs' run times and windows), replaced by its
 //!   true GPU time when it finishes. A deadline says at submission how long its user expects
 //!   the job to take, so a burst of new work teaches the index before any of it finishes
-//!   (session 13: on ITP cluster01 at 128 GPUs, 1.023 × LAS's non-deadline JCT without the
-//!   windows, 1.001 × with them);
+//!   (session 13: on ITP cluster01 at 128 GPUs, 1.023 × LAS's non-deadline JCT learning from
+//!   finished non-deadline jobs alone, 1.006–1.009 × from every finished job, 1.002 × with
+//!   the windows too);
 //! - one pseudo-sample of a very long job, so a job that has run longer than every finished
 //!   one gets a small index rather than the noisy high one of the last few samples (without
 //!   it, Philly's non-deadline JCT was 2–4 × LAS's; session 12).
@@ -32,8 +33,8 @@ use serde::{Deserialize, Serialize};
 use serde_big_array::BigArray;
 
 /// Bins of a size histogram: edge 0 is 0, edge `i ≥ 1` is `60 s × 2^((i−1)/2)` GPU·s; the last
-/// bin (from 60 s × 2^19 GPU·s, about one GPU-year: no job of the traces in `docs/` comes
-/// near it) is open-ended.
+/// bin (from 60 s × 2^19 GPU·s, about one GPU-year) is open-ended, and a job that has
+/// attained that much gets the lowest index.
 pub const SIZE_BINS: usize = 40;
 
 /// The first non-zero bin edge: 60 GPU·s, in GPU·ms. Below it every job looks alike.
