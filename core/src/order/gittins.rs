@@ -52,7 +52,7 @@ const fn size_edges() -> [u64; SIZE_BINS] {
         edges[i] = if j % 2 == 0 {
             base
         } else {
-            base / 1_000_000 * 1_414_213 + base % 1_000_000 * 1_414_213 / 1_000_000
+            scale_millionths(base, 1_414_213)
         };
         i += 1;
     }
@@ -68,12 +68,17 @@ const fn size_middles() -> [u64; SIZE_BINS] {
     middles[0] = FIRST_EDGE_GPU_MS / 2;
     let mut i = 1;
     while i < SIZE_BINS - 1 {
-        let edge = SIZE_EDGES_GPU_MS[i];
-        middles[i] = edge / 1_000_000 * 1_189_207 + edge % 1_000_000 * 1_189_207 / 1_000_000;
+        middles[i] = scale_millionths(SIZE_EDGES_GPU_MS[i], 1_189_207);
         i += 1;
     }
     middles[SIZE_BINS - 1] = SIZE_EDGES_GPU_MS[SIZE_BINS - 1];
     middles
+}
+
+/// `⌊x · millionths / 1,000,000⌋` without overflowing for any edge: the bins' `√2` and
+/// `2^(1/4)` steps, at compile time.
+const fn scale_millionths(x: u64, millionths: u64) -> u64 {
+    x / 1_000_000 * millionths + x % 1_000_000 * millionths / 1_000_000
 }
 
 /// The bin of a size in GPU·ms. O(log B): a binary search over [`SIZE_EDGES_GPU_MS`].
@@ -302,7 +307,7 @@ impl GittinsTable {
             return;
         };
         let attained = SIZE_EDGES_GPU_MS[bin];
-        let mut longer: u64 = (bin..SIZE_BINS).map(|m| u64::from(sizes.bin(m).0)).sum();
+        let mut longer: u64 = sizes.count[bin..].iter().map(|&c| u64::from(c)).sum();
         let (mut done, mut cost_done) = (0u64, 0u64);
         let (mut best_done, mut best_cost) = (0u64, 1u64);
         for m in bin..SIZE_BINS {
