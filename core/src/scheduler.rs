@@ -881,6 +881,7 @@ where
 
     /// Adds a validated job to the table and ranks it. O(log J).
     fn insert(&mut self, job: Job, now: TimeMs) {
+        self.order.on_submitted(&job, now);
         let key = self.order.key(&job, now);
         // Room was checked in `validate`; the ranking and the timers have the same capacity.
         let Ok(slot) = self.table.push(job) else {

@@ -426,6 +426,9 @@ impl<O: JobOrder> JobOrder for AllHooks<O> {
     fn after_pass(&mut self, job: &mut Job, now: TimeMs) {
         self.0.after_pass(job, now)
     }
+    fn on_submitted(&mut self, job: &Job, now: TimeMs) {
+        self.0.on_submitted(job, now)
+    }
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         self.0.on_finished(job, now)
     }
@@ -533,7 +536,7 @@ fn hooks_match_the_reference<O: JobOrder + Clone>(order: O) {
 fn order_hooks_only_skip_work_that_changes_nothing() {
     use crate::order::{CompatPolicy, Edf, Las, LasConfig, LengthMetric, Sjf, Srtf};
     use crate::order::{
-        CriticalOrder, HopelessPolicy, RelaxedDeadlinePlacement, Tias, TiasConfig, TiresiasCompat,
+        HopelessPolicy, RelaxedDeadlinePlacement, Tias, TiasConfig, TiresiasCompat,
     };
     hooks_match_the_reference(Fifo);
     hooks_match_the_reference(Sjf::default());
@@ -541,21 +544,30 @@ fn order_hooks_only_skip_work_that_changes_nothing() {
     hooks_match_the_reference(Edf);
     hooks_match_the_reference(Las::new(LasConfig::default()));
     hooks_match_the_reference(Tias::new(TiasConfig::default()));
-    // Learning early and often (so the epoch moves), rejecting, the other placements.
+    // Learning early and often (so the epoch moves), rejecting, the other placements;
+    // tables built one row per event and switched over 64 s, or at once after every finish.
     hooks_match_the_reference(Tias::new(TiasConfig {
         min_samples: 2,
         republish_every: 3,
         hopeless: HopelessPolicy::Reject,
         relaxed: RelaxedDeadlinePlacement::LikeLas,
-        critical_order: CriticalOrder::EarliestDeadline,
+        table_min_samples: 3,
+        ratio_min_deadline_jobs: 1,
+        table_rows_per_event: 1,
+        deadline_weight: 1,
         ..TiasConfig::default()
     }));
     hooks_match_the_reference(Tias::new(TiasConfig {
         min_samples: 2,
         republish_every: 1,
         relaxed: RelaxedDeadlinePlacement::BelowAll,
-        critical_queue: 0,
         hopeless: HopelessPolicy::BestEffort,
+        table_min_samples: 2,
+        table_every_ms: 0,
+        table_switch_step_ms: 0,
+        table_rows_per_event: 40,
+        big_gang_permille: 300,
+        deadline_weight: 1_000,
         ..TiasConfig::default()
     }));
     hooks_match_the_reference(TiresiasCompat::new(CompatPolicy::Dlas(LengthMetric::Time)));

@@ -251,10 +251,10 @@ fn table(name: &str, jobs: &[TraceJob], gpm: u16, machines: u16) {
         ),
     );
     row(
-        "tias-edf",
+        "tias-w16",
         replay(
             Tias::new(TiasConfig {
-                critical_order: gantry_core::CriticalOrder::EarliestDeadline,
+                deadline_weight: 16,
                 ..TiasConfig::default()
             }),
             jobs,

@@ -241,6 +241,9 @@ impl JobOrder for AnyOrder {
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         each_order!(self, o => o.next_review(job, now))
     }
+    fn on_submitted(&mut self, job: &Job, now: TimeMs) {
+        each_order!(self, o => o.on_submitted(job, now))
+    }
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         each_order!(self, o => o.on_finished(job, now))
     }

@@ -246,6 +246,9 @@ impl<O: JobOrder> JobOrder for FullRerank<O> {
     fn reject(&self, job: &Job, now: TimeMs) -> Option<RejectReason> {
         self.0.reject(job, now)
     }
+    fn on_submitted(&mut self, job: &Job, now: TimeMs) {
+        self.0.on_submitted(job, now)
+    }
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         self.0.on_finished(job, now)
     }

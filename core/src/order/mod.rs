@@ -22,9 +22,7 @@ pub use gittins::{
 pub use las::{Las, LasConfig, LasConfigError, MAX_LAS_THRESHOLDS};
 pub use sjf::{LengthMetric, Sjf, Srtf};
 pub use sketch::{SHARE_BUCKETS, SHARE_SHIFT, WHOLE_WINDOW, WindowShareSketch};
-pub use tias::{
-    CriticalOrder, HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig,
-};
+pub use tias::{HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig};
 pub use tiresias_compat::{CompatPolicy, TiresiasCompat};
 
 use crate::event::RejectReason;
@@ -188,6 +186,11 @@ pub trait JobOrder {
     /// ahead of pending ones) stamp it here. Default: nothing. O(1) per job.
     fn after_pass(&mut self, _job: &mut Job, _now: TimeMs) {}
 
+    /// A job was admitted (before it is first keyed): orders that learn from what is
+    /// submitted (TIAS: a deadline job's window as a provisional size sample) note it here.
+    /// Default: nothing.
+    fn on_submitted(&mut self, _job: &Job, _now: TimeMs) {}
+
     /// A job finished: orders that learn online (TIAS) update their statistics here.
     fn on_finished(&mut self, _job: &Job, _now: TimeMs) {}
 
@@ -198,7 +201,7 @@ pub trait JobOrder {
 
     /// The number of healthy GPUs: at construction and after every `GpuDown` or `GpuUp`
     /// that changes it. Orders that weigh their jobs' demand against the cluster (TIAS's
-    /// overload mode) keep it; it is part of the order's state, so a restored snapshot has
+    /// big gangs) keep it; it is part of the order's state, so a restored snapshot has
     /// it. Default: ignored. O(1).
     fn on_capacity(&mut self, _healthy_gpus: u32) {}
 
@@ -222,7 +225,7 @@ pub trait JobOrder {
     /// [`follows_epoch`](Self::follows_epoch): by default its key, `refresh` and review may
     /// all move, so the scheduler re-keys it. An order whose change leaves the key and what
     /// `refresh` makes of the job as they are and only adds a review returns
-    /// [`EpochEffect::Review`] (TIAS's mode switch, which reaches each critical job at its
+    /// [`EpochEffect::Review`] (TIAS's new index table, which reaches each job at its
     /// own time), and the scheduler only arms that review if it is earlier than the one the
     /// job has: a timer move instead of a re-key (also TIAS's `ρ` moving the time a
     /// relaxed job turns critical). O(1).

@@ -22,12 +22,13 @@ pub const WHOLE_WINDOW: u32 = 1 << SHARE_SHIFT;
 
 /// Online histogram of finished deadline jobs' window shares `S / W`, for the shares a
 /// schedule could have met (`S ≤ W`; longer ones are only counted). Forgets by halving every
-/// count once `halve_at` jobs are held (0 = never), so it follows a drifting workload.
-/// Size: 264 B.
+/// count once `halve_at` jobs are held (0 = never), so it follows a drifting workload, and
+/// whenever a bucket is full (16-bit counts keep it small for the firmware's RAM; the
+/// default halves at 4,096 jobs, long before). Size: 136 B.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WindowShareSketch {
     #[serde(with = "BigArray")]
-    count: [u32; SHARE_BUCKETS],
+    count: [u16; SHARE_BUCKETS],
     /// Jobs that ran longer than their window (`S > W`): no schedule could have met them.
     over: u32,
     halve_at: u32,
@@ -45,7 +46,9 @@ impl WindowShareSketch {
 
     /// Jobs held whose share was at most one window.
     pub fn feasible_samples(&self) -> u32 {
-        self.count.iter().fold(0u32, |a, &c| a.saturating_add(c))
+        self.count
+            .iter()
+            .fold(0u32, |a, &c| a.saturating_add(u32::from(c)))
     }
 
     /// Jobs held whose share was above one window: deadlines no order could have met.
@@ -66,17 +69,25 @@ impl WindowShareSketch {
             let b = usize::try_from(scaled)
                 .unwrap_or(SHARE_BUCKETS - 1)
                 .min(SHARE_BUCKETS - 1);
+            if self.count.get(b) == Some(&u16::MAX) {
+                self.halve();
+            }
             if let Some(c) = self.count.get_mut(b) {
                 *c = c.saturating_add(1);
             }
         }
         let held = self.feasible_samples().saturating_add(self.over);
         if self.halve_at > 0 && held >= self.halve_at {
-            for c in self.count.iter_mut() {
-                *c /= 2;
-            }
-            self.over /= 2;
+            self.halve();
         }
+    }
+
+    /// Halves every count: the older half of what is held is forgotten. O(B).
+    fn halve(&mut self) {
+        for c in self.count.iter_mut() {
+            *c /= 2;
+        }
+        self.over /= 2;
     }
 
     /// The `q`-quantile (permille) of the feasible shares, rounded **up** to a bucket edge, in
@@ -167,5 +178,18 @@ mod tests {
         s.record(0, 0);
         assert_eq!(s.feasible_quantile(500, 1), Some(32 * 16 + 16));
         assert_eq!(s.feasible_quantile(1000, 1), Some(WHOLE_WINDOW));
+    }
+
+    #[test]
+    fn a_full_bucket_halves_every_count_instead_of_saturating() {
+        let mut s = WindowShareSketch::new(0);
+        s.record(90, 100); // bucket 57
+        for _ in 0..u16::MAX {
+            s.record(10, 100); // bucket 6
+        }
+        assert_eq!(s.count[6], u16::MAX);
+        assert_eq!(s.count[57], 1);
+        s.record(10, 100); // full: halve first, then count it
+        assert_eq!((s.count[6], s.count[57]), (u16::MAX / 2 + 1, 0));
     }
 }

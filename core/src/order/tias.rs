@@ -1,63 +1,71 @@
 //! TIAS: two-level, information-agnostic scheduling of deadline and non-deadline jobs.
 //!
 //! Yang, Lin, Ni, Song, "TIAS", INSAI 2021 publishes only its abstract: level 1 gives each
-//! kind of job its own priority calculation; level 2 orders the deadline jobs inside one
-//! queue by a *queue urgency* indicator; durations are never known. Everything below the
-//! abstract is our design, measured in `docs/tias.md`.
+//! kind of job its own priority calculation; level 2 orders the jobs that compete inside one
+//! queue by a common *urgency*; durations are never known. Everything below the abstract is
+//! our design, measured in `docs/tias.md` (sessions 12 to 14).
 //!
 //! # Information
 //! TIAS never reads [`JobSpec::declared_length`](crate::JobSpec::declared_length). It knows
 //! each job's GPUs `k`, optional deadline `D`, submission time `s`, executed time `e` and
-//! attained service; and, learned online from finished deadline jobs, how much of its
-//! *window* `W = D − s` a deadline job needs: its window share `S / W`
-//! ([`WindowShareSketch`]). A user's deadline says how long they expect the job to take;
-//! how far that can be trusted is a property of the workload, so it is learned, not assumed.
-//! Of the shares of the jobs some schedule could have met (`S ≤ W`), the high quantile `ρ`
-//! (99th percentile) bounds the run time of a deadline job that can still be met,
-//! `S ≤ ρ·W`, and the low quantile `ρ₀` (10th) is what it needs at the very least.
+//! attained GPU time; it learns online
+//! - how much of its *window* `W = D − s` a deadline job needs ([`WindowShareSketch`]): of
+//!   the shares of the jobs some schedule could have met (`S ≤ W`), the high quantile `ρ`
+//!   (99th percentile) bounds the run time of a deadline job that can still be met,
+//!   `S ≤ ρ·W`, and the low quantile `ρ₀` (10th) is what it needs at the very least;
+//! - the distribution of job sizes in GPU·ms ([`SizeSketch`]): every finished job, and every
+//!   live deadline job as a provisional sample `r·k·W`, since a deadline says how long its
+//!   user expects the job to take. From it, a Gittins index table ([`GittinsTable`]).
 //!
-//! # Level 1: one priority calculation per kind of job
-//! - **Non-deadline jobs**: Tiresias's discretized 2D-LAS, with its queues continued to long
-//!   jobs ([`LasConfig::tiresias_with_long_tail`]).
+//! # Level 1: one standing per kind of job
+//! - **Non-deadline jobs** are ranked by their Gittins index: the expected completions per
+//!   GPU·ms if served next, given the GPU time they have attained (Gittins 1979; Tiresias
+//!   §4.1 for jobs of unknown length). Until a table is learned, by Tiresias's discretized
+//!   2D-LAS ([`LasConfig::tiresias_with_long_tail`]).
 //! - **Deadline jobs** run *as late as is safe*. A deadline job's laxity is the time it can
 //!   still wait: `λ = (D − now) − max(ρ·W − e, 0)`. While `λ > σ·W` (the reserve `σ`, a share
-//!   of the window) it is **relaxed**: young (2D-LAS queue 0) it is served like any young
-//!   job, since it is probably short and deferring it saves little; older, it only uses GPUs
-//!   no non-deadline job wants ([`RelaxedDeadlinePlacement`]). Once `λ ≤ σ·W` it is
-//!   **critical**: it goes above every non-deadline job that has left queue 0 (and to the
-//!   head of queue 0 while it is in it), until it finishes or turns hopeless. Young jobs
-//!   keep precedence because they are the short jobs 2D-LAS exists to serve first, and they
-//!   leave queue 0 within 3,250 GPU·s. Critical is sticky, so a job that proves itself by
-//!   running is never demoted and preempted back and forth.
+//!   of the window) it is **relaxed**: young (2D-LAS queue 0) it is ranked like a
+//!   non-deadline job, since it is probably short and deferring it saves little; older, it
+//!   only uses GPUs no other job wants ([`RelaxedDeadlinePlacement`]). Once `λ ≤ σ·W` it is
+//!   **critical** until it finishes or turns hopeless (sticky, so a job that proves itself
+//!   by running is never demoted and preempted back and forth).
 //! - **Hopeless** deadline jobs have missed whatever happens next: the deadline passed, or
-//!   the job waits and `D − now < ρ₀·W − e` (even the least a met job needed no longer
-//!   fits). By default ([`HopelessPolicy::Background`]) they run only on GPUs no other job
-//!   wants, so they stop delaying jobs that can still be served in time.
+//!   the job waits and `D − now < ρ₀·W − e`. By default ([`HopelessPolicy::Background`])
+//!   they run only on GPUs no other job wants.
+//! - **Gangs of a quarter of the cluster or more** are ranked as non-deadline jobs
+//!   ([`TiasConfig::big_gang_permille`]): protecting a gang that needs half the cluster for
+//!   its whole window blocks dozens of small deadline jobs, and the miss rate counts each job
+//!   once (session 12: 3.6–5 % of non-deadline JCT on ITP cluster01, at most a few deadlines).
 //!
-//! # Level 2: queue urgency
-//! Critical jobs are ordered by the GPU time they commit the cluster to, `k·W`, smallest
-//! first, then by deadline and id ([`CriticalOrder`]): when not every at-risk job can be
-//! saved, saving the cheap ones saves the most deadlines per GPU-hour taken from others.
-//! The key never changes while a job is critical, so two critical jobs never swap places
-//! as time passes (a least-laxity order would: the running one's laxity stays, the waiting
-//! one's falls, and they would preempt each other on every look).
+//! # Level 2: one urgency for every job, the unified index
+//! A critical job competes with the non-deadline jobs on the same scale: *expected
+//! completions per GPU·ms*. If it is feasible it finishes within its remaining bound
+//! `k·(ρ·W − e)`, and a met deadline is worth `w` non-deadline completions
+//! ([`TiasConfig::deadline_weight`]): its index is `w / (k·(ρ·W − e))`, the bound rounded up
+//! to the upper edge of its size bin so the key changes only at bin crossings. When the
+//! cluster is overloaded with critical work this ranks the cheap deadlines first (they save
+//! the most per GPU·ms), and the expensive ones wait behind short non-deadline jobs instead
+//! of taking the cluster from them. A critical job whose bound has fallen below
+//! [`TiasConfig::finish_lift_gpu_ms`] is **lifted** above every job. Indices are base-2
+//! logarithms in 1/256ths ([`log2_q8`]), so keys compare without a division.
 //!
 //! # When keys change
 //! A job's key changes only at an event that changes the job, or at a time computed in
-//! advance ([`JobOrder::next_review`]): a 2D-LAS threshold crossing, a relaxed job turning
-//! critical (`D − σ·W − max(ρ·W − e, 0)` while it waits; `D − σ·W` while it runs, as `λ`
-//! is then constant until `e` reaches `ρ·W`), a waiting job turning hopeless
-//! (`D − max(ρ₀·W − e, 0)`), its deadline. `ρ` and `ρ₀` are re-published every
-//! `republish_every` finished jobs and only when they move; each change advances
-//! [`JobOrder::epoch`], so the scheduler re-keys the live jobs once.
+//! advance ([`JobOrder::next_review`]): a 2D-LAS threshold or size-bin crossing, a relaxed
+//! job turning critical, a waiting one hopeless, a critical job's bound crossing a bin edge,
+//! its deadline. `ρ` and `ρ₀` are re-published every `republish_every` finished jobs, only
+//! when they move; a new index table at most every [`TiasConfig::table_every_ms`], built a
+//! few rows per event. Each publication advances [`JobOrder::epoch`]; a new table reaches
+//! job `id` `(1 + id mod 64)` steps after it is published, so no event re-keys every job.
 //!
 //! # Cold start
 //! Until `min_samples` feasible deadline jobs have finished, `ρ = 1` and `ρ₀ = 0`: every
 //! deadline job is critical from its submission, the safe choice when nothing is known.
 //!
 //! All arithmetic is integer (u64; shares in 1/1,024ths of a window, applied by shifts),
-//! so replays are bit-exact and nothing on the per-job path divides.
+//! so replays are bit-exact, and nothing on the per-job path divides by more than 32 bits.
 
+use super::gittins::{GittinsTable, SIZE_BINS, SIZE_EDGES_GPU_MS, SizeSketch, log2_q8, size_bin};
 use super::las::{QUEUE_MASK, TIRESIAS_FIRST_THRESHOLD_GPU_MS, div_ceil_narrow};
 use super::sketch::{SHARE_SHIFT, WHOLE_WINDOW, WindowShareSketch};
 use super::{
@@ -65,7 +73,7 @@ use super::{
 };
 use crate::event::RejectReason;
 use crate::job::{Job, JobState};
-use crate::time::TimeMs;
+use crate::time::{DurationMs, TimeMs};
 use serde::{Deserialize, Serialize};
 
 /// Flag in [`Job::order_queue`]: this deadline job is hopeless (sticky).
@@ -74,20 +82,24 @@ const HOPELESS_FLAG: u8 = 0x80;
 /// or turns hopeless).
 const CRITICAL_FLAG: u8 = 0x40;
 /// Flag in [`Job::order_queue`]: this critical job needs at most
-/// [`TiasConfig::finish_lift_gpu_ms`] more and is ordered at the head of queue 0 (sticky).
+/// [`TiasConfig::finish_lift_gpu_ms`] more and is ranked above every job (sticky).
 const LIFTED_FLAG: u8 = 0x20;
 
-/// First class of the 2D-LAS region: queue `q`, band `b` → `1 + 2q + b`.
+/// Critical jobs nearly done ([`LIFTED_FLAG`]), by commitment `k·W`: above everything.
+const LIFTED_CLASS: u32 = 0;
+/// A job ranked by 2D-LAS (before it reads an index table) in queue `q` has class
+/// `LAS_CLASS + 2q`: queue 0 above the index class, the later queues below it, where the
+/// critical jobs stood between Tiresias's first and second queues before the index existed.
 const LAS_CLASS: u32 = 1;
-/// Critical deadline jobs lifted to the head of a queue.
-const CRITICAL_BAND: u32 = 0;
-/// Non-deadline jobs, and relaxed deadline jobs served like them.
-const LAS_BAND: u32 = 1;
-/// Relaxed deadline jobs kept below every 2D-LAS queue (the queue field has 4 bits, so at
-/// most 16 queues).
+/// Every job ranked by the unified index (non-deadline, young relaxed, critical, big gangs).
+const INDEX_CLASS: u32 = 2;
+/// Relaxed deadline jobs kept below every other live job but the hopeless (the queue field
+/// has 4 bits, so `LAS_CLASS + 2q` stays below this).
 const RELAXED_BELOW_CLASS: u32 = LAS_CLASS + 2 * 16;
 /// Hopeless jobs under [`HopelessPolicy::Background`]: after everything, by 2D-LAS queue.
 const BACKGROUND_CLASS: u32 = RELAXED_BELOW_CLASS + 1;
+/// A new table reaches job `id` after `1 + id mod SWITCH_STEPS` switch steps.
+const SWITCH_STEPS: u64 = 64;
 
 /// What TIAS does with a deadline job that can no longer make its deadline.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,42 +108,32 @@ pub enum HopelessPolicy {
     /// it has missed its deadline whatever happens next, and it still finishes.
     #[default]
     Background,
-    /// Order it exactly like a non-deadline job (2D-LAS).
+    /// Rank it exactly like a non-deadline job.
     BestEffort,
     /// Reject it ([`RejectReason::DeadlineUnreachable`]) once it is queued.
     Reject,
 }
 
-/// Where a deadline job that is not (yet) critical is ordered.
+/// Where a deadline job that is not (yet) critical is ranked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RelaxedDeadlinePlacement {
-    /// Like any job under 2D-LAS: its queue, FIFO by queue-entry time.
+    /// Like a non-deadline job.
     LikeLas,
-    /// After every non-deadline job, by deadline: it uses only GPUs non-deadline jobs leave
-    /// free, until it turns critical.
+    /// After every non-deadline job, by deadline: it uses only GPUs other jobs leave free,
+    /// until it turns critical.
     BelowAll,
-    /// Like 2D-LAS while in queue 0, then [`BelowAll`](Self::BelowAll) (default): a young
-    /// job is probably short, and deferring a short job frees little for others while
-    /// every deferral risks its deadline (a placement slower than expected, a burst of
-    /// critical jobs).
+    /// Like a non-deadline job while in 2D-LAS queue 0, then [`BelowAll`](Self::BelowAll)
+    /// (default): a young job is probably short, and deferring a short job frees little for
+    /// others while every deferral risks its deadline.
     #[default]
     LikeLasWhileYoung,
-}
-
-/// How critical jobs are ordered among themselves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum CriticalOrder {
-    /// Earliest deadline first.
-    EarliestDeadline,
-    /// Smallest GPU time committed, `k·W`, first (default), then earliest deadline.
-    #[default]
-    SmallestCommitment,
 }
 
 /// Every constant of TIAS, each with its reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TiasConfig {
-    /// The 2D-LAS queues for non-deadline (and young or best-effort) jobs.
+    /// The 2D-LAS queues: the order before an index table is learned, what "young" means for
+    /// a relaxed deadline job, and the order among hopeless jobs.
     pub las: LasConfig,
     /// `q` of `ρ`, permille: a deadline job is assumed to need at most what 99 % of the
     /// feasible deadline jobs needed.
@@ -147,51 +149,49 @@ pub struct TiasConfig {
     pub safety_permille: u16,
     /// Feasible finished deadline jobs needed before `ρ` and `ρ₀` are learned.
     pub min_samples: u32,
-    /// Finished jobs between two re-publications of `ρ` and `ρ₀`; each change re-keys every
-    /// live job once, so this bounds that work to once per this many finishes.
+    /// Finished jobs between two re-publications of `ρ` and `ρ₀`; each change re-keys the
+    /// critical jobs whose bound changes bin, so this bounds that work.
     pub republish_every: u32,
-    /// The sketch halves its counts at this many jobs (0 = never forgets).
+    /// The window-share sketch halves its counts at this many jobs (0 = never forgets).
     pub sketch_halve_at: u32,
-    /// The 2D-LAS queue at whose head critical jobs are placed (a critical job still in a
-    /// higher queue goes to the head of its own). 1: above every job that has left queue 0.
-    pub critical_queue: u8,
-    /// Order among critical jobs.
-    pub critical_order: CriticalOrder,
     /// What happens to hopeless deadline jobs.
     pub hopeless: HopelessPolicy,
     /// Where relaxed deadline jobs go.
     pub relaxed: RelaxedDeadlinePlacement,
     /// A critical job whose remaining bound `k·(ρ·W − e)` has fallen below this many GPU·ms
-    /// goes to the head of queue 0, above young jobs (0 = never). It needs no more than a
-    /// young job may take before it leaves queue 0, so 2D-LAS's own reason to serve young
-    /// jobs first applies to it; below young jobs, in an overloaded cluster, a deadline job
-    /// that has run most of its length is preempted by each new arrival and misses after
-    /// the GPUs have done most of its work. Default: 2D-LAS's first threshold.
+    /// is ranked above every job (0 = never). It needs no more than a young job may take
+    /// before it leaves 2D-LAS's first queue, and in an overloaded cluster a deadline job
+    /// that has run most of its length would otherwise be preempted by each new arrival and
+    /// miss after the GPUs have done most of its work. Default: 2D-LAS's first threshold.
     pub finish_lift_gpu_ms: u64,
-    /// Overload mode, entered at a publication of `ρ`, `ρ₀` when the critical jobs together
-    /// ask for more than this many permille of the healthy GPUs (`Σ k` over critical jobs;
-    /// 0 = never). In it critical jobs are ranked by their remaining bound `k·(ρ·W − e)` as
-    /// 2D-LAS ranks by attained service: not every deadline at risk can be met, and ranking
-    /// by what is left saves the most per GPU-hour, while the expensive ones wait behind
-    /// non-deadline jobs instead of taking every queue beyond the first from them.
-    /// 1,500: the critical jobs alone would need half as many GPUs again as the cluster has.
-    /// Deferring deadline jobs piles them up as critical near their laxity, so a demand just
-    /// above the cluster is normal where every deadline can still be met (Philly at 128 GPUs
-    /// peaks at 1.21 × while EDF meets 99.8 % of its deadlines; Chronus MIX1 at 256 GPUs
-    /// reaches 3.5 ×; `docs/tias.md`, session 10).
-    pub overload_enter_permille: u16,
-    /// The mode is left at a publication where the critical demand is at most this many
-    /// permille of the healthy GPUs. 1,000: the critical jobs fit in the cluster again.
-    /// Below the entry level, so that a demand hovering near it does not switch the mode
-    /// (and re-rank every deadline job) at each publication.
-    pub overload_leave_permille: u16,
-    /// A change of mode reaches the critical jobs one 64th at a time: job `id` switches
-    /// `(1 + id mod 64)` steps of this many ms after the publication that changed the mode.
-    /// Switching every critical job at once re-ranks them all in one pass, and the pass then
-    /// preempts and starts dozens of jobs in one event (47 on the firmware's 64-GPU stream:
-    /// 419,600 Cortex-M4F instructions against issue 12's 60,000). 1,000 ms: the whole
-    /// change takes 64 s, against deadline windows of hours.
-    pub overload_switch_step_ms: u64,
+    /// `w`: how many non-deadline completions a met deadline is worth in the unified index.
+    /// 8: session 13 passed the development grid at 4, 8 and 16; at 32 the critical jobs take
+    /// too much from Chronus MIX1's non-deadline jobs at 256 GPUs (1.05 × LAS's JCT).
+    pub deadline_weight: u32,
+    /// Deadline jobs of at least this many permille of the cluster's GPUs are ranked as
+    /// non-deadline jobs (0 = never). 250: on ITP cluster01, 13 gangs of 64 GPUs and 6 of 32
+    /// hold 70 % of all deadline jobs' `k·W`, and only 4 of the 11 largest can be met at all
+    /// (session 12).
+    pub big_gang_permille: u16,
+    /// Size samples (finished jobs, provisional windows and the pseudo-sample together)
+    /// needed before the first index table: fewer give an index of noise.
+    pub table_min_samples: u32,
+    /// Finished deadline jobs needed before `r`, the run time per window, turns live
+    /// deadline jobs' windows into size samples. 8: session 13 measured 8 and 32 alike.
+    pub ratio_min_deadline_jobs: u32,
+    /// A new index table is started at most this often, ms. The table changes keys, so it is
+    /// rate-limited like `ρ`; 64 s is short against jobs of hours, and session 12 measured
+    /// it as good as a table per finish.
+    pub table_every_ms: u64,
+    /// A new table reaches job `id` `(1 + id mod 64)` steps of this many ms after it is
+    /// published, so a table re-keys a 64th of the jobs per step instead of every job in one
+    /// event (session 11: switching all at once preempted and started 47 jobs in one event
+    /// on the firmware's stream). At most `table_every_ms / 64`.
+    pub table_switch_step_ms: u64,
+    /// Rows of a new table computed per event while one is being built: a row is O(B) with
+    /// 128-bit products, so a whole table (O(B²)) in one event would exceed the Cortex-M4F's
+    /// per-event budget.
+    pub table_rows_per_event: u8,
 }
 
 impl Default for TiasConfig {
@@ -204,14 +204,16 @@ impl Default for TiasConfig {
             min_samples: 32,
             republish_every: 64,
             sketch_halve_at: 4096,
-            critical_queue: 1,
-            critical_order: CriticalOrder::SmallestCommitment,
             hopeless: HopelessPolicy::Background,
             relaxed: RelaxedDeadlinePlacement::LikeLasWhileYoung,
             finish_lift_gpu_ms: TIRESIAS_FIRST_THRESHOLD_GPU_MS,
-            overload_enter_permille: 1500,
-            overload_leave_permille: 1000,
-            overload_switch_step_ms: 1000,
+            deadline_weight: 8,
+            big_gang_permille: 250,
+            table_min_samples: 32,
+            ratio_min_deadline_jobs: 8,
+            table_every_ms: 64_000,
+            table_switch_step_ms: 1_000,
+            table_rows_per_event: 4,
         }
     }
 }
@@ -219,7 +221,7 @@ impl Default for TiasConfig {
 /// What level 1 makes of a job at a given time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Standing {
-    /// No deadline: 2D-LAS.
+    /// No deadline.
     NoDeadline,
     /// A deadline job that can still wait; it turns critical at `critical_at` unless an
     /// event changes it first.
@@ -231,6 +233,33 @@ pub enum Standing {
     Critical,
     /// A deadline job that can no longer make its deadline.
     Hopeless,
+}
+
+/// How a job's key is made, from the marks `refresh` set. Each reads different state, which
+/// is what decides whom a publication moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ranking {
+    /// By the index table of its attained GPU time (2D-LAS before it reads one).
+    Sized,
+    /// Critical: by `w / (k·(ρ·W − e))`, which reads `ρ`.
+    Critical,
+    /// Critical and nearly done: above everything.
+    Lifted,
+    /// Relaxed and older: below all, by deadline.
+    RelaxedBelow,
+    /// Hopeless, in the background.
+    Background,
+}
+
+/// What the last change of the epoch moved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct EpochChange {
+    /// `ρ`, `ρ₀` moved; `ρ` was this before.
+    shares_from: Option<u32>,
+    /// A new index table was published.
+    table: bool,
+    /// The cluster's size, and with it which gangs are big, changed.
+    gangs: bool,
 }
 
 /// The TIAS job order. Preemptive; skips queue heads that do not fit.
@@ -247,17 +276,23 @@ pub struct Tias {
     safety_share: u32,
     finished_since_publish: u32,
     epoch: u32,
-    /// In overload mode ([`TiasConfig::overload_enter_permille`]).
-    overloaded: bool,
-    /// When the mode last changed (`None`: never); see
-    /// [`TiasConfig::overload_switch_step_ms`].
-    mode_changed_at: Option<TimeMs>,
-    /// The last epoch changed the mode alone (not `ρ`, `ρ₀`): only critical jobs follow it.
-    mode_only_epoch: bool,
-    /// `Σ k` over the live jobs marked critical (kept as marks are set and jobs leave).
-    critical_gpus: u64,
-    /// Healthy GPUs, from [`JobOrder::on_capacity`].
-    healthy_gpus: u32,
+    last_change: EpochChange,
+    /// What is known of job sizes.
+    sizes: SizeSketch,
+    /// The index table published last.
+    table: GittinsTable,
+    /// The table before it, read by a job until the new one reaches it; once every job has
+    /// switched, the next table is built here.
+    previous: GittinsTable,
+    /// Before the second table there is no previous one: a job not yet reached by the first
+    /// table is ranked by 2D-LAS.
+    previous_is_las: bool,
+    /// When `table` was published (`None`: no table yet).
+    table_at: Option<TimeMs>,
+    /// The next row of the table being built into `previous` (`SIZE_BINS`: none is).
+    next_row: u8,
+    /// The most healthy GPUs seen: the cluster's size, which big gangs are measured against.
+    cluster_gpus: u32,
 }
 
 impl Default for Tias {
@@ -278,11 +313,14 @@ impl Tias {
             safety_share: permille_to_share(config.safety_permille),
             finished_since_publish: 0,
             epoch: 0,
-            overloaded: false,
-            mode_changed_at: None,
-            mode_only_epoch: false,
-            critical_gpus: 0,
-            healthy_gpus: 0,
+            last_change: EpochChange::default(),
+            sizes: SizeSketch::new(),
+            table: GittinsTable::new(),
+            previous: GittinsTable::new(),
+            previous_is_las: true,
+            table_at: None,
+            next_row: SIZE_BINS as u8,
+            cluster_gpus: 0,
         }
     }
 
@@ -291,9 +329,19 @@ impl Tias {
         &self.config
     }
 
-    /// What has been learned of finished deadline jobs.
+    /// What has been learned of finished deadline jobs' window shares.
     pub fn sketch(&self) -> &WindowShareSketch {
         &self.sketch
+    }
+
+    /// What has been learned of job sizes.
+    pub fn sizes(&self) -> &SizeSketch {
+        &self.sizes
+    }
+
+    /// The index table published last and when (`None` before the first).
+    pub fn table(&self) -> Option<(&GittinsTable, TimeMs)> {
+        self.table_at.map(|at| (&self.table, at))
     }
 
     /// `ρ` and `ρ₀`, the most and the least share of its window a feasible deadline job is
@@ -333,17 +381,17 @@ impl Tias {
         Some(TimeMs(deadline.0.saturating_sub(needed)))
     }
 
-    /// `ρ·W − e`: how much longer a deadline job may still need, in ms, if it needs no more
-    /// than a job that can be met. O(1).
-    fn remaining_bound_ms(&self, job: &Job) -> Option<u64> {
+    /// `ρ·W − e` for `ρ = bound_share`: how much longer a deadline job may still need, in
+    /// ms, if it needs no more than a job that can be met. O(1).
+    fn remaining_bound_ms(job: &Job, bound_share: u32) -> Option<u64> {
         let deadline = job.deadline()?;
         let window = deadline.saturating_since(job.submitted_at()).0;
-        Some(share_of(window, self.bound_share).saturating_sub(job.executed().0))
+        Some(share_of(window, bound_share).saturating_sub(job.executed().0))
     }
 
-    /// `k·(ρ·W − e)`, GPU·ms. O(1).
+    /// `k·(ρ·W − e)`, GPU·ms, under the current `ρ`. O(1).
     fn remaining_bound_gpu_ms(&self, job: &Job) -> u64 {
-        self.remaining_bound_ms(job)
+        Self::remaining_bound_ms(job, self.bound_share)
             .unwrap_or(0)
             .saturating_mul(u64::from(job.gpus()))
     }
@@ -355,28 +403,26 @@ impl Tias {
             && self.remaining_bound_gpu_ms(job) < self.config.finish_lift_gpu_ms
     }
 
-    /// When a running critical job not yet lifted becomes [`nearly_done`](Self::nearly_done):
-    /// its remaining bound falls by `k` GPU·ms per ms. O(1).
+    /// When a running job whose remaining bound is `remaining_ms` on `k` GPUs has less than
+    /// `gpu_ms` left: its bound falls by `k` GPU·ms per ms. `None` if it never will (`gpu_ms`
+    /// is 0). O(1).
+    fn bound_below_at(now: TimeMs, remaining_ms: u64, gpus: u16, gpu_ms: u64) -> Option<TimeMs> {
+        // Below once `remaining − x < ⌈gpu_ms / k⌉`, i.e. after
+        // `x = remaining + 1 − ⌈gpu_ms / k⌉` more ms.
+        let per_gpu = div_ceil_narrow(gpu_ms, u64::from(gpus.max(1)));
+        let wait_ms = remaining_ms.saturating_add(1).checked_sub(per_gpu)?;
+        Some(now.saturating_add(DurationMs(wait_ms)))
+    }
+
+    /// When a running critical job not yet lifted becomes [`nearly_done`](Self::nearly_done).
+    /// O(1).
     fn lift_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
-        if job.state() != JobState::Running || job.order_queue & LIFTED_FLAG != 0 {
+        let lift = self.config.finish_lift_gpu_ms;
+        if job.state() != JobState::Running || job.order_queue & LIFTED_FLAG != 0 || lift == 0 {
             return None;
         }
-        let lift = if self.overloaded_for(job, now) {
-            let queue = self.config.las.queue_for(self.remaining_bound_gpu_ms(job));
-            let below = usize::from(queue).checked_sub(1)?;
-            self.config.las.thresholds_gpu_ms().get(below).copied()?
-        } else {
-            self.config.finish_lift_gpu_ms
-        };
-        if lift == 0 {
-            return None;
-        }
-        let remaining = self.remaining_bound_ms(job)?;
-        // Nearly done once `remaining − x < ⌈lift / k⌉`, i.e. after
-        // `x = remaining + 1 − ⌈lift / k⌉` more ms.
-        let per_gpu = div_ceil_narrow(lift, u64::from(job.gpus().max(1)));
-        let wait_ms = remaining.saturating_add(1).checked_sub(per_gpu)?;
-        Some(now.saturating_add(crate::time::DurationMs(wait_ms)))
+        let remaining = Self::remaining_bound_ms(job, self.bound_share)?;
+        Self::bound_below_at(now, remaining, job.gpus(), lift)
     }
 
     /// Level 1: how TIAS treats this job at `now`, from its flags and the clock. O(1).
@@ -406,8 +452,157 @@ impl Tias {
         (standing, hopeless_at)
     }
 
-    /// Re-learns `ρ` and `ρ₀`; a change advances the epoch. O(B).
-    fn publish(&mut self, now: TimeMs) {
+    /// Whether the job is a gang of at least [`TiasConfig::big_gang_permille`] of the
+    /// cluster. O(1).
+    fn big_gang(&self, job: &Job) -> bool {
+        let permille = u64::from(self.config.big_gang_permille);
+        permille > 0
+            && self.cluster_gpus > 0
+            && u64::from(job.gpus()) * 1000 >= permille * u64::from(self.cluster_gpus)
+    }
+
+    /// How the job's key is made, from the marks `refresh` set. O(1).
+    fn ranking(&self, job: &Job) -> Ranking {
+        let flags = job.order_queue;
+        if job.deadline().is_none() {
+            return Ranking::Sized;
+        }
+        if flags & HOPELESS_FLAG != 0 {
+            return match self.config.hopeless {
+                HopelessPolicy::Background => Ranking::Background,
+                HopelessPolicy::BestEffort | HopelessPolicy::Reject => Ranking::Sized,
+            };
+        }
+        if self.big_gang(job) {
+            return Ranking::Sized;
+        }
+        if flags & LIFTED_FLAG != 0 {
+            return Ranking::Lifted;
+        }
+        if flags & CRITICAL_FLAG != 0 {
+            return Ranking::Critical;
+        }
+        let young = flags & QUEUE_MASK == 0;
+        match self.config.relaxed {
+            RelaxedDeadlinePlacement::LikeLas => Ranking::Sized,
+            RelaxedDeadlinePlacement::LikeLasWhileYoung if young => Ranking::Sized,
+            RelaxedDeadlinePlacement::BelowAll | RelaxedDeadlinePlacement::LikeLasWhileYoung => {
+                Ranking::RelaxedBelow
+            }
+        }
+    }
+
+    /// When the table published last reaches job `id`: `(1 + id mod 64)` steps after it.
+    /// `None` before the first table. O(1).
+    fn table_switch_at(&self, job: &Job) -> Option<TimeMs> {
+        let steps = u64::from(job.id().0) % SWITCH_STEPS + 1;
+        let delay = steps.saturating_mul(self.config.table_switch_step_ms);
+        Some(self.table_at?.saturating_add(DurationMs(delay)))
+    }
+
+    /// The table job `job` reads at `now`: the last one once it has reached the job, the one
+    /// before until then; `None` means 2D-LAS. O(1).
+    fn table_for(&self, job: &Job, now: TimeMs) -> Option<&GittinsTable> {
+        match self.table_switch_at(job) {
+            None => None,
+            Some(at) if now < at && self.previous_is_las => None,
+            Some(at) if now < at => Some(&self.previous),
+            Some(_) => Some(&self.table),
+        }
+    }
+
+    /// The key of a job ranked by size: its index in the table it reads, or 2D-LAS. O(log B).
+    fn sized_key(&self, job: &Job, now: TimeMs) -> PriorityKey {
+        match self.table_for(job, now) {
+            Some(table) => PriorityKey {
+                class: INDEX_CLASS,
+                primary: -i64::from(table.log_index(job.attained_gpu_ms())),
+                secondary: key_ms(job.submitted_at().0),
+            },
+            None => PriorityKey {
+                class: class_of_queue(job.order_queue & QUEUE_MASK),
+                ..Las::las_key(job)
+            },
+        }
+    }
+
+    /// The size bin of a critical job's remaining bound under `ρ = bound_share`. O(log B).
+    fn bound_bin(job: &Job, bound_share: u32) -> usize {
+        let remaining = Self::remaining_bound_ms(job, bound_share).unwrap_or(0);
+        size_bin(remaining.saturating_mul(u64::from(job.gpus())))
+    }
+
+    /// A critical job's key: `w / (k·(ρ·W − e))` as a log-index, the bound rounded up to its
+    /// bin's upper edge, so that it changes only when the bound crosses a bin edge. O(log B).
+    fn critical_key(&self, job: &Job, deadline: TimeMs) -> PriorityKey {
+        let bin = Self::bound_bin(job, self.bound_share);
+        let bound = SIZE_EDGES_GPU_MS
+            .get(bin + 1)
+            .copied()
+            .unwrap_or(SIZE_EDGES_GPU_MS[SIZE_BINS - 1]);
+        let weight = log2_q8(u128::from(self.config.deadline_weight.max(1)));
+        let index = weight - log2_q8(u128::from(bound));
+        PriorityKey {
+            class: INDEX_CLASS,
+            primary: -i64::from(index),
+            secondary: key_ms(deadline.0),
+        }
+    }
+
+    /// A lifted job's key: by the GPU time it commits the cluster to, `k·W`, smallest first
+    /// (saving the cheap ones saves the most deadlines per GPU-hour), then by deadline.
+    fn lifted_key(job: &Job, deadline: TimeMs) -> PriorityKey {
+        let commitment = deadline
+            .saturating_since(job.submitted_at())
+            .0
+            .saturating_mul(u64::from(job.gpus()));
+        PriorityKey {
+            class: LIFTED_CLASS,
+            primary: key_ms(commitment),
+            secondary: key_ms(deadline.0),
+        }
+    }
+
+    /// When a running job ranked by size next crosses into a size bin, and the time its
+    /// table switches if that moves its index. O(log B).
+    fn sized_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        let reads_table = self.table_for(job, now).is_some();
+        let attained = job.attained_gpu_ms();
+        let crossing = match SIZE_EDGES_GPU_MS.get(size_bin(attained) + 1) {
+            Some(&edge) if reads_table && job.state() == JobState::Running => {
+                let wait_ms = div_ceil_narrow(edge - attained, u64::from(job.gpus().max(1)));
+                Some(now.saturating_add(DurationMs(wait_ms)))
+            }
+            _ => None,
+        };
+        let switch = self
+            .table_switch_at(job)
+            .filter(|&at| at > now && self.switch_moves(job));
+        earlier(crossing, switch)
+    }
+
+    /// Whether the table switch changes this job's index (from 2D-LAS it always does). O(log B).
+    fn switch_moves(&self, job: &Job) -> bool {
+        self.previous_is_las
+            || self.previous.log_index(job.attained_gpu_ms())
+                != self.table.log_index(job.attained_gpu_ms())
+    }
+
+    /// When a running critical job's bound falls into the next bin down. O(log B).
+    fn critical_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        if job.state() != JobState::Running {
+            return None;
+        }
+        let edge = SIZE_EDGES_GPU_MS[Self::bound_bin(job, self.bound_share)];
+        if edge == 0 {
+            return None;
+        }
+        let remaining = Self::remaining_bound_ms(job, self.bound_share)?;
+        Self::bound_below_at(now, remaining, job.gpus(), edge)
+    }
+
+    /// Re-learns `ρ` and `ρ₀`; returns `ρ` before, if they moved. O(B).
+    fn publish_shares(&mut self) -> Option<u32> {
         let min = self.config.min_samples.max(1);
         let bound = self
             .sketch
@@ -417,99 +612,112 @@ impl Tias {
             .sketch
             .feasible_quantile(self.config.hopeless_quantile_permille, min)
             .unwrap_or(0);
-        let overloaded = self.overload_after_publication();
-        if overloaded != self.overloaded {
-            self.mode_changed_at = Some(now);
+        let before = self.bound_share;
+        let moved = (bound, least) != (self.bound_share, self.least_share);
+        (self.bound_share, self.least_share) = (bound, least);
+        moved.then_some(before)
+    }
+
+    /// Starts a new table if none is being built, the last one has reached every job and
+    /// is old enough, and enough sizes are known; then computes this event's rows, and
+    /// publishes the table when its last row is done. Returns whether it published. O(B²)
+    /// bounded by `table_rows_per_event` rows of O(B).
+    fn build_table(&mut self, now: TimeMs, may_start: bool) -> bool {
+        let building = usize::from(self.next_row) < SIZE_BINS;
+        if !building {
+            let switched = SWITCH_STEPS.saturating_mul(self.config.table_switch_step_ms);
+            let wait = DurationMs(self.config.table_every_ms.max(switched));
+            let due = self
+                .table_at
+                .is_none_or(|at| now >= at.saturating_add(wait));
+            if !(may_start && due) {
+                return false;
+            }
         }
-        let shares_moved = (bound, least) != (self.bound_share, self.least_share);
-        if shares_moved || overloaded != self.overloaded {
-            self.mode_only_epoch = !shares_moved;
-            (self.bound_share, self.least_share, self.overloaded) = (bound, least, overloaded);
+        let sizes = self.sizes.blended(self.config.ratio_min_deadline_jobs);
+        if !building {
+            if sizes.total() < u64::from(self.config.table_min_samples) {
+                return false;
+            }
+            self.next_row = 0;
+        }
+        for _ in 0..self.config.table_rows_per_event.max(1) {
+            let row = usize::from(self.next_row);
+            if row >= SIZE_BINS {
+                break;
+            }
+            self.previous.compute_row(&sizes, row);
+            self.next_row = self.next_row.saturating_add(1);
+        }
+        if usize::from(self.next_row) < SIZE_BINS {
+            return false;
+        }
+        core::mem::swap(&mut self.table, &mut self.previous);
+        self.previous_is_las = self.table_at.is_none();
+        self.table_at = Some(now);
+        true
+    }
+
+    /// Advances the epoch once for everything this event changed. O(1).
+    fn changed(&mut self, change: EpochChange) {
+        if change != EpochChange::default() {
+            self.last_change = change;
             self.epoch = self.epoch.wrapping_add(1);
         }
     }
 
-    /// Whether TIAS is in overload mode after a publication: entered above
-    /// [`overload_enter_permille`](TiasConfig::overload_enter_permille) of the healthy GPUs,
-    /// left at or below [`overload_leave_permille`](TiasConfig::overload_leave_permille).
-    /// O(1).
-    fn overload_after_publication(&self) -> bool {
-        let enter = self.config.overload_enter_permille;
-        if enter == 0 || self.healthy_gpus == 0 {
-            return false;
-        }
-        let level = if self.overloaded {
-            self.config.overload_leave_permille.min(enter)
+    /// The deadline job's GPUs and window, for its provisional size sample.
+    fn window_sample(job: &Job) -> Option<(u16, u64)> {
+        let deadline = job.deadline()?;
+        Some((job.gpus(), deadline.saturating_since(job.submitted_at()).0))
+    }
+
+    /// What a change of `ρ` from `before` does to a job ranked `ranking`. O(1).
+    fn shares_effect(&self, job: &Job, now: TimeMs, before: u32) -> EpochEffect {
+        let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
+        let flags = job.order_queue;
+        let key_stays = match standing {
+            Standing::Relaxed { .. } | Standing::NoDeadline => true,
+            Standing::Critical => {
+                flags & CRITICAL_FLAG != 0
+                    && (flags & LIFTED_FLAG != 0 || !self.nearly_done(job))
+                    && (self.ranking(job) != Ranking::Critical
+                        || Self::bound_bin(job, before) == Self::bound_bin(job, self.bound_share))
+            }
+            Standing::Hopeless => false,
+        };
+        if key_stays {
+            EpochEffect::Review(self.review_from(job, now, standing, hopeless_at))
         } else {
-            enter
-        };
-        let demand = self.critical_gpus.saturating_mul(1000);
-        demand > u64::from(self.healthy_gpus).saturating_mul(u64::from(level))
-    }
-
-    /// Whether TIAS is in overload mode.
-    pub fn overloaded(&self) -> bool {
-        self.overloaded
-    }
-
-    /// When the last change of mode reaches this job: `(1 + id mod 64)` steps after it.
-    /// O(1).
-    fn mode_switch_at(&self, job: &Job) -> Option<TimeMs> {
-        let at = self.mode_changed_at?;
-        let steps = u64::from(job.id().0 % 64) + 1;
-        let delay = steps.saturating_mul(self.config.overload_switch_step_ms);
-        Some(at.saturating_add(crate::time::DurationMs(delay)))
-    }
-
-    /// The mode as this job sees it at `now`: the previous one until the change reaches it.
-    /// O(1).
-    fn overloaded_for(&self, job: &Job, now: TimeMs) -> bool {
-        match self.mode_switch_at(job) {
-            Some(at) if now < at => !self.overloaded,
-            _ => self.overloaded,
+            EpochEffect::Rekey
         }
     }
 
-    /// Takes a critical job out of the critical demand (it finished, left or turned
-    /// hopeless). O(1).
-    fn leave_critical(&mut self, job: &Job) {
-        if job.order_queue & CRITICAL_FLAG != 0 {
-            self.critical_gpus = self.critical_gpus.saturating_sub(u64::from(job.gpus()));
+    /// What a new table does to a job: a job ranked by size whose index it moves is reviewed
+    /// when the table reaches it (re-keyed now if that is now: a zero switch step); others
+    /// are untouched. O(log B).
+    fn table_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
+        if self.ranking(job) != Ranking::Sized || !self.switch_moves(job) {
+            return EpochEffect::Review(None);
         }
-    }
-
-    fn las_class(job: &Job, band: u32) -> u32 {
-        class_of_queue(job.order_queue & QUEUE_MASK, band)
-    }
-
-    /// The key of a critical job: the head of its queue or of `critical_queue`, by
-    /// [`CriticalOrder`].
-    fn critical_key(&self, job: &Job, deadline: TimeMs, now: TimeMs) -> PriorityKey {
-        let queue = if job.order_queue & LIFTED_FLAG != 0 {
-            0
-        } else if self.overloaded_for(job, now) {
-            self.config.las.queue_for(self.remaining_bound_gpu_ms(job))
-        } else {
-            (job.order_queue & QUEUE_MASK).min(self.config.critical_queue)
-        };
-        let commitment = deadline
-            .saturating_since(job.submitted_at())
-            .0
-            .saturating_mul(u64::from(job.gpus()));
-        let primary = match self.config.critical_order {
-            CriticalOrder::EarliestDeadline => key_ms(deadline.0),
-            CriticalOrder::SmallestCommitment => key_ms(commitment),
-        };
-        PriorityKey {
-            class: class_of_queue(queue, CRITICAL_BAND),
-            primary,
-            secondary: key_ms(deadline.0),
+        match self.table_switch_at(job) {
+            Some(at) if at > now => EpochEffect::Review(Some(at)),
+            _ => EpochEffect::Rekey,
         }
     }
 }
 
-fn class_of_queue(queue: u8, band: u32) -> u32 {
-    LAS_CLASS + 2 * u32::from(queue) + band
+/// `LAS_CLASS + 2q`: see [`LAS_CLASS`].
+fn class_of_queue(queue: u8) -> u32 {
+    LAS_CLASS + 2 * u32::from(queue)
+}
+
+/// The earlier of two optional times.
+fn earlier(a: Option<TimeMs>, b: Option<TimeMs>) -> Option<TimeMs> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        _ => a.or(b),
+    }
 }
 
 /// `permille` of a window in 1/1,024ths (rounded to nearest). Construction only.
@@ -551,19 +759,15 @@ impl JobOrder for Tias {
         }
     }
 
-    /// 2D-LAS demotion/promotion, then the sticky critical and hopeless marks. O(K).
+    /// 2D-LAS demotion/promotion, then the sticky critical, lifted and hopeless marks. O(K).
     fn refresh(&mut self, job: &mut Job, now: TimeMs) {
         self.las.refresh_job(job, now);
         match self.standing(job, now) {
             Standing::Hopeless => {
-                self.leave_critical(job);
                 job.order_queue =
                     (job.order_queue & !(CRITICAL_FLAG | LIFTED_FLAG)) | HOPELESS_FLAG;
             }
             Standing::Critical => {
-                if job.order_queue & CRITICAL_FLAG == 0 {
-                    self.critical_gpus = self.critical_gpus.saturating_add(u64::from(job.gpus()));
-                }
                 job.order_queue |= CRITICAL_FLAG;
                 if self.nearly_done(job) {
                     job.order_queue |= LIFTED_FLAG;
@@ -573,38 +777,24 @@ impl JobOrder for Tias {
         }
     }
 
-    /// From the flags `refresh` set and the 2D-LAS queue: O(1).
+    /// From the marks `refresh` set, the table the job reads and `ρ`: O(log B).
     fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
-        let las = PriorityKey {
-            class: Self::las_class(job, LAS_BAND),
-            ..Las::las_key(job)
-        };
         let Some(deadline) = job.deadline() else {
-            return las;
+            return self.sized_key(job, now);
         };
-        if job.order_queue & HOPELESS_FLAG != 0 {
-            return match self.config.hopeless {
-                HopelessPolicy::Background => PriorityKey {
-                    class: BACKGROUND_CLASS + u32::from(job.order_queue & QUEUE_MASK),
-                    ..las
-                },
-                HopelessPolicy::BestEffort | HopelessPolicy::Reject => las,
-            };
-        }
-        if job.order_queue & CRITICAL_FLAG != 0 {
-            return self.critical_key(job, deadline, now);
-        }
-        let young = job.order_queue & QUEUE_MASK == 0;
-        match self.config.relaxed {
-            RelaxedDeadlinePlacement::LikeLas => las,
-            RelaxedDeadlinePlacement::LikeLasWhileYoung if young => las,
-            RelaxedDeadlinePlacement::BelowAll | RelaxedDeadlinePlacement::LikeLasWhileYoung => {
-                PriorityKey {
-                    class: RELAXED_BELOW_CLASS,
-                    primary: key_ms(deadline.0),
-                    secondary: 0,
-                }
-            }
+        match self.ranking(job) {
+            Ranking::Sized => self.sized_key(job, now),
+            Ranking::Critical => self.critical_key(job, deadline),
+            Ranking::Lifted => Self::lifted_key(job, deadline),
+            Ranking::RelaxedBelow => PriorityKey {
+                class: RELAXED_BELOW_CLASS,
+                primary: key_ms(deadline.0),
+                secondary: 0,
+            },
+            Ranking::Background => PriorityKey {
+                class: BACKGROUND_CLASS + u32::from(job.order_queue & QUEUE_MASK),
+                ..Las::las_key(job)
+            },
         }
     }
 
@@ -615,29 +805,59 @@ impl JobOrder for Tias {
             .then_some(RejectReason::DeadlineUnreachable)
     }
 
-    /// Learns the finished deadline job's window share; re-publishes `ρ` and `ρ₀` every
-    /// `republish_every` finishes. O(1), O(B) when re-publishing.
-    fn on_finished(&mut self, job: &Job, now: TimeMs) {
-        if let Some(deadline) = job.deadline() {
-            let window = deadline.saturating_since(job.submitted_at()).0;
-            self.sketch.record(job.executed().0, window);
-            self.leave_critical(job);
+    /// A deadline job's window becomes a provisional size sample; a table being built gets
+    /// this event's rows. O(B log B) plus the rows.
+    fn on_submitted(&mut self, job: &Job, now: TimeMs) {
+        if let Some((gpus, window_ms)) = Self::window_sample(job) {
+            self.sizes.add_window(gpus, window_ms);
         }
+        let table = self.build_table(now, false);
+        self.changed(EpochChange {
+            table,
+            ..EpochChange::default()
+        });
+    }
+
+    /// Learns the job's size (replacing its provisional sample) and, for a deadline job, its
+    /// window share; re-publishes `ρ` and `ρ₀` every `republish_every` finishes; starts or
+    /// continues a table. O(B log B) plus the rows, O(B) more when re-publishing.
+    fn on_finished(&mut self, job: &Job, now: TimeMs) {
+        let window = Self::window_sample(job);
+        if let Some((gpus, window_ms)) = window {
+            self.sizes.remove_window(gpus, window_ms);
+            self.sketch.record(job.executed().0, window_ms);
+        }
+        let run_and_window = window.map(|(_, window_ms)| (job.executed().0, window_ms));
+        self.sizes
+            .record_finished(job.attained_gpu_ms(), run_and_window);
         self.finished_since_publish = self.finished_since_publish.saturating_add(1);
+        let mut change = EpochChange::default();
         if self.finished_since_publish >= self.config.republish_every.max(1) {
             self.finished_since_publish = 0;
-            self.publish(now);
+            change.shares_from = self.publish_shares();
+        }
+        change.table = self.build_table(now, true);
+        self.changed(change);
+    }
+
+    /// A cancelled or rejected deadline job's provisional size sample goes. O(log B).
+    fn on_removed(&mut self, job: &Job, _now: TimeMs) {
+        if let Some((gpus, window_ms)) = Self::window_sample(job) {
+            self.sizes.remove_window(gpus, window_ms);
         }
     }
 
-    /// A cancelled or rejected critical job leaves the critical demand. O(1).
-    fn on_removed(&mut self, job: &Job, _now: TimeMs) {
-        self.leave_critical(job);
-    }
-
-    /// The overload mode weighs the critical demand against the healthy GPUs. O(1).
+    /// Big gangs are measured against the cluster's size: the most healthy GPUs seen (a
+    /// failure does not make a gang big). O(1).
     fn on_capacity(&mut self, healthy_gpus: u32) {
-        self.healthy_gpus = healthy_gpus;
+        if healthy_gpus > self.cluster_gpus {
+            self.cluster_gpus = healthy_gpus;
+            let gangs = self.config.big_gang_permille > 0;
+            self.changed(EpochChange {
+                gangs,
+                ..EpochChange::default()
+            });
+        }
     }
 
     fn epoch(&self) -> u32 {
@@ -651,51 +871,46 @@ impl JobOrder for Tias {
         true
     }
 
-    /// A change of mode alone adds only the review at which it reaches the job: until then
-    /// the job sees the previous mode, so its key and refresh are unchanged. A change of
-    /// `ρ`, `ρ₀` moves the key only of a job whose standing changes now (it turns critical,
-    /// lifted or hopeless) or whose key reads `ρ` (critical in the overload mode); every
-    /// other job only gets its new review if that is earlier than the one it has (a later
-    /// one is found when the earlier comes): a publication re-keys a few jobs instead of
-    /// every deadline job, and moves few timers. O(1).
+    /// A new table adds only the review at which it reaches a job ranked by size, and only
+    /// if it moves that job's index. A change of `ρ`, `ρ₀` moves the key only of a job whose
+    /// standing changes now (it turns critical, lifted or hopeless) or whose critical bound
+    /// changes bin; every other job only gets its new review if that is earlier than the one
+    /// it has. A change of the cluster's size re-keys the deadline jobs. O(log B).
     fn epoch_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
-        if self.mode_only_epoch {
-            return EpochEffect::Review(self.mode_switch_at(job));
+        let change = self.last_change;
+        if change.gangs && job.deadline().is_some() {
+            return EpochEffect::Rekey;
         }
-        let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
-        let flags = job.order_queue;
-        let key_stays = match standing {
-            Standing::Relaxed { .. } | Standing::NoDeadline => true,
-            Standing::Critical => {
-                flags & CRITICAL_FLAG != 0
-                    && (flags & LIFTED_FLAG != 0 || !self.nearly_done(job))
-                    && !self.overloaded_for(job, now)
+        let shares = change
+            .shares_from
+            .filter(|_| job.deadline().is_some() && job.order_queue & HOPELESS_FLAG == 0)
+            .map(|before| self.shares_effect(job, now, before));
+        let table = change.table.then(|| self.table_effect(job, now));
+        match (shares, table) {
+            (Some(EpochEffect::Rekey), _) | (_, Some(EpochEffect::Rekey)) => EpochEffect::Rekey,
+            (Some(EpochEffect::Review(a)), Some(EpochEffect::Review(b))) => {
+                EpochEffect::Review(earlier(a, b))
             }
-            Standing::Hopeless => false,
-        };
-        if key_stays {
-            EpochEffect::Review(self.review_from(job, now, standing, hopeless_at))
-        } else {
-            EpochEffect::Rekey
+            (Some(effect), None) | (None, Some(effect)) => effect,
+            (None, None) => EpochEffect::Review(None),
         }
     }
 
-    /// `ρ` and `ρ₀` enter only the standing of a deadline job that is not yet hopeless
-    /// ([`critical_at`](Tias::critical_at), [`hopeless_at`](Tias::hopeless_at)): a job
-    /// without a deadline is ordered and reviewed by 2D-LAS alone, and a hopeless job (the
-    /// mark is sticky) by its 2D-LAS queue. So an epoch re-keys only the deadline jobs that
-    /// can still be met: on the Cortex-M4F the worst event fell from 166,680 to
-    /// the figure in `docs/tias.md`. A change of the overload mode alone moves only critical
-    /// jobs (the review at which the switch reaches them). O(1).
+    /// A table moves the jobs ranked by size (every job but a hopeless one in the
+    /// background); `ρ`, `ρ₀` only the deadline jobs that can still be met; the cluster's
+    /// size every deadline job. O(1).
     fn follows_epoch(&self, job: &Job) -> bool {
-        let critical_only = self.mode_only_epoch;
-        job.deadline().is_some()
-            && job.order_queue & HOPELESS_FLAG == 0
-            && (!critical_only || job.order_queue & CRITICAL_FLAG != 0)
+        let change = self.last_change;
+        let deadline = job.deadline().is_some();
+        let hopeless = job.order_queue & HOPELESS_FLAG != 0;
+        (change.gangs && deadline)
+            || (change.shares_from.is_some() && deadline && !hopeless)
+            || (change.table && self.ranking(job) == Ranking::Sized)
     }
 
-    /// The 2D-LAS review, the moment a relaxed job turns critical or a waiting one
-    /// hopeless, the deadline. O(1).
+    /// The 2D-LAS review, the size-bin crossing and table switch of a job ranked by size,
+    /// the bound's bin crossing and the lift of a critical job, the moment a relaxed job
+    /// turns critical or a waiting one hopeless, the deadline. O(log B).
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
         self.review_from(job, now, standing, hopeless_at)
@@ -704,7 +919,7 @@ impl JobOrder for Tias {
 
 impl Tias {
     /// [`next_review`](JobOrder::next_review) from the job's standing and `hopeless_at`
-    /// at `now`, already worked out. O(1).
+    /// at `now`, already worked out. O(log B).
     fn review_from(
         &self,
         job: &Job,
@@ -719,18 +934,19 @@ impl Tias {
             Standing::Hopeless | Standing::NoDeadline => None,
         };
         let hopeless = deadline.and(hopeless_at);
-        let (lift, switch) = match standing {
-            Standing::Critical => (self.lift_at(job, now), self.mode_switch_at(job)),
-            _ => (None, None),
+        let lift = match standing {
+            Standing::Critical => self.lift_at(job, now),
+            _ => None,
+        };
+        let ranked = match self.ranking(job) {
+            Ranking::Sized => self.sized_review(job, now),
+            Ranking::Critical => self.critical_review(job, now),
+            Ranking::Lifted | Ranking::RelaxedBelow | Ranking::Background => None,
         };
         let after_now = |t: Option<TimeMs>| t.filter(|&t| t > now);
-        let earlier = |a: Option<TimeMs>, b: Option<TimeMs>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            _ => a.or(b),
-        };
         let review = earlier(after_now(las), after_now(deadline));
         let review = earlier(review, after_now(hopeless));
-        earlier(earlier(review, after_now(lift)), after_now(switch))
+        earlier(earlier(review, after_now(lift)), after_now(ranked))
     }
 }
 

@@ -171,12 +171,14 @@ fn waiting_job_is_hopeless_once_even_the_least_share_no_longer_fits() {
 }
 
 #[test]
-fn classes_young_first_then_critical_then_older_then_relaxed_then_hopeless() {
-    // Without the lift: job 2's remaining bound is below it (see the lift's own test).
+fn classes_young_first_then_the_index_then_older_then_relaxed_then_hopeless() {
+    // Without the lift: job 2's remaining bound is below it (see the lift's own test). No
+    // index table yet (10 sizes learned, 32 needed): non-deadline jobs by 2D-LAS.
     let mut tias = trained(TiasConfig {
         finish_lift_gpu_ms: 0,
         ..TiasConfig::default()
     });
+    assert!(tias.table().is_none());
     // Attained GPU·ms that puts a 1-GPU job in 2D-LAS queue 1; "old" jobs ran from 0 to
     // then and were preempted.
     let q1 = 3_250_000;
@@ -188,11 +190,11 @@ fn classes_young_first_then_critical_then_older_then_relaxed_then_hopeless() {
         j
     };
     let jobs = [
-        // 0: non-deadline, old (queue 1).
+        // 0: non-deadline, old (queue 1): below the index.
         old(0, None),
         // 1: relaxed deadline job, old: below every non-deadline job.
         old(1, Some(q1 + far)),
-        // 2: critical deadline job, old: head of queue 1.
+        // 2: critical, its bound `ρ·W − e` used up (bin 0, index w / 60 GPU·s).
         old(2, Some(q1 + 1_000)),
         // 3: non-deadline, young (queue 0), submitted later than the others.
         {
@@ -205,41 +207,57 @@ fn classes_young_first_then_critical_then_older_then_relaxed_then_hopeless() {
         job(4, 1, Some(q1 + far), 0, JobState::Waiting),
         // 5: deadline passed: background.
         job(5, 1, Some(1_000), 0, JobState::Waiting),
-        // 6: critical and young (still able to make it): head of queue 0.
+        // 6: critical, bound 784/1024 × 5,000 s = 3,828 GPU·s: a lower index than job 2's.
         job(6, 1, Some(5_000_000), 0, JobState::Waiting),
     ];
-    assert_eq!(ranked(&mut tias, jobs, now), [6, 4, 3, 2, 0, 1, 5]);
-    // Under the other placements and policies.
+    assert_eq!(ranked(&mut tias, jobs, now), [4, 3, 2, 6, 0, 1, 5]);
+    // Under the other placements and policies: the relaxed old job 1 like a non-deadline
+    // job in queue 1, the hopeless job 5 like one in queue 0 (entered at 0, after job 4 by
+    // id).
     let mut like_las = trained(TiasConfig {
         relaxed: RelaxedDeadlinePlacement::LikeLas,
         hopeless: HopelessPolicy::BestEffort,
-        critical_queue: 0,
+        finish_lift_gpu_ms: 0,
         ..TiasConfig::default()
     });
-    // Critical above all, smallest commitment first (job 2: 3,251 GPU·s, job 6: 5,000);
-    // the hopeless job 5 like a non-deadline job in queue 0, entered at 0 (after job 4 by
-    // id); the relaxed old job 1 like LAS in queue 1, entered at 3.25 s with job 0.
-    assert_eq!(ranked(&mut like_las, jobs, now), [2, 6, 4, 5, 3, 0, 1]);
+    assert_eq!(ranked(&mut like_las, jobs, now), [4, 5, 3, 2, 6, 0, 1]);
 }
 
 #[test]
-fn critical_jobs_by_smallest_commitment_or_earliest_deadline() {
-    // Both critical from submission (cold start). Job 0: 1 GPU, window 300 s (300 GPU·s);
-    // job 1: 8 GPUs, window 100 s (800 GPU·s), the earlier deadline.
+fn critical_jobs_by_their_bound_rounded_up_to_its_bin_and_weighted() {
+    // Cold start (ρ = 1): both critical from submission, bounds `k·W`. Job 0: 1 GPU, 300 s
+    // (bin 5, from 240 GPU·s, up to 339.411 GPU·s); job 1: 8 GPUs, 100 s (800 GPU·s, bin 7,
+    // up to 960 GPU·s), the earlier deadline: job 0 first.
+    let mut tias = Tias::new(TiasConfig {
+        finish_lift_gpu_ms: 0,
+        ..TiasConfig::default()
+    });
     let jobs = [
         job(0, 1, Some(300_000), 0, JobState::Waiting),
         job(1, 8, Some(100_000), 0, JobState::Waiting),
     ];
-    for (order, want) in [
-        (CriticalOrder::SmallestCommitment, [0, 1]),
-        (CriticalOrder::EarliestDeadline, [1, 0]),
-    ] {
-        let mut tias = Tias::new(TiasConfig {
-            critical_order: order,
-            ..TiasConfig::default()
-        });
-        assert_eq!(ranked(&mut tias, jobs, TimeMs(0)), want, "{order:?}");
+    assert_eq!(ranked(&mut tias, jobs, TimeMs(0)), [0, 1]);
+    // The key: −(log₂ 8 − log₂ 339,411) in 1/256ths: 3 − 18.3727 octaves.
+    let mut j = jobs[0];
+    tias.refresh(&mut j, TimeMs(0));
+    let key = tias.key(&j, TimeMs(0));
+    assert_eq!((key.class, key.primary), (INDEX_CLASS, 4_703 - 768));
+    assert_eq!(SIZE_EDGES_GPU_MS[6], 339_411);
+    // The whole bin shares one key: 240 GPU·s (bin 5's lower edge) to 339.410 GPU·s.
+    for window in [240_000, 339_410] {
+        let mut j = job(0, 1, Some(window), 0, JobState::Waiting);
+        tias.refresh(&mut j, TimeMs(0));
+        assert_eq!(
+            tias.key(&j, TimeMs(0)),
+            PriorityKey {
+                secondary: key_ms(window),
+                ..key
+            }
+        );
     }
+    // Running, its key changes when the bound falls below 240 GPU·s: after 60,001 ms.
+    j.set_state(JobState::Running);
+    assert_eq!(tias.next_review(&j, TimeMs(0)), Some(TimeMs(60_001)));
 }
 
 #[test]
@@ -255,8 +273,17 @@ fn review_times_are_the_next_change() {
         tias.next_review(&critical, TimeMs(20_000)),
         Some(TimeMs(75_200))
     );
+    // Running and lifted (its bound, 78.4 GPU·s, is below the lift): its deadline.
     critical.set_state(JobState::Running);
+    critical.order_queue |= LIFTED_FLAG;
     assert_eq!(tias.next_review(&critical, TimeMs(20_000)), Some(TimeMs(W)));
+    // Running and not lifted: its bound 78,400 GPU·ms falls below bin 1's edge (60 GPU·s)
+    // after 18,401 ms.
+    critical.order_queue &= !LIFTED_FLAG;
+    assert_eq!(
+        tias.next_review(&critical, TimeMs(20_000)),
+        Some(TimeMs(38_401))
+    );
     // A running non-deadline job: its 2D-LAS threshold (3,250 GPU·s for 2 GPUs: 1,625 s).
     let plain = job(1, 2, None, 0, JobState::Running);
     assert_eq!(tias.next_review(&plain, TimeMs(0)), Some(TimeMs(1_625_000)));
@@ -312,8 +339,10 @@ fn hopeless_job_runs_in_the_background_or_is_rejected() {
         let mut out = Out::new();
         let mut s = sched(
             1,
+            // On one GPU every job is a big gang: this case is about deadline jobs.
             Tias::new(TiasConfig {
                 hopeless: policy,
+                big_gang_permille: 0,
                 ..TiasConfig::default()
             }),
         );
@@ -355,6 +384,7 @@ fn an_epoch_changes_only_the_jobs_that_follow_it() {
     // review the same under both, or skipping it at an epoch would change decisions.
     let (cold, learned) = (Tias::default(), trained(TiasConfig::default()));
     assert_ne!(cold.epoch(), learned.epoch());
+    assert!(learned.table().is_none(), "only ρ, ρ₀ moved");
     let mut hopeless = job(3, 2, Some(W), 0, JobState::Waiting);
     hopeless.order_queue |= HOPELESS_FLAG | 1;
     let mut older = job(4, 1, None, 40_000_000, JobState::Preempted);
@@ -376,10 +406,6 @@ fn an_epoch_changes_only_the_jobs_that_follow_it() {
             learned.refresh(&mut b, now);
             let seen = |t: &Tias, j: &Job| (j.order_queue, t.key(j, now), t.next_review(j, now));
             let same = seen(&cold, &a) == seen(&learned, &b);
-            assert_eq!(
-                cold.follows_epoch(&original),
-                learned.follows_epoch(&original)
-            );
             if !learned.follows_epoch(&original) {
                 assert!(
                     same,
@@ -395,44 +421,6 @@ fn an_epoch_changes_only_the_jobs_that_follow_it() {
         followers_that_moved > 0,
         "the deadline jobs do move with ρ, ρ₀"
     );
-}
-
-/// Overload mode: entered at a publication where the critical jobs ask for more than 1.5 ×
-/// the healthy GPUs, left only once they fit (≤ 1 ×); a cancelled critical job leaves the
-/// demand. With `ρ` = 784/1024 and `σ` ≈ 102/1024, a waiting job due at `W` is critical at
-/// `W / 5` (laxity 3,520 ms ≤ 10,200 ms) and not hopeless (81,920 ms left ≥ `ρ₀·W`).
-#[test]
-fn overload_mode_enters_above_one_and_a_half_the_gpus_and_leaves_once_they_fit() {
-    let mut tias = trained(TiasConfig::default());
-    tias.on_capacity(10);
-    let now = TimeMs(W / 5);
-    let publish = |tias: &mut Tias| tias.on_finished(&job(999, 1, None, 0, JobState::Running), now);
-    let critical = |tias: &mut Tias, id, gpus| {
-        let mut j = job(id, gpus, Some(W), 0, JobState::Waiting);
-        tias.refresh(&mut j, now);
-        assert_eq!(tias.standing(&j, now), Standing::Critical);
-        j
-    };
-    let _a = critical(&mut tias, 1, 8);
-    let b = critical(&mut tias, 2, 7);
-    publish(&mut tias);
-    assert!(!tias.overloaded(), "15 GPUs of 10 is not above 1.5 ×");
-    let c = critical(&mut tias, 3, 1);
-    assert!(!tias.overloaded(), "only a publication changes the mode");
-    publish(&mut tias);
-    assert!(tias.overloaded(), "16 of 10");
-    tias.on_removed(&c, now);
-    publish(&mut tias);
-    assert!(
-        tias.overloaded(),
-        "15 of 10: above the cluster, so it stays"
-    );
-    tias.on_removed(&b, now);
-    publish(&mut tias);
-    assert!(!tias.overloaded(), "8 of 10: they fit");
-    tias.on_capacity(4);
-    publish(&mut tias);
-    assert!(tias.overloaded(), "8 of 4 once GPUs failed");
 }
 
 /// A change of `ρ`, `ρ₀` re-keys only a job whose standing moves now; the others get the
@@ -462,14 +450,26 @@ fn an_epoch_rekeys_only_jobs_whose_standing_moves() {
         tias.epoch_effect(&marked, TimeMs(75_200)),
         EpochEffect::Rekey
     );
-    // Already marked critical and not yet hopeless: the key stays (it does not read `ρ`
-    // outside the overload mode); only the review may move.
+    // Already marked critical and not yet hopeless: its key reads `ρ` through its bound's
+    // bin, which the last publication moved (ρ from 272/1024 to 784/1024: 27,200 GPU·ms in
+    // bin 0, 78,400 in bin 1), so it is re-keyed; a lifted job's key does not read `ρ`, and
+    // only its review may move.
     let now = TimeMs(20_000);
+    assert_eq!(tias.epoch_effect(&marked, now), EpochEffect::Rekey);
+    marked.order_queue |= LIFTED_FLAG;
     assert_eq!(
         tias.epoch_effect(&marked, now),
         EpochEffect::Review(tias.next_review(&marked, now))
     );
     assert_eq!(tias.next_review(&marked, now), Some(TimeMs(75_200)));
+    // A critical job whose bound stays in its bin keeps its key: with 27,000 ms executed,
+    // 200 GPU·ms before and 51,400 after, both in bin 0 (below 60 GPU·s).
+    let mut used_up = job(6, 1, Some(W), 27_000, JobState::Waiting);
+    used_up.order_queue |= CRITICAL_FLAG;
+    assert_eq!(
+        tias.epoch_effect(&used_up, now),
+        EpochEffect::Review(tias.next_review(&used_up, now))
+    );
 }
 
 /// The lift's review of a running critical job whose window is the whole clock: its
@@ -484,4 +484,153 @@ fn the_lift_review_of_a_job_with_an_endless_window_saturates() {
         tias.lift_at(&j, TimeMs(0)),
         Some(TimeMs(u64::MAX - 3_250_000))
     );
+}
+
+/// `n` finished non-deadline jobs of `gpu_ms` each, at `now`.
+fn finish_plain(tias: &mut Tias, n: u32, gpu_ms: u64, now: TimeMs) {
+    for id in 0..n {
+        tias.on_finished(&job(1_000 + id, 1, None, gpu_ms, JobState::Running), now);
+    }
+}
+
+#[test]
+fn a_table_is_built_a_few_rows_per_event_and_published_once_whole() {
+    let mut tias = Tias::default();
+    // 30 finished jobs and the pseudo-sample: 31 sizes, 32 needed.
+    finish_plain(&mut tias, 30, 100_000, TimeMs(0));
+    assert_eq!((tias.table(), tias.epoch()), (None, 0));
+    // The 31st starts a table: 4 rows now, 4 per later event; 40 rows in 10 events.
+    finish_plain(&mut tias, 1, 100_000, TimeMs(0));
+    let plain = job(1, 1, None, 0, JobState::Waiting);
+    for event in 1..10 {
+        assert_eq!((tias.table().is_none(), tias.epoch()), (true, 0), "{event}");
+        tias.on_submitted(&plain, TimeMs(event));
+    }
+    let expected = GittinsTable::compute(&tias.sizes().blended(8));
+    assert_eq!(tias.table(), Some((&expected, TimeMs(9))));
+    assert_eq!(tias.epoch(), 1);
+    // The next starts no earlier than 64 s later, at a finish.
+    finish_plain(&mut tias, 1, 100_000, TimeMs(63_999 + 9));
+    assert_eq!(tias.next_row as usize, SIZE_BINS, "not due");
+    finish_plain(&mut tias, 1, 100_000, TimeMs(64_000 + 9));
+    assert_eq!(tias.next_row, 4, "started");
+}
+
+#[test]
+fn a_deadline_window_is_a_size_sample_until_the_job_finishes_or_leaves() {
+    let mut tias = Tias::default();
+    let mut sizes = SizeSketch::new();
+    // Submitted: 4 GPUs × 100 s window.
+    let dl = job(1, 4, Some(100_000), 0, JobState::Waiting);
+    tias.on_submitted(&dl, TimeMs(0));
+    sizes.add_window(4, 100_000);
+    assert_eq!(tias.sizes(), &sizes);
+    // Finished after 60 s on 4 GPUs: the window goes, the true size and `r` come.
+    let mut done = dl;
+    done.set_executed(DurationMs(60_000));
+    tias.on_finished(&done, TimeMs(60_000));
+    sizes.remove_window(4, 100_000);
+    sizes.record_finished(done.attained_gpu_ms(), Some((60_000, 100_000)));
+    assert_eq!(tias.sizes(), &sizes);
+    // Cancelled: the window goes; a non-deadline job adds none.
+    let other = job(2, 2, Some(50_000), 0, JobState::Waiting);
+    tias.on_submitted(&other, TimeMs(0));
+    tias.on_submitted(&job(3, 2, None, 0, JobState::Waiting), TimeMs(0));
+    tias.on_removed(&other, TimeMs(1));
+    assert_eq!(tias.sizes(), &sizes);
+}
+
+/// A trained TIAS with a table published at `t = 0` from 40 jobs of 100 GPU·s.
+fn with_table(config: TiasConfig) -> Tias {
+    let mut tias = Tias::new(TiasConfig {
+        table_rows_per_event: 40,
+        ..config
+    });
+    finish_plain(&mut tias, 40, 100_000, TimeMs(0));
+    assert!(tias.table().is_some());
+    tias
+}
+
+#[test]
+fn a_new_table_reaches_job_id_after_one_plus_id_mod_64_seconds() {
+    let tias = with_table(TiasConfig::default());
+    let (table, at) = tias.table().unwrap();
+    assert_eq!(at, TimeMs(0));
+    // Job 70 (70 mod 64 = 6) reads 2D-LAS until 7 s, then the table.
+    let mut j = job(70, 1, None, 0, JobState::Waiting);
+    let mut tias = tias.clone();
+    tias.refresh(&mut j, TimeMs(0));
+    let before = tias.key(&j, TimeMs(6_999));
+    assert_eq!(before.class, class_of_queue(0));
+    assert_eq!(tias.next_review(&j, TimeMs(0)), Some(TimeMs(7_000)));
+    let after = tias.key(&j, TimeMs(7_000));
+    let index = i64::from(table.bin_log_index(0));
+    assert_eq!((after.class, after.primary), (INDEX_CLASS, -index));
+}
+
+#[test]
+fn a_running_job_ranked_by_size_is_reviewed_when_it_enters_the_next_bin() {
+    let tias = with_table(TiasConfig::default());
+    // 2 GPUs, 50 s run (100 GPU·s, bin 2 from 84.852 GPU·s): bin 3 from 120 GPU·s, 20 GPU·s
+    // later at 2 GPU·ms per ms: 10 s after now (64 s, once the table reached it).
+    let j = job(0, 2, None, 50_000, JobState::Running);
+    assert_eq!(tias.next_review(&j, TimeMs(64_000)), Some(TimeMs(74_000)));
+}
+
+#[test]
+fn gangs_of_a_quarter_of_the_cluster_are_ranked_as_non_deadline_jobs() {
+    let mut tias = with_table(TiasConfig {
+        finish_lift_gpu_ms: 0,
+        ..TiasConfig::default()
+    });
+    tias.on_capacity(64);
+    let now = TimeMs(64_000);
+    for (gpus, class) in [(15, INDEX_CLASS), (16, INDEX_CLASS)] {
+        let mut j = job(1, gpus, Some(100_000), 0, JobState::Waiting);
+        tias.refresh(&mut j, now);
+        assert_eq!(tias.standing(&j, now), Standing::Critical, "{gpus}");
+        assert_eq!(tias.key(&j, now).class, class, "{gpus}");
+        let sized = tias.sized_key(&j, now);
+        assert_eq!(tias.key(&j, now) == sized, gpus == 16, "{gpus}");
+    }
+    // The cluster's size is the most healthy GPUs seen: a failure makes no gang bigger.
+    let epoch = tias.epoch();
+    tias.on_capacity(8);
+    assert_eq!(tias.epoch(), epoch);
+    assert_eq!(tias.cluster_gpus, 64);
+}
+
+#[test]
+fn a_new_table_reviews_a_job_only_if_it_moves_its_index() {
+    let mut tias = with_table(TiasConfig::default());
+    // A second table from 40 jobs of 1,000 GPU·s: the index at 0 falls, the last bin's
+    // (only the pseudo-sample) stays.
+    finish_plain(&mut tias, 40, 1_000_000, TimeMs(64_000));
+    assert!(tias.table().is_some_and(|(_, at)| at == TimeMs(64_000)));
+    let young = job(1, 1, None, 0, JobState::Waiting);
+    assert!(tias.follows_epoch(&young));
+    assert_ne!(tias.previous.bin_log_index(0), tias.table.bin_log_index(0));
+    assert_eq!(
+        tias.epoch_effect(&young, TimeMs(64_000)),
+        EpochEffect::Review(Some(TimeMs(66_000)))
+    );
+    let last = job(
+        2,
+        1,
+        None,
+        SIZE_EDGES_GPU_MS[SIZE_BINS - 1],
+        JobState::Waiting,
+    );
+    assert_eq!(
+        tias.previous.bin_log_index(SIZE_BINS - 1),
+        tias.table.bin_log_index(SIZE_BINS - 1)
+    );
+    assert_eq!(
+        tias.epoch_effect(&last, TimeMs(64_000)),
+        EpochEffect::Review(None)
+    );
+    // A hopeless job in the background does not read the table.
+    let mut hopeless = job(3, 1, Some(10), 0, JobState::Waiting);
+    hopeless.order_queue |= HOPELESS_FLAG;
+    assert!(!tias.follows_epoch(&hopeless));
 }
