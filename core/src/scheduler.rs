@@ -412,6 +412,7 @@ where
         now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
+        self.order.advance(now);
         let hooks = self.order.hooks();
         match hooks.keys {
             KeyChanges::Never => {}
@@ -968,22 +969,31 @@ where
     }
 
     /// The earliest time after the last event at which the order expects a key to change
-    /// with no event in between (see [`JobOrder::next_review`]): send [`Event::Tick`] then.
+    /// with no event in between (see [`JobOrder::next_review`] and
+    /// [`JobOrder::next_advance`]): send [`Event::Tick`] then.
     /// `None` when no job needs one. O(1) for [`KeyChanges::AtReview`] orders (the timer
     /// heap's head); O(J) for [`KeyChanges::EveryPass`] ones.
     pub fn next_review(&self) -> Option<TimeMs> {
+        let now = self.last_now;
+        // With no live job an order's own steps change no key: they catch up at the next
+        // event's pass.
+        let live = self.table.len() > 0;
+        let advance = self.order.next_advance().filter(|&t| live && t > now);
         let hooks = self.order.hooks();
         if !hooks.next_review {
-            return None;
+            return advance;
         }
-        let now = self.last_now;
-        match hooks.keys {
+        let review = match hooks.keys {
             KeyChanges::AtReview => self.timers.peek().map(|(at, _)| at),
             KeyChanges::EveryPass | KeyChanges::Never => self
                 .jobs()
                 .filter_map(|job| self.order.next_review(job, now))
                 .filter(|&t| t > now)
                 .min(),
+        };
+        match (review, advance) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => review.or(advance),
         }
     }
 

@@ -426,6 +426,12 @@ impl<O: JobOrder> JobOrder for AllHooks<O> {
     fn after_pass(&mut self, job: &mut Job, now: TimeMs) {
         self.0.after_pass(job, now)
     }
+    fn advance(&mut self, now: TimeMs) {
+        self.0.advance(now)
+    }
+    fn next_advance(&self) -> Option<TimeMs> {
+        self.0.next_advance()
+    }
     fn on_submitted(&mut self, job: &Job, now: TimeMs) {
         self.0.on_submitted(job, now)
     }

@@ -241,6 +241,12 @@ impl JobOrder for AnyOrder {
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         each_order!(self, o => o.next_review(job, now))
     }
+    fn advance(&mut self, now: TimeMs) {
+        each_order!(self, o => o.advance(now))
+    }
+    fn next_advance(&self) -> Option<TimeMs> {
+        each_order!(self, o => o.next_advance())
+    }
     fn on_submitted(&mut self, job: &Job, now: TimeMs) {
         each_order!(self, o => o.on_submitted(job, now))
     }

@@ -246,6 +246,12 @@ impl<O: JobOrder> JobOrder for FullRerank<O> {
     fn reject(&self, job: &Job, now: TimeMs) -> Option<RejectReason> {
         self.0.reject(job, now)
     }
+    fn advance(&mut self, now: TimeMs) {
+        self.0.advance(now)
+    }
+    fn next_advance(&self) -> Option<TimeMs> {
+        self.0.next_advance()
+    }
     fn on_submitted(&mut self, job: &Job, now: TimeMs) {
         self.0.on_submitted(job, now)
     }

@@ -205,6 +205,20 @@ pub trait JobOrder {
     /// it. Default: ignored. O(1).
     fn on_capacity(&mut self, _healthy_gpus: u32) {}
 
+    /// Called at the start of every scheduling pass, before any key is read: an order whose
+    /// learned state reaches its jobs over time (TIAS's new index table, a 64th of the jobs
+    /// per second) moves it here, and publishes what changed since the last pass by
+    /// advancing its [`epoch`](Self::epoch). Default: nothing. O(1).
+    fn advance(&mut self, _now: TimeMs) {}
+
+    /// When [`advance`](Self::advance) will next change something with no event in between
+    /// (the next step of TIAS's table switch), so a caller ticks then; part of
+    /// [`Scheduler::next_review`](crate::Scheduler::next_review). `None`: never (default).
+    /// O(1).
+    fn next_advance(&self) -> Option<TimeMs> {
+        None
+    }
+
     /// A counter that changes whenever something the order learned changes keys or review
     /// times of live jobs it has already given (TIAS re-publishing its estimate): the
     /// scheduler then recomputes them all, once. Orders whose keys depend only on the job

@@ -54,9 +54,11 @@
 //! advance ([`JobOrder::next_review`]): a 2D-LAS threshold or size-bin crossing, a relaxed
 //! job turning critical, a waiting one hopeless, a critical job's bound crossing a bin edge,
 //! its deadline. `ρ` and `ρ₀` are re-published every `republish_every` finished jobs, only
-//! when they move; a new index table at most every [`TiasConfig::table_every_ms`], built a
-//! few rows per event. Each publication advances [`JobOrder::epoch`]; a new table reaches
-//! job `id` `(1 + id mod 64)` steps after it is published, so no event re-keys every job.
+//! when they move, and advance [`JobOrder::epoch`]: they move the deadline jobs' standing,
+//! not their index. A new index table comes at most every [`TiasConfig::table_every_ms`],
+//! built a few rows per event, and brings the `ρ` critical jobs' index reads; it reaches job
+//! `id` `(1 + id mod 64)` steps after it is published ([`JobOrder::advance`] moves the
+//! steps, each an epoch that re-keys the jobs it reaches), so no event re-keys every job.
 //!
 //! # Cold start
 //! Until `min_samples` feasible deadline jobs have finished, `ρ = 1` and `ρ₀ = 0`: every
@@ -183,10 +185,11 @@ pub struct TiasConfig {
     /// rate-limited like `ρ`; 64 s is short against jobs of hours, and session 12 measured
     /// it as good as a table per finish.
     pub table_every_ms: u64,
-    /// A new table reaches job `id` `(1 + id mod 64)` steps of this many ms after it is
-    /// published, so a table re-keys a 64th of the jobs per step instead of every job in one
-    /// event (session 11: switching all at once preempted and started 47 jobs in one event
-    /// on the firmware's stream). At most `table_every_ms / 64`.
+    /// A new table (and the `ρ` of critical jobs' index, published with it) reaches job `id`
+    /// `(1 + id mod 64)` steps of this many ms after it is published, so a table re-keys a
+    /// 64th of the jobs per step instead of every job in one event (session 11: switching
+    /// all at once preempted and started 47 jobs in one event on the firmware's stream). The
+    /// next table is started only once every job has switched.
     pub table_switch_step_ms: u64,
     /// Rows of a new table computed per event while one is being built: a row is O(B) with
     /// 128-bit products, so a whole table (O(B²)) in one event would exceed the Cortex-M4F's
@@ -251,15 +254,31 @@ enum Ranking {
     Background,
 }
 
-/// What the last change of the epoch moved.
+/// What changed since the last pass, published as one change of the epoch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct EpochChange {
-    /// `ρ`, `ρ₀` moved; `ρ` was this before.
-    shares_from: Option<u32>,
-    /// A new index table was published.
-    table: bool,
+    /// `ρ`, `ρ₀` moved.
+    shares: bool,
+    /// The newest index table (and index `ρ`) reached the jobs whose `id mod 64` is in
+    /// `from..to`.
+    steps: Option<(u8, u8)>,
     /// The cluster's size, and with it which gangs are big, changed.
     gangs: bool,
+}
+
+impl EpochChange {
+    /// Both changes, as one.
+    fn merged(self, other: Self) -> Self {
+        let steps = match (self.steps, other.steps) {
+            (Some((from, _)), Some((_, to))) => Some((from, to)),
+            (steps, None) | (None, steps) => steps,
+        };
+        Self {
+            shares: self.shares || other.shares,
+            steps,
+            gangs: self.gangs || other.gangs,
+        }
+    }
 }
 
 /// The TIAS job order. Preemptive; skips queue heads that do not fit.
@@ -276,7 +295,10 @@ pub struct Tias {
     safety_share: u32,
     finished_since_publish: u32,
     epoch: u32,
+    /// What the last change of the epoch moved.
     last_change: EpochChange,
+    /// What changed since: published at the next pass ([`JobOrder::advance`]).
+    pending: EpochChange,
     /// What is known of job sizes.
     sizes: SizeSketch,
     /// The index table published last.
@@ -289,6 +311,12 @@ pub struct Tias {
     previous_is_las: bool,
     /// When `table` was published (`None`: no table yet).
     table_at: Option<TimeMs>,
+    /// The newest table has reached the jobs with `id mod 64` below this (64: every job).
+    switched_steps: u8,
+    /// `ρ` in critical jobs' index, published with `table` (so it reaches them with it).
+    index_share: u32,
+    /// `ρ` in the index of a critical job the newest table has not reached yet.
+    previous_index_share: u32,
     /// The next row of the table being built into `previous` (`SIZE_BINS`: none is).
     next_row: u8,
     /// The most healthy GPUs seen: the cluster's size, which big gangs are measured against.
@@ -314,11 +342,15 @@ impl Tias {
             finished_since_publish: 0,
             epoch: 0,
             last_change: EpochChange::default(),
+            pending: EpochChange::default(),
             sizes: SizeSketch::new(),
             table: GittinsTable::new(),
             previous: GittinsTable::new(),
             previous_is_las: true,
             table_at: None,
+            switched_steps: SWITCH_STEPS as u8,
+            index_share: WHOLE_WINDOW,
+            previous_index_share: WHOLE_WINDOW,
             next_row: SIZE_BINS as u8,
             cluster_gpus: 0,
         }
@@ -492,28 +524,52 @@ impl Tias {
         }
     }
 
-    /// When the table published last reaches job `id`: `(1 + id mod 64)` steps after it.
-    /// `None` before the first table. O(1).
-    fn table_switch_at(&self, job: &Job) -> Option<TimeMs> {
-        let steps = u64::from(job.id().0) % SWITCH_STEPS + 1;
+    /// The switch step at which the newest table reaches job `id`: `id mod 64`. O(1).
+    fn switch_step(job: &Job) -> u8 {
+        (u64::from(job.id().0) % SWITCH_STEPS) as u8
+    }
+
+    /// Whether the newest table (and index `ρ`) has reached this job. O(1).
+    fn has_switched(&self, job: &Job) -> bool {
+        Self::switch_step(job) < self.switched_steps
+    }
+
+    /// The table this job reads: the newest once it has reached the job, the one before
+    /// until then; `None` means 2D-LAS. O(1).
+    fn table_for(&self, job: &Job) -> Option<&GittinsTable> {
+        self.table_at?;
+        if self.has_switched(job) {
+            Some(&self.table)
+        } else if self.previous_is_las {
+            None
+        } else {
+            Some(&self.previous)
+        }
+    }
+
+    /// The `ρ` of this job's critical index: the one published with the table it reads.
+    /// O(1).
+    fn index_share_for(&self, job: &Job) -> u32 {
+        if self.has_switched(job) {
+            self.index_share
+        } else {
+            self.previous_index_share
+        }
+    }
+
+    /// When the next step of the table switch is due. O(1).
+    fn next_step_at(&self) -> Option<TimeMs> {
+        if u64::from(self.switched_steps) >= SWITCH_STEPS {
+            return None;
+        }
+        let steps = u64::from(self.switched_steps) + 1;
         let delay = steps.saturating_mul(self.config.table_switch_step_ms);
         Some(self.table_at?.saturating_add(DurationMs(delay)))
     }
 
-    /// The table job `job` reads at `now`: the last one once it has reached the job, the one
-    /// before until then; `None` means 2D-LAS. O(1).
-    fn table_for(&self, job: &Job, now: TimeMs) -> Option<&GittinsTable> {
-        match self.table_switch_at(job) {
-            None => None,
-            Some(at) if now < at && self.previous_is_las => None,
-            Some(at) if now < at => Some(&self.previous),
-            Some(_) => Some(&self.table),
-        }
-    }
-
     /// The key of a job ranked by size: its index in the table it reads, or 2D-LAS. O(log B).
-    fn sized_key(&self, job: &Job, now: TimeMs) -> PriorityKey {
-        match self.table_for(job, now) {
+    fn sized_key(&self, job: &Job) -> PriorityKey {
+        match self.table_for(job) {
             Some(table) => PriorityKey {
                 class: INDEX_CLASS,
                 primary: -i64::from(table.log_index(job.attained_gpu_ms())),
@@ -533,9 +589,11 @@ impl Tias {
     }
 
     /// A critical job's key: `w / (k·(ρ·W − e))` as a log-index, the bound rounded up to its
-    /// bin's upper edge, so that it changes only when the bound crosses a bin edge. O(log B).
+    /// bin's upper edge, so that it changes only when the bound crosses a bin edge. `ρ` is
+    /// the one published with the table the job reads, so a new `ρ` reaches critical jobs a
+    /// 64th at a time, as a table does. O(log B).
     fn critical_key(&self, job: &Job, deadline: TimeMs) -> PriorityKey {
-        let bin = Self::bound_bin(job, self.bound_share);
+        let bin = Self::bound_bin(job, self.index_share_for(job));
         let bound = SIZE_EDGES_GPU_MS
             .get(bin + 1)
             .copied()
@@ -563,22 +621,15 @@ impl Tias {
         }
     }
 
-    /// When a running job ranked by size next crosses into a size bin, and the time its
-    /// table switches if that moves its index. O(log B).
+    /// When a running job ranked by an index table next crosses into a size bin. O(log B).
     fn sized_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
-        let reads_table = self.table_for(job, now).is_some();
+        if self.table_for(job).is_none() || job.state() != JobState::Running {
+            return None;
+        }
         let attained = job.attained_gpu_ms();
-        let crossing = match SIZE_EDGES_GPU_MS.get(size_bin(attained) + 1) {
-            Some(&edge) if reads_table && job.state() == JobState::Running => {
-                let wait_ms = div_ceil_narrow(edge - attained, u64::from(job.gpus().max(1)));
-                Some(now.saturating_add(DurationMs(wait_ms)))
-            }
-            _ => None,
-        };
-        let switch = self
-            .table_switch_at(job)
-            .filter(|&at| at > now && self.switch_moves(job));
-        earlier(crossing, switch)
+        let edge = *SIZE_EDGES_GPU_MS.get(size_bin(attained) + 1)?;
+        let wait_ms = div_ceil_narrow(edge - attained, u64::from(job.gpus().max(1)));
+        Some(now.saturating_add(DurationMs(wait_ms)))
     }
 
     /// Whether the table switch changes this job's index (from 2D-LAS it always does). O(log B).
@@ -593,16 +644,17 @@ impl Tias {
         if job.state() != JobState::Running {
             return None;
         }
-        let edge = SIZE_EDGES_GPU_MS[Self::bound_bin(job, self.bound_share)];
+        let share = self.index_share_for(job);
+        let edge = SIZE_EDGES_GPU_MS[Self::bound_bin(job, share)];
         if edge == 0 {
             return None;
         }
-        let remaining = Self::remaining_bound_ms(job, self.bound_share)?;
+        let remaining = Self::remaining_bound_ms(job, share)?;
         Self::bound_below_at(now, remaining, job.gpus(), edge)
     }
 
-    /// Re-learns `ρ` and `ρ₀`; returns `ρ` before, if they moved. O(B).
-    fn publish_shares(&mut self) -> Option<u32> {
+    /// Re-learns `ρ` and `ρ₀`; returns whether they moved. O(B).
+    fn publish_shares(&mut self) -> bool {
         let min = self.config.min_samples.max(1);
         let bound = self
             .sketch
@@ -612,32 +664,31 @@ impl Tias {
             .sketch
             .feasible_quantile(self.config.hopeless_quantile_permille, min)
             .unwrap_or(0);
-        let before = self.bound_share;
         let moved = (bound, least) != (self.bound_share, self.least_share);
         (self.bound_share, self.least_share) = (bound, least);
-        moved.then_some(before)
+        moved
     }
 
     /// Starts a new table if none is being built, the last one has reached every job and
     /// is old enough, and enough sizes are known; then computes this event's rows, and
-    /// publishes the table when its last row is done. Returns whether it published. O(B²)
-    /// bounded by `table_rows_per_event` rows of O(B).
-    fn build_table(&mut self, now: TimeMs, may_start: bool) -> bool {
+    /// publishes the table (with the current `ρ` for critical jobs' index) when its last
+    /// row is done. Publishing changes no key: every job reads the table before it until
+    /// the switch reaches it ([`JobOrder::advance`]). O(B log B) plus
+    /// `table_rows_per_event` rows of O(B).
+    fn build_table(&mut self, now: TimeMs, may_start: bool) {
         let building = usize::from(self.next_row) < SIZE_BINS;
         if !building {
-            let switched = SWITCH_STEPS.saturating_mul(self.config.table_switch_step_ms);
-            let wait = DurationMs(self.config.table_every_ms.max(switched));
-            let due = self
-                .table_at
-                .is_none_or(|at| now >= at.saturating_add(wait));
-            if !(may_start && due) {
-                return false;
+            let every = DurationMs(self.config.table_every_ms);
+            let switched = u64::from(self.switched_steps) >= SWITCH_STEPS;
+            let due = self.table_at.is_none_or(|at| now >= at.saturating_add(every));
+            if !(may_start && switched && due) {
+                return;
             }
         }
         let sizes = self.sizes.blended(self.config.ratio_min_deadline_jobs);
         if !building {
             if sizes.total() < u64::from(self.config.table_min_samples) {
-                return false;
+                return;
             }
             self.next_row = 0;
         }
@@ -650,20 +701,14 @@ impl Tias {
             self.next_row = self.next_row.saturating_add(1);
         }
         if usize::from(self.next_row) < SIZE_BINS {
-            return false;
+            return;
         }
         core::mem::swap(&mut self.table, &mut self.previous);
         self.previous_is_las = self.table_at.is_none();
         self.table_at = Some(now);
-        true
-    }
-
-    /// Advances the epoch once for everything this event changed. O(1).
-    fn changed(&mut self, change: EpochChange) {
-        if change != EpochChange::default() {
-            self.last_change = change;
-            self.epoch = self.epoch.wrapping_add(1);
-        }
+        self.switched_steps = 0;
+        self.previous_index_share = self.index_share;
+        self.index_share = self.bound_share;
     }
 
     /// The deadline job's GPUs and window, for its provisional size sample.
@@ -672,17 +717,16 @@ impl Tias {
         Some((job.gpus(), deadline.saturating_since(job.submitted_at()).0))
     }
 
-    /// What a change of `ρ` from `before` does to a job ranked `ranking`. O(1).
-    fn shares_effect(&self, job: &Job, now: TimeMs, before: u32) -> EpochEffect {
+    /// What a change of `ρ`, `ρ₀` does to a deadline job not yet hopeless: they move its
+    /// standing and reviews, not its key (a critical job's index reads the `ρ` published
+    /// with the table). O(1).
+    fn shares_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
         let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
         let flags = job.order_queue;
         let key_stays = match standing {
             Standing::Relaxed { .. } | Standing::NoDeadline => true,
             Standing::Critical => {
-                flags & CRITICAL_FLAG != 0
-                    && (flags & LIFTED_FLAG != 0 || !self.nearly_done(job))
-                    && (self.ranking(job) != Ranking::Critical
-                        || Self::bound_bin(job, before) == Self::bound_bin(job, self.bound_share))
+                flags & CRITICAL_FLAG != 0 && (flags & LIFTED_FLAG != 0 || !self.nearly_done(job))
             }
             Standing::Hopeless => false,
         };
@@ -693,17 +737,25 @@ impl Tias {
         }
     }
 
-    /// What a new table does to a job: a job ranked by size whose index it moves is reviewed
-    /// when the table reaches it (re-keyed now if that is now: a zero switch step); others
-    /// are untouched. O(log B).
-    fn table_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
-        if self.ranking(job) != Ranking::Sized || !self.switch_moves(job) {
-            return EpochEffect::Review(None);
+    /// Whether the switch to the newest table and index `ρ` moves this job's key: a job
+    /// ranked by size whose index differs in the two tables (from 2D-LAS, always), a
+    /// critical job whose bound changes bin. O(log B).
+    fn switch_moves_key(&self, job: &Job) -> bool {
+        match self.ranking(job) {
+            Ranking::Sized => self.switch_moves(job),
+            Ranking::Critical => {
+                Self::bound_bin(job, self.previous_index_share)
+                    != Self::bound_bin(job, self.index_share)
+            }
+            Ranking::Lifted | Ranking::RelaxedBelow | Ranking::Background => false,
         }
-        match self.table_switch_at(job) {
-            Some(at) if at > now => EpochEffect::Review(Some(at)),
-            _ => EpochEffect::Rekey,
-        }
+    }
+
+    /// Whether the last change's switch steps reached this job. O(1).
+    fn in_last_steps(&self, job: &Job) -> bool {
+        self.last_change
+            .steps
+            .is_some_and(|(from, to)| (from..to).contains(&Self::switch_step(job)))
     }
 }
 
@@ -777,13 +829,14 @@ impl JobOrder for Tias {
         }
     }
 
-    /// From the marks `refresh` set, the table the job reads and `ρ`: O(log B).
-    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
+    /// From the marks `refresh` set, the table the job reads and the index `ρ` published with
+    /// it: O(log B).
+    fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
         let Some(deadline) = job.deadline() else {
-            return self.sized_key(job, now);
+            return self.sized_key(job);
         };
         match self.ranking(job) {
-            Ranking::Sized => self.sized_key(job, now),
+            Ranking::Sized => self.sized_key(job),
             Ranking::Critical => self.critical_key(job, deadline),
             Ranking::Lifted => Self::lifted_key(job, deadline),
             Ranking::RelaxedBelow => PriorityKey {
@@ -811,11 +864,7 @@ impl JobOrder for Tias {
         if let Some((gpus, window_ms)) = Self::window_sample(job) {
             self.sizes.add_window(gpus, window_ms);
         }
-        let table = self.build_table(now, false);
-        self.changed(EpochChange {
-            table,
-            ..EpochChange::default()
-        });
+        self.build_table(now, false);
     }
 
     /// Learns the job's size (replacing its provisional sample) and, for a deadline job, its
@@ -831,13 +880,11 @@ impl JobOrder for Tias {
         self.sizes
             .record_finished(job.attained_gpu_ms(), run_and_window);
         self.finished_since_publish = self.finished_since_publish.saturating_add(1);
-        let mut change = EpochChange::default();
         if self.finished_since_publish >= self.config.republish_every.max(1) {
             self.finished_since_publish = 0;
-            change.shares_from = self.publish_shares();
+            self.pending.shares |= self.publish_shares();
         }
-        change.table = self.build_table(now, true);
-        self.changed(change);
+        self.build_table(now, true);
     }
 
     /// A cancelled or rejected deadline job's provisional size sample goes. O(log B).
@@ -852,12 +899,33 @@ impl JobOrder for Tias {
     fn on_capacity(&mut self, healthy_gpus: u32) {
         if healthy_gpus > self.cluster_gpus {
             self.cluster_gpus = healthy_gpus;
-            let gangs = self.config.big_gang_permille > 0;
-            self.changed(EpochChange {
-                gangs,
-                ..EpochChange::default()
-            });
+            self.pending.gangs |= self.config.big_gang_permille > 0;
         }
+    }
+
+    /// Moves the table switch to the steps due by `now` (job `id` switches `(1 + id mod 64)`
+    /// steps after the publication), and publishes everything that changed since the last
+    /// pass as one change of the epoch. O(1): at most 64 steps.
+    fn advance(&mut self, now: TimeMs) {
+        let from = self.switched_steps;
+        while self.next_step_at().is_some_and(|at| at <= now) {
+            self.switched_steps += 1;
+        }
+        let steps = EpochChange {
+            steps: (self.switched_steps > from).then_some((from, self.switched_steps)),
+            ..EpochChange::default()
+        };
+        let change = self.pending.merged(steps);
+        if change != EpochChange::default() {
+            self.last_change = change;
+            self.pending = EpochChange::default();
+            self.epoch = self.epoch.wrapping_add(1);
+        }
+    }
+
+    /// The next step of the table switch.
+    fn next_advance(&self) -> Option<TimeMs> {
+        self.next_step_at()
     }
 
     fn epoch(&self) -> u32 {
@@ -871,41 +939,34 @@ impl JobOrder for Tias {
         true
     }
 
-    /// A new table adds only the review at which it reaches a job ranked by size, and only
-    /// if it moves that job's index. A change of `ρ`, `ρ₀` moves the key only of a job whose
-    /// standing changes now (it turns critical, lifted or hopeless) or whose critical bound
-    /// changes bin; every other job only gets its new review if that is earlier than the one
+    /// A switch step re-keys the jobs it reaches whose key it moves (their index in the new
+    /// table, or their critical bound's bin under the new index `ρ`). A change of `ρ`, `ρ₀`
+    /// moves the key only of a job whose standing changes now (it turns critical, lifted or
+    /// hopeless); every other job only gets its new review if that is earlier than the one
     /// it has. A change of the cluster's size re-keys the deadline jobs. O(log B).
     fn epoch_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
         let change = self.last_change;
-        if change.gangs && job.deadline().is_some() {
+        let deadline = job.deadline().is_some();
+        let switch_moves = self.in_last_steps(job) && self.switch_moves_key(job);
+        if (change.gangs && deadline) || switch_moves {
             return EpochEffect::Rekey;
         }
-        let shares = change
-            .shares_from
-            .filter(|_| job.deadline().is_some() && job.order_queue & HOPELESS_FLAG == 0)
-            .map(|before| self.shares_effect(job, now, before));
-        let table = change.table.then(|| self.table_effect(job, now));
-        match (shares, table) {
-            (Some(EpochEffect::Rekey), _) | (_, Some(EpochEffect::Rekey)) => EpochEffect::Rekey,
-            (Some(EpochEffect::Review(a)), Some(EpochEffect::Review(b))) => {
-                EpochEffect::Review(earlier(a, b))
-            }
-            (Some(effect), None) | (None, Some(effect)) => effect,
-            (None, None) => EpochEffect::Review(None),
+        if change.shares && deadline && job.order_queue & HOPELESS_FLAG == 0 {
+            return self.shares_effect(job, now);
         }
+        EpochEffect::Review(None)
     }
 
-    /// A table moves the jobs ranked by size (every job but a hopeless one in the
-    /// background); `ρ`, `ρ₀` only the deadline jobs that can still be met; the cluster's
-    /// size every deadline job. O(1).
+    /// A switch step moves the jobs it reaches that read a table or an index `ρ`; `ρ`, `ρ₀`
+    /// the deadline jobs that can still be met; the cluster's size every deadline job. O(1).
     fn follows_epoch(&self, job: &Job) -> bool {
         let change = self.last_change;
         let deadline = job.deadline().is_some();
         let hopeless = job.order_queue & HOPELESS_FLAG != 0;
         (change.gangs && deadline)
-            || (change.shares_from.is_some() && deadline && !hopeless)
-            || (change.table && self.ranking(job) == Ranking::Sized)
+            || (change.shares && deadline && !hopeless)
+            || (self.in_last_steps(job)
+                && matches!(self.ranking(job), Ranking::Sized | Ranking::Critical))
     }
 
     /// The 2D-LAS review, the size-bin crossing and table switch of a job ranked by size,

@@ -40,6 +40,7 @@ fn trained(config: TiasConfig) -> Tias {
     });
     for (id, e) in (0..10).map(|i| (100 + i, if i == 9 { 3 * W / 4 } else { W / 4 })) {
         tias.on_finished(&job(id, 1, Some(W), e, JobState::Running), TimeMs(e));
+        tias.advance(TimeMs(e));
     }
     tias
 }
@@ -277,12 +278,13 @@ fn review_times_are_the_next_change() {
     critical.set_state(JobState::Running);
     critical.order_queue |= LIFTED_FLAG;
     assert_eq!(tias.next_review(&critical, TimeMs(20_000)), Some(TimeMs(W)));
-    // Running and not lifted: its bound 78,400 GPU·ms falls below bin 1's edge (60 GPU·s)
-    // after 18,401 ms.
+    // Running and not lifted: its index reads the `ρ` published with a table, 1 before the
+    // first, so its bound 102,400 GPU·ms falls below bin 2's edge (84.852 GPU·s) after
+    // 17,549 ms.
     critical.order_queue &= !LIFTED_FLAG;
     assert_eq!(
         tias.next_review(&critical, TimeMs(20_000)),
-        Some(TimeMs(38_401))
+        Some(TimeMs(37_549))
     );
     // A running non-deadline job: its 2D-LAS threshold (3,250 GPU·s for 2 GPUs: 1,625 s).
     let plain = job(1, 2, None, 0, JobState::Running);
@@ -450,26 +452,15 @@ fn an_epoch_rekeys_only_jobs_whose_standing_moves() {
         tias.epoch_effect(&marked, TimeMs(75_200)),
         EpochEffect::Rekey
     );
-    // Already marked critical and not yet hopeless: its key reads `ρ` through its bound's
-    // bin, which the last publication moved (ρ from 272/1024 to 784/1024: 27,200 GPU·ms in
-    // bin 0, 78,400 in bin 1), so it is re-keyed; a lifted job's key does not read `ρ`, and
-    // only its review may move.
+    // Already marked critical and not yet hopeless: the key stays (its index reads the `ρ`
+    // published with a table, which reaches it with the table's switch); only the review may
+    // move.
     let now = TimeMs(20_000);
-    assert_eq!(tias.epoch_effect(&marked, now), EpochEffect::Rekey);
-    marked.order_queue |= LIFTED_FLAG;
     assert_eq!(
         tias.epoch_effect(&marked, now),
         EpochEffect::Review(tias.next_review(&marked, now))
     );
     assert_eq!(tias.next_review(&marked, now), Some(TimeMs(75_200)));
-    // A critical job whose bound stays in its bin keeps its key: with 27,000 ms executed,
-    // 200 GPU·ms before and 51,400 after, both in bin 0 (below 60 GPU·s).
-    let mut used_up = job(6, 1, Some(W), 27_000, JobState::Waiting);
-    used_up.order_queue |= CRITICAL_FLAG;
-    assert_eq!(
-        tias.epoch_effect(&used_up, now),
-        EpochEffect::Review(tias.next_review(&used_up, now))
-    );
 }
 
 /// The lift's review of a running critical job whose window is the whole clock: its
@@ -498,21 +489,32 @@ fn a_table_is_built_a_few_rows_per_event_and_published_once_whole() {
     let mut tias = Tias::default();
     // 30 finished jobs and the pseudo-sample: 31 sizes, 32 needed.
     finish_plain(&mut tias, 30, 100_000, TimeMs(0));
-    assert_eq!((tias.table(), tias.epoch()), (None, 0));
+    assert!(tias.table().is_none());
     // The 31st starts a table: 4 rows now, 4 per later event; 40 rows in 10 events.
     finish_plain(&mut tias, 1, 100_000, TimeMs(0));
     let plain = job(1, 1, None, 0, JobState::Waiting);
     for event in 1..10 {
-        assert_eq!((tias.table().is_none(), tias.epoch()), (true, 0), "{event}");
+        assert!(tias.table().is_none(), "{event}");
         tias.on_submitted(&plain, TimeMs(event));
     }
     let expected = GittinsTable::compute(&tias.sizes().blended(8));
     assert_eq!(tias.table(), Some((&expected, TimeMs(9))));
-    assert_eq!(tias.epoch(), 1);
-    // The next starts no earlier than 64 s later, at a finish.
-    finish_plain(&mut tias, 1, 100_000, TimeMs(63_999 + 9));
-    assert_eq!(tias.next_row as usize, SIZE_BINS, "not due");
-    finish_plain(&mut tias, 1, 100_000, TimeMs(64_000 + 9));
+    // Publishing changes no key: every job reads 2D-LAS until the switch reaches it, one
+    // step of 1 s per `id mod 64`, each step an epoch at the next pass.
+    let epoch = tias.epoch();
+    tias.advance(TimeMs(9));
+    assert_eq!((tias.epoch(), tias.next_advance()), (epoch, Some(TimeMs(1_009))));
+    tias.advance(TimeMs(2_009));
+    assert_eq!(tias.epoch(), epoch + 1);
+    assert_eq!(tias.last_change.steps, Some((0, 2)));
+    assert_eq!(tias.next_advance(), Some(TimeMs(3_009)));
+    // The next table starts at a finish once every job has switched and 64 s have passed.
+    tias.advance(TimeMs(64_008));
+    finish_plain(&mut tias, 1, 100_000, TimeMs(64_008));
+    assert_eq!(tias.next_row as usize, SIZE_BINS, "the last job switches at 64,009");
+    tias.advance(TimeMs(64_009));
+    assert_eq!(tias.next_advance(), None);
+    finish_plain(&mut tias, 1, 100_000, TimeMs(64_009));
     assert_eq!(tias.next_row, 4, "started");
 }
 
@@ -540,34 +542,42 @@ fn a_deadline_window_is_a_size_sample_until_the_job_finishes_or_leaves() {
     assert_eq!(tias.sizes(), &sizes);
 }
 
-/// A trained TIAS with a table published at `t = 0` from 40 jobs of 100 GPU·s.
+/// TIAS with a table published at `t = 0` from 40 jobs of 100 GPU·s, reached every job by
+/// 64 s.
 fn with_table(config: TiasConfig) -> Tias {
     let mut tias = Tias::new(TiasConfig {
         table_rows_per_event: 40,
         ..config
     });
     finish_plain(&mut tias, 40, 100_000, TimeMs(0));
+    tias.advance(TimeMs(64_000));
     assert!(tias.table().is_some());
     tias
 }
 
 #[test]
 fn a_new_table_reaches_job_id_after_one_plus_id_mod_64_seconds() {
-    let tias = with_table(TiasConfig::default());
+    let mut tias = Tias::new(TiasConfig {
+        table_rows_per_event: 40,
+        ..TiasConfig::default()
+    });
+    finish_plain(&mut tias, 40, 100_000, TimeMs(0));
     let (table, at) = tias.table().unwrap();
+    let (table, index) = (table.clone(), i64::from(table.bin_log_index(0)));
     assert_eq!(at, TimeMs(0));
-    // Job 70 (70 mod 64 = 6) reads 2D-LAS until 7 s, then the table.
+    // Job 70 (70 mod 64 = 6) reads 2D-LAS until the step at 7 s, then the table.
     let mut j = job(70, 1, None, 0, JobState::Waiting);
-    let mut tias = tias.clone();
     tias.refresh(&mut j, TimeMs(0));
-    let before = tias.key(&j, TimeMs(6_999));
-    assert_eq!(before.class, class_of_queue(0));
-    assert_eq!(tias.next_review(&j, TimeMs(0)), Some(TimeMs(7_000)));
+    tias.advance(TimeMs(6_999));
+    assert_eq!(tias.key(&j, TimeMs(6_999)).class, class_of_queue(0));
+    assert!(!tias.follows_epoch(&j), "steps 0..6 do not reach it");
+    tias.advance(TimeMs(7_000));
+    assert!(tias.follows_epoch(&j));
+    assert_eq!(tias.epoch_effect(&j, TimeMs(7_000)), EpochEffect::Rekey);
     let after = tias.key(&j, TimeMs(7_000));
-    let index = i64::from(table.bin_log_index(0));
     assert_eq!((after.class, after.primary), (INDEX_CLASS, -index));
+    assert_eq!(tias.table().map(|(t, _)| t), Some(&table));
 }
-
 #[test]
 fn a_running_job_ranked_by_size_is_reviewed_when_it_enters_the_next_bin() {
     let tias = with_table(TiasConfig::default());
@@ -575,6 +585,14 @@ fn a_running_job_ranked_by_size_is_reviewed_when_it_enters_the_next_bin() {
     // later at 2 GPU·ms per ms: 10 s after now (64 s, once the table reached it).
     let j = job(0, 2, None, 50_000, JobState::Running);
     assert_eq!(tias.next_review(&j, TimeMs(64_000)), Some(TimeMs(74_000)));
+    // Before the table reached it, 2D-LAS alone: its first threshold, 3,250 GPU·s.
+    let early = with_table(TiasConfig::default());
+    let mut early = early;
+    early.switched_steps = 0;
+    assert_eq!(
+        early.next_review(&j, TimeMs(64_000)),
+        Some(TimeMs(64_000 + (3_250_000 - 100_000) / 2))
+    );
 }
 
 #[test]
@@ -590,7 +608,7 @@ fn gangs_of_a_quarter_of_the_cluster_are_ranked_as_non_deadline_jobs() {
         tias.refresh(&mut j, now);
         assert_eq!(tias.standing(&j, now), Standing::Critical, "{gpus}");
         assert_eq!(tias.key(&j, now).class, class, "{gpus}");
-        let sized = tias.sized_key(&j, now);
+        let sized = tias.sized_key(&j);
         assert_eq!(tias.key(&j, now) == sized, gpus == 16, "{gpus}");
     }
     // The cluster's size is the most healthy GPUs seen: a failure makes no gang bigger.
@@ -601,36 +619,30 @@ fn gangs_of_a_quarter_of_the_cluster_are_ranked_as_non_deadline_jobs() {
 }
 
 #[test]
-fn a_new_table_reviews_a_job_only_if_it_moves_its_index() {
+fn a_switch_step_rekeys_only_the_jobs_it_reaches_whose_key_it_moves() {
     let mut tias = with_table(TiasConfig::default());
-    // A second table from 40 jobs of 1,000 GPU·s: the index at 0 falls, the last bin's
-    // (only the pseudo-sample) stays.
-    finish_plain(&mut tias, 40, 1_000_000, TimeMs(64_000));
+    // 64 s later, one more job of 1,000 GPU·s publishes a second table at once (40 rows per
+    // event): one more job runs past the first one's best horizon, so the index at 0
+    // falls; the last bin's (the pseudo-sample alone) stays.
+    finish_plain(&mut tias, 1, 1_000_000, TimeMs(64_000));
     assert!(tias.table().is_some_and(|(_, at)| at == TimeMs(64_000)));
-    let young = job(1, 1, None, 0, JobState::Waiting);
-    assert!(tias.follows_epoch(&young));
     assert_ne!(tias.previous.bin_log_index(0), tias.table.bin_log_index(0));
+    let last = SIZE_BINS - 1;
+    assert_eq!(tias.previous.bin_log_index(last), tias.table.bin_log_index(last));
+    // Steps 0 and 1 are due at 66 s: jobs 1 and 65 follow, job 2 not yet.
+    tias.advance(TimeMs(66_000));
+    let young = job(1, 1, None, 0, JobState::Waiting);
+    let long = job(65, 1, None, SIZE_EDGES_GPU_MS[last], JobState::Waiting);
+    let later = job(2, 1, None, 0, JobState::Waiting);
+    assert!(tias.follows_epoch(&young) && tias.follows_epoch(&long));
+    assert!(!tias.follows_epoch(&later));
+    assert_eq!(tias.epoch_effect(&young, TimeMs(66_000)), EpochEffect::Rekey);
     assert_eq!(
-        tias.epoch_effect(&young, TimeMs(64_000)),
-        EpochEffect::Review(Some(TimeMs(66_000)))
-    );
-    let last = job(
-        2,
-        1,
-        None,
-        SIZE_EDGES_GPU_MS[SIZE_BINS - 1],
-        JobState::Waiting,
-    );
-    assert_eq!(
-        tias.previous.bin_log_index(SIZE_BINS - 1),
-        tias.table.bin_log_index(SIZE_BINS - 1)
-    );
-    assert_eq!(
-        tias.epoch_effect(&last, TimeMs(64_000)),
+        tias.epoch_effect(&long, TimeMs(66_000)),
         EpochEffect::Review(None)
     );
-    // A hopeless job in the background does not read the table.
-    let mut hopeless = job(3, 1, Some(10), 0, JobState::Waiting);
+    // A hopeless job in the background reads no table.
+    let mut hopeless = job(1, 1, Some(10), 0, JobState::Waiting);
     hopeless.order_queue |= HOPELESS_FLAG;
     assert!(!tias.follows_epoch(&hopeless));
 }
