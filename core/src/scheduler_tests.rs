@@ -554,7 +554,6 @@ fn order_hooks_only_skip_work_that_changes_nothing() {
     // tables built one row per event and switched over 64 s, or at once after every finish.
     hooks_match_the_reference(Tias::new(TiasConfig {
         min_samples: 2,
-        republish_every: 3,
         hopeless: HopelessPolicy::Reject,
         relaxed: RelaxedDeadlinePlacement::LikeLas,
         table_min_samples: 3,
@@ -565,7 +564,6 @@ fn order_hooks_only_skip_work_that_changes_nothing() {
     }));
     hooks_match_the_reference(Tias::new(TiasConfig {
         min_samples: 2,
-        republish_every: 1,
         relaxed: RelaxedDeadlinePlacement::BelowAll,
         hopeless: HopelessPolicy::BestEffort,
         table_min_samples: 2,

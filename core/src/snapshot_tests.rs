@@ -175,7 +175,8 @@ fn restored_runs_decide_like_uninterrupted_ones_for_every_order_and_placer() {
     every_placer(Las::new(las_time));
     every_placer(Tias::new(TiasConfig {
         min_samples: 4,
-        republish_every: 8,
+        table_min_samples: 8,
+        table_rows_per_event: 8,
         ..TiasConfig::default()
     }));
     every_placer(Tias::default());
@@ -190,7 +191,8 @@ fn restored_runs_decide_like_uninterrupted_ones_for_every_order_and_placer() {
 fn busy_tias() -> (Box<Sched<Tias, BestFit>>, Vec<u8>) {
     let order = Tias::new(TiasConfig {
         min_samples: 4,
-        republish_every: 8,
+        table_min_samples: 8,
+        table_rows_per_event: 8,
         ..TiasConfig::default()
     });
     let fresh = || Box::new(Sched::new(topology(), order.clone(), BestFit));

@@ -358,7 +358,10 @@ proptest! {
         guarded.promote_knob_permille = 1_000;
         let learning = TiasConfig {
             min_samples: 1,
-            republish_every: 1,
+            table_min_samples: 2,
+            table_every_ms: 0,
+            table_switch_step_ms: 1,
+            table_rows_per_event: 40,
             hopeless: HopelessPolicy::Reject,
             ..TiasConfig::default()
         };

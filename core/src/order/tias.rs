@@ -53,16 +53,18 @@
 //! A job's key changes only at an event that changes the job, or at a time computed in
 //! advance ([`JobOrder::next_review`]): a 2D-LAS threshold or size-bin crossing, a relaxed
 //! job turning critical, a waiting one hopeless, a critical job's bound crossing a bin edge,
-//! its deadline. `ρ` and `ρ₀` are re-published every `republish_every` finished jobs, only
-//! when they move, and advance [`JobOrder::epoch`]: they move the deadline jobs' standing,
-//! not their index. A new index table comes at most every [`TiasConfig::table_every_ms`],
-//! built a few rows per event, and brings the `ρ` critical jobs' index reads; it reaches job
-//! `id` `(1 + id mod 64)` steps after it is published ([`JobOrder::advance`] moves the
-//! steps, each an epoch that re-keys the jobs it reaches), so no event re-keys every job.
+//! its deadline. What TIAS learns is published at once: a new index table with the `ρ` and
+//! `ρ₀` of that moment, at most every [`TiasConfig::table_every_ms`], built a few rows per
+//! event. It reaches job `id` `(1 + id mod 64)` steps after it is published (until then the
+//! job reads the previous table, `ρ` and `ρ₀`); [`JobOrder::advance`] moves the steps, each
+//! an epoch that re-keys only the jobs it reaches, so no event re-keys every job (session
+//! 11: a publication that re-keyed every deadline job at once cost the Cortex-M4F 166,680
+//! instructions in one event).
 //!
 //! # Cold start
-//! Until `min_samples` feasible deadline jobs have finished, `ρ = 1` and `ρ₀ = 0`: every
-//! deadline job is critical from its submission, the safe choice when nothing is known.
+//! Until `min_samples` feasible deadline jobs have finished (and a publication came), `ρ = 1`
+//! and `ρ₀ = 0`: every deadline job is critical from its submission, the safe choice when
+//! nothing is known.
 //!
 //! All arithmetic is integer (u64; shares in 1/1,024ths of a window, applied by shifts),
 //! so replays are bit-exact, and nothing on the per-job path divides by more than 32 bits.
@@ -151,9 +153,6 @@ pub struct TiasConfig {
     pub safety_permille: u16,
     /// Feasible finished deadline jobs needed before `ρ` and `ρ₀` are learned.
     pub min_samples: u32,
-    /// Finished jobs between two re-publications of `ρ` and `ρ₀`; each change re-keys the
-    /// critical jobs whose bound changes bin, so this bounds that work.
-    pub republish_every: u32,
     /// The window-share sketch halves its counts at this many jobs (0 = never forgets).
     pub sketch_halve_at: u32,
     /// What happens to hopeless deadline jobs.
@@ -205,7 +204,6 @@ impl Default for TiasConfig {
             hopeless_quantile_permille: 100,
             safety_permille: 100,
             min_samples: 32,
-            republish_every: 64,
             sketch_halve_at: 4096,
             hopeless: HopelessPolicy::Background,
             relaxed: RelaxedDeadlinePlacement::LikeLasWhileYoung,
@@ -257,8 +255,6 @@ enum Ranking {
 /// What changed since the last pass, published as one change of the epoch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct EpochChange {
-    /// `ρ`, `ρ₀` moved.
-    shares: bool,
     /// The newest index table (and index `ρ`) reached the jobs whose `id mod 64` is in
     /// `from..to`.
     steps: Option<(u8, u8)>,
@@ -274,7 +270,6 @@ impl EpochChange {
             (steps, None) | (None, steps) => steps,
         };
         Self {
-            shares: self.shares || other.shares,
             steps,
             gangs: self.gangs || other.gangs,
         }
@@ -293,7 +288,6 @@ pub struct Tias {
     least_share: u32,
     /// `σ`, in 1/1,024ths of a window.
     safety_share: u32,
-    finished_since_publish: u32,
     epoch: u32,
     /// What the last change of the epoch moved.
     last_change: EpochChange,
@@ -313,10 +307,10 @@ pub struct Tias {
     table_at: Option<TimeMs>,
     /// The newest table has reached the jobs with `id mod 64` below this (64: every job).
     switched_steps: u8,
-    /// `ρ` in critical jobs' index, published with `table` (so it reaches them with it).
-    index_share: u32,
-    /// `ρ` in the index of a critical job the newest table has not reached yet.
-    previous_index_share: u32,
+    /// `ρ` before the last publication, read by a job the newest table has not reached yet.
+    previous_bound_share: u32,
+    /// `ρ₀` before the last publication.
+    previous_least_share: u32,
     /// The next row of the table being built into `previous` (`SIZE_BINS`: none is).
     next_row: u8,
     /// The most healthy GPUs seen: the cluster's size, which big gangs are measured against.
@@ -339,7 +333,6 @@ impl Tias {
             bound_share: WHOLE_WINDOW,
             least_share: 0,
             safety_share: permille_to_share(config.safety_permille),
-            finished_since_publish: 0,
             epoch: 0,
             last_change: EpochChange::default(),
             pending: EpochChange::default(),
@@ -349,8 +342,8 @@ impl Tias {
             previous_is_las: true,
             table_at: None,
             switched_steps: SWITCH_STEPS as u8,
-            index_share: WHOLE_WINDOW,
-            previous_index_share: WHOLE_WINDOW,
+            previous_bound_share: WHOLE_WINDOW,
+            previous_least_share: 0,
             next_row: SIZE_BINS as u8,
             cluster_gpus: 0,
         }
@@ -377,9 +370,19 @@ impl Tias {
     }
 
     /// `ρ` and `ρ₀`, the most and the least share of its window a feasible deadline job is
-    /// assumed to need, in 1/1,024ths of a window.
+    /// assumed to need, in 1/1,024ths of a window, as last published.
     pub fn shares(&self) -> (u32, u32) {
         (self.bound_share, self.least_share)
+    }
+
+    /// `ρ` and `ρ₀` as this job reads them: published with the newest table once that has
+    /// reached the job, the ones before until then. O(1).
+    fn shares_for(&self, job: &Job) -> (u32, u32) {
+        if self.has_switched(job) {
+            (self.bound_share, self.least_share)
+        } else {
+            (self.previous_bound_share, self.previous_least_share)
+        }
     }
 
     /// When the job's laxity falls to the reserve `σ·W`: now or earlier for a critical job;
@@ -387,7 +390,7 @@ impl Tias {
     pub fn critical_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let deadline = job.deadline()?;
         let window = deadline.saturating_since(job.submitted_at()).0;
-        let remaining = share_of(window, self.bound_share).saturating_sub(job.executed().0);
+        let remaining = share_of(window, self.shares_for(job).0).saturating_sub(job.executed().0);
         let latest = deadline
             .0
             .saturating_sub(share_of(window, self.safety_share));
@@ -404,12 +407,13 @@ impl Tias {
     /// `ρ₀·W`; `None` while it runs (then it is making the most of its time) or before
     /// `ρ₀` is learned. O(1).
     pub fn hopeless_at(&self, job: &Job) -> Option<TimeMs> {
-        if self.least_share == 0 || job.state() == JobState::Running {
+        let least_share = self.shares_for(job).1;
+        if least_share == 0 || job.state() == JobState::Running {
             return None;
         }
         let deadline = job.deadline()?;
         let window = deadline.saturating_since(job.submitted_at()).0;
-        let needed = share_of(window, self.least_share).saturating_sub(job.executed().0);
+        let needed = share_of(window, least_share).saturating_sub(job.executed().0);
         Some(TimeMs(deadline.0.saturating_sub(needed)))
     }
 
@@ -423,7 +427,7 @@ impl Tias {
 
     /// `k·(ρ·W − e)`, GPU·ms, under the current `ρ`. O(1).
     fn remaining_bound_gpu_ms(&self, job: &Job) -> u64 {
-        Self::remaining_bound_ms(job, self.bound_share)
+        Self::remaining_bound_ms(job, self.shares_for(job).0)
             .unwrap_or(0)
             .saturating_mul(u64::from(job.gpus()))
     }
@@ -453,7 +457,7 @@ impl Tias {
         if job.state() != JobState::Running || job.order_queue & LIFTED_FLAG != 0 || lift == 0 {
             return None;
         }
-        let remaining = Self::remaining_bound_ms(job, self.bound_share)?;
+        let remaining = Self::remaining_bound_ms(job, self.shares_for(job).0)?;
         Self::bound_below_at(now, remaining, job.gpus(), lift)
     }
 
@@ -547,16 +551,6 @@ impl Tias {
         }
     }
 
-    /// The `ρ` of this job's critical index: the one published with the table it reads.
-    /// O(1).
-    fn index_share_for(&self, job: &Job) -> u32 {
-        if self.has_switched(job) {
-            self.index_share
-        } else {
-            self.previous_index_share
-        }
-    }
-
     /// When the next step of the table switch is due. O(1).
     fn next_step_at(&self) -> Option<TimeMs> {
         if u64::from(self.switched_steps) >= SWITCH_STEPS {
@@ -593,7 +587,7 @@ impl Tias {
     /// the one published with the table the job reads, so a new `ρ` reaches critical jobs a
     /// 64th at a time, as a table does. O(log B).
     fn critical_key(&self, job: &Job, deadline: TimeMs) -> PriorityKey {
-        let bin = Self::bound_bin(job, self.index_share_for(job));
+        let bin = Self::bound_bin(job, self.shares_for(job).0);
         let bound = SIZE_EDGES_GPU_MS
             .get(bin + 1)
             .copied()
@@ -644,7 +638,7 @@ impl Tias {
         if job.state() != JobState::Running {
             return None;
         }
-        let share = self.index_share_for(job);
+        let share = self.shares_for(job).0;
         let edge = SIZE_EDGES_GPU_MS[Self::bound_bin(job, share)];
         if edge == 0 {
             return None;
@@ -653,8 +647,9 @@ impl Tias {
         Self::bound_below_at(now, remaining, job.gpus(), edge)
     }
 
-    /// Re-learns `ρ` and `ρ₀`; returns whether they moved. O(B).
-    fn publish_shares(&mut self) -> bool {
+    /// Re-learns `ρ` and `ρ₀`, keeping the last ones for the jobs the switch has not reached.
+    /// O(B).
+    fn publish_shares(&mut self) {
         let min = self.config.min_samples.max(1);
         let bound = self
             .sketch
@@ -664,9 +659,9 @@ impl Tias {
             .sketch
             .feasible_quantile(self.config.hopeless_quantile_permille, min)
             .unwrap_or(0);
-        let moved = (bound, least) != (self.bound_share, self.least_share);
+        self.previous_bound_share = self.bound_share;
+        self.previous_least_share = self.least_share;
         (self.bound_share, self.least_share) = (bound, least);
-        moved
     }
 
     /// Starts a new table if none is being built, the last one has reached every job and
@@ -680,7 +675,9 @@ impl Tias {
         if !building {
             let every = DurationMs(self.config.table_every_ms);
             let switched = u64::from(self.switched_steps) >= SWITCH_STEPS;
-            let due = self.table_at.is_none_or(|at| now >= at.saturating_add(every));
+            let due = self
+                .table_at
+                .is_none_or(|at| now >= at.saturating_add(every));
             if !(may_start && switched && due) {
                 return;
             }
@@ -707,8 +704,7 @@ impl Tias {
         self.previous_is_las = self.table_at.is_none();
         self.table_at = Some(now);
         self.switched_steps = 0;
-        self.previous_index_share = self.index_share;
-        self.index_share = self.bound_share;
+        self.publish_shares();
     }
 
     /// The deadline job's GPUs and window, for its provisional size sample.
@@ -717,38 +713,12 @@ impl Tias {
         Some((job.gpus(), deadline.saturating_since(job.submitted_at()).0))
     }
 
-    /// What a change of `ρ`, `ρ₀` does to a deadline job not yet hopeless: they move its
-    /// standing and reviews, not its key (a critical job's index reads the `ρ` published
-    /// with the table). O(1).
-    fn shares_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
-        let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
-        let flags = job.order_queue;
-        let key_stays = match standing {
-            Standing::Relaxed { .. } | Standing::NoDeadline => true,
-            Standing::Critical => {
-                flags & CRITICAL_FLAG != 0 && (flags & LIFTED_FLAG != 0 || !self.nearly_done(job))
-            }
-            Standing::Hopeless => false,
-        };
-        if key_stays {
-            EpochEffect::Review(self.review_from(job, now, standing, hopeless_at))
-        } else {
-            EpochEffect::Rekey
-        }
-    }
-
-    /// Whether the switch to the newest table and index `ρ` moves this job's key: a job
-    /// ranked by size whose index differs in the two tables (from 2D-LAS, always), a
-    /// critical job whose bound changes bin. O(log B).
+    /// Whether the switch to the newest table, `ρ` and `ρ₀` can move this job's key, refresh
+    /// or review: a deadline job not yet hopeless (its standing reads `ρ`, `ρ₀`), a job ranked
+    /// by size whose index differs in the two tables (from 2D-LAS, always). O(log B).
     fn switch_moves_key(&self, job: &Job) -> bool {
-        match self.ranking(job) {
-            Ranking::Sized => self.switch_moves(job),
-            Ranking::Critical => {
-                Self::bound_bin(job, self.previous_index_share)
-                    != Self::bound_bin(job, self.index_share)
-            }
-            Ranking::Lifted | Ranking::RelaxedBelow | Ranking::Background => false,
-        }
+        let meetable = job.deadline().is_some() && job.order_queue & HOPELESS_FLAG == 0;
+        meetable || (self.ranking(job) == Ranking::Sized && self.switch_moves(job))
     }
 
     /// Whether the last change's switch steps reached this job. O(1).
@@ -868,8 +838,8 @@ impl JobOrder for Tias {
     }
 
     /// Learns the job's size (replacing its provisional sample) and, for a deadline job, its
-    /// window share; re-publishes `ρ` and `ρ₀` every `republish_every` finishes; starts or
-    /// continues a table. O(B log B) plus the rows, O(B) more when re-publishing.
+    /// window share; starts or continues a table (with which `ρ`, `ρ₀` are re-published).
+    /// O(B log B) plus the rows, O(B) more when publishing.
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
         let window = Self::window_sample(job);
         if let Some((gpus, window_ms)) = window {
@@ -879,11 +849,6 @@ impl JobOrder for Tias {
         let run_and_window = window.map(|(_, window_ms)| (job.executed().0, window_ms));
         self.sizes
             .record_finished(job.attained_gpu_ms(), run_and_window);
-        self.finished_since_publish = self.finished_since_publish.saturating_add(1);
-        if self.finished_since_publish >= self.config.republish_every.max(1) {
-            self.finished_since_publish = 0;
-            self.pending.shares |= self.publish_shares();
-        }
         self.build_table(now, true);
     }
 
@@ -939,34 +904,25 @@ impl JobOrder for Tias {
         true
     }
 
-    /// A switch step re-keys the jobs it reaches whose key it moves (their index in the new
-    /// table, or their critical bound's bin under the new index `ρ`). A change of `ρ`, `ρ₀`
-    /// moves the key only of a job whose standing changes now (it turns critical, lifted or
-    /// hopeless); every other job only gets its new review if that is earlier than the one
-    /// it has. A change of the cluster's size re-keys the deadline jobs. O(log B).
-    fn epoch_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
-        let change = self.last_change;
-        let deadline = job.deadline().is_some();
-        let switch_moves = self.in_last_steps(job) && self.switch_moves_key(job);
-        if (change.gangs && deadline) || switch_moves {
-            return EpochEffect::Rekey;
+    /// A switch step re-keys the jobs it reaches whose key, refresh or review it can move
+    /// (a deadline job that can still be met, a job whose index differs in the new table); a
+    /// change of the cluster's size re-keys the deadline jobs. O(log B).
+    fn epoch_effect(&self, job: &Job, _now: TimeMs) -> EpochEffect {
+        let gangs = self.last_change.gangs && job.deadline().is_some();
+        if gangs || (self.in_last_steps(job) && self.switch_moves_key(job)) {
+            EpochEffect::Rekey
+        } else {
+            EpochEffect::Review(None)
         }
-        if change.shares && deadline && job.order_queue & HOPELESS_FLAG == 0 {
-            return self.shares_effect(job, now);
-        }
-        EpochEffect::Review(None)
     }
 
-    /// A switch step moves the jobs it reaches that read a table or an index `ρ`; `ρ`, `ρ₀`
-    /// the deadline jobs that can still be met; the cluster's size every deadline job. O(1).
+    /// A switch step moves the jobs it reaches that read a table, `ρ` or `ρ₀`; the
+    /// cluster's size every deadline job. O(1).
     fn follows_epoch(&self, job: &Job) -> bool {
-        let change = self.last_change;
         let deadline = job.deadline().is_some();
-        let hopeless = job.order_queue & HOPELESS_FLAG != 0;
-        (change.gangs && deadline)
-            || (change.shares && deadline && !hopeless)
-            || (self.in_last_steps(job)
-                && matches!(self.ranking(job), Ranking::Sized | Ranking::Critical))
+        let meetable = deadline && job.order_queue & HOPELESS_FLAG == 0;
+        (self.last_change.gangs && deadline)
+            || (self.in_last_steps(job) && (meetable || self.ranking(job) == Ranking::Sized))
     }
 
     /// The 2D-LAS review, the size-bin crossing and table switch of a job ranked by size,

@@ -31,17 +31,17 @@ fn job(id: u32, gpus: u16, deadline_ms: Option<u64>, e_ms: u64, state: JobState)
 
 /// Learns from nine finished deadline jobs that used a quarter of their window and one that
 /// used three quarters: buckets 16 and 48 of 64, so `ρ` (q99) = 49/64 = 784/1024 and `ρ₀`
-/// (q10) = 17/64 = 272/1024.
+/// (q10) = 17/64 = 272/1024. They are published to every job (a table would be too, but
+/// 10 sizes are below `table_min_samples`, so none is built: the cases stay 2D-LAS's).
 fn trained(config: TiasConfig) -> Tias {
     let mut tias = Tias::new(TiasConfig {
         min_samples: 4,
-        republish_every: 1,
         ..config
     });
     for (id, e) in (0..10).map(|i| (100 + i, if i == 9 { 3 * W / 4 } else { W / 4 })) {
         tias.on_finished(&job(id, 1, Some(W), e, JobState::Running), TimeMs(e));
-        tias.advance(TimeMs(e));
     }
+    tias.publish_shares();
     tias
 }
 
@@ -278,13 +278,12 @@ fn review_times_are_the_next_change() {
     critical.set_state(JobState::Running);
     critical.order_queue |= LIFTED_FLAG;
     assert_eq!(tias.next_review(&critical, TimeMs(20_000)), Some(TimeMs(W)));
-    // Running and not lifted: its index reads the `ρ` published with a table, 1 before the
-    // first, so its bound 102,400 GPU·ms falls below bin 2's edge (84.852 GPU·s) after
-    // 17,549 ms.
+    // Running and not lifted: its bound 78,400 GPU·ms falls below bin 1's edge (60 GPU·s)
+    // after 18,401 ms.
     critical.order_queue &= !LIFTED_FLAG;
     assert_eq!(
         tias.next_review(&critical, TimeMs(20_000)),
-        Some(TimeMs(37_549))
+        Some(TimeMs(38_401))
     );
     // A running non-deadline job: its 2D-LAS threshold (3,250 GPU·s for 2 GPUs: 1,625 s).
     let plain = job(1, 2, None, 0, JobState::Running);
@@ -380,87 +379,41 @@ fn hopeless_job_runs_in_the_background_or_is_rejected() {
 }
 
 #[test]
-fn an_epoch_changes_only_the_jobs_that_follow_it() {
-    // The same jobs under TIAS before anything is learned (ρ = 1, ρ₀ = 0) and after (ρ, ρ₀
-    // learned: a later epoch). A job that does not follow the epoch must refresh, key and
-    // review the same under both, or skipping it at an epoch would change decisions.
-    let (cold, learned) = (Tias::default(), trained(TiasConfig::default()));
-    assert_ne!(cold.epoch(), learned.epoch());
-    assert!(learned.table().is_none(), "only ρ, ρ₀ moved");
-    let mut hopeless = job(3, 2, Some(W), 0, JobState::Waiting);
-    hopeless.order_queue |= HOPELESS_FLAG | 1;
-    let mut older = job(4, 1, None, 40_000_000, JobState::Preempted);
-    older.order_queue = 1;
-    let jobs = [
-        job(1, 4, None, 0, JobState::Waiting),
-        job(2, 4, None, 3_000_000, JobState::Running),
-        hopeless,
-        older,
-        job(5, 1, Some(W), 0, JobState::Waiting),
-        job(6, 2, Some(W), 20_000, JobState::Running),
-    ];
-    let mut followers_that_moved = 0;
-    for original in jobs {
-        for now in [0, W / 4, W / 2, W - 1].map(TimeMs) {
-            let (mut a, mut b) = (original, original);
-            let (mut cold, mut learned) = (cold.clone(), learned.clone());
-            cold.refresh(&mut a, now);
-            learned.refresh(&mut b, now);
-            let seen = |t: &Tias, j: &Job| (j.order_queue, t.key(j, now), t.next_review(j, now));
-            let same = seen(&cold, &a) == seen(&learned, &b);
-            if !learned.follows_epoch(&original) {
-                assert!(
-                    same,
-                    "job {} at {now:?} changed with the epoch",
-                    original.id().0
-                );
-            } else if !same {
-                followers_that_moved += 1;
-            }
-        }
-    }
-    assert!(
-        followers_that_moved > 0,
-        "the deadline jobs do move with ρ, ρ₀"
-    );
-}
-
-/// A change of `ρ`, `ρ₀` re-keys only a job whose standing moves now; the others get the
-/// review `next_review` gives, and the scheduler keeps an earlier one. Learned `ρ·W` =
-/// 78,400 ms, `σ·W` = 10,200 ms, `ρ₀·W` = 27,200 ms, window 102,400 ms.
-#[test]
-fn an_epoch_rekeys_only_jobs_whose_standing_moves() {
-    let tias = trained(TiasConfig {
-        finish_lift_gpu_ms: 0,
+fn learned_shares_reach_a_job_with_its_switch_step() {
+    // 40 deadline jobs that used a quarter of their window: the 31st (31 sizes and the
+    // pseudo-sample) publishes a table with `ρ` = `ρ₀` = 17/64 = 272/1024 (bucket 16).
+    let mut tias = Tias::new(TiasConfig {
+        min_samples: 4,
+        table_rows_per_event: 40,
         ..TiasConfig::default()
     });
+    for id in 0..40 {
+        let done = job(100 + id, 1, Some(W), W / 4, JobState::Running);
+        tias.on_finished(&done, TimeMs(0));
+    }
+    assert_eq!(tias.shares(), (272, 272));
+    // Job 5 (step 5) reads `ρ` = 1 until 6 s: critical from its submission. Then `ρ·W` =
+    // 27,200 ms and `σ·W` = 10,200 ms: relaxed until 102,400 − 10,200 − 27,200 = 65,000.
     let waiting = job(5, 1, Some(W), 0, JobState::Waiting);
-    // Relaxed at 0: critical at 102,400 − 10,200 − 78,400 = 13,800 ms, before it could turn
-    // hopeless (102,400 − 27,200 = 75,200) or reach its deadline.
+    let other = job(6, 1, Some(W), 0, JobState::Waiting);
+    tias.advance(TimeMs(5_999));
+    assert_eq!(tias.standing(&waiting, TimeMs(5_999)), Standing::Critical);
+    assert!(!tias.follows_epoch(&waiting));
+    tias.advance(TimeMs(6_000));
+    assert!(tias.follows_epoch(&waiting) && !tias.follows_epoch(&other));
     assert_eq!(
-        tias.epoch_effect(&waiting, TimeMs(0)),
-        EpochEffect::Review(Some(TimeMs(13_800)))
-    );
-    // Critical from 13,800 ms on, hopeless from 75,200 ms on: both move its key.
-    assert_eq!(
-        tias.epoch_effect(&waiting, TimeMs(13_800)),
+        tias.epoch_effect(&waiting, TimeMs(6_000)),
         EpochEffect::Rekey
     );
-    let mut marked = waiting;
-    marked.order_queue |= CRITICAL_FLAG;
-    assert_eq!(
-        tias.epoch_effect(&marked, TimeMs(75_200)),
-        EpochEffect::Rekey
-    );
-    // Already marked critical and not yet hopeless: the key stays (its index reads the `ρ`
-    // published with a table, which reaches it with the table's switch); only the review may
-    // move.
-    let now = TimeMs(20_000);
-    assert_eq!(
-        tias.epoch_effect(&marked, now),
-        EpochEffect::Review(tias.next_review(&marked, now))
-    );
-    assert_eq!(tias.next_review(&marked, now), Some(TimeMs(75_200)));
+    let relaxed = Standing::Relaxed {
+        critical_at: TimeMs(65_000),
+    };
+    assert_eq!(tias.standing(&waiting, TimeMs(6_000)), relaxed);
+    assert_eq!(tias.standing(&other, TimeMs(6_000)), Standing::Critical);
+    // A hopeless job in the background reads nothing learned: no step moves it.
+    let mut hopeless = job(5, 1, Some(W), 0, JobState::Waiting);
+    hopeless.order_queue |= HOPELESS_FLAG;
+    assert!(!tias.follows_epoch(&hopeless));
 }
 
 /// The lift's review of a running critical job whose window is the whole clock: its
@@ -503,7 +456,10 @@ fn a_table_is_built_a_few_rows_per_event_and_published_once_whole() {
     // step of 1 s per `id mod 64`, each step an epoch at the next pass.
     let epoch = tias.epoch();
     tias.advance(TimeMs(9));
-    assert_eq!((tias.epoch(), tias.next_advance()), (epoch, Some(TimeMs(1_009))));
+    assert_eq!(
+        (tias.epoch(), tias.next_advance()),
+        (epoch, Some(TimeMs(1_009)))
+    );
     tias.advance(TimeMs(2_009));
     assert_eq!(tias.epoch(), epoch + 1);
     assert_eq!(tias.last_change.steps, Some((0, 2)));
@@ -511,7 +467,10 @@ fn a_table_is_built_a_few_rows_per_event_and_published_once_whole() {
     // The next table starts at a finish once every job has switched and 64 s have passed.
     tias.advance(TimeMs(64_008));
     finish_plain(&mut tias, 1, 100_000, TimeMs(64_008));
-    assert_eq!(tias.next_row as usize, SIZE_BINS, "the last job switches at 64,009");
+    assert_eq!(
+        tias.next_row as usize, SIZE_BINS,
+        "the last job switches at 64,009"
+    );
     tias.advance(TimeMs(64_009));
     assert_eq!(tias.next_advance(), None);
     finish_plain(&mut tias, 1, 100_000, TimeMs(64_009));
@@ -628,7 +587,10 @@ fn a_switch_step_rekeys_only_the_jobs_it_reaches_whose_key_it_moves() {
     assert!(tias.table().is_some_and(|(_, at)| at == TimeMs(64_000)));
     assert_ne!(tias.previous.bin_log_index(0), tias.table.bin_log_index(0));
     let last = SIZE_BINS - 1;
-    assert_eq!(tias.previous.bin_log_index(last), tias.table.bin_log_index(last));
+    assert_eq!(
+        tias.previous.bin_log_index(last),
+        tias.table.bin_log_index(last)
+    );
     // Steps 0 and 1 are due at 66 s: jobs 1 and 65 follow, job 2 not yet.
     tias.advance(TimeMs(66_000));
     let young = job(1, 1, None, 0, JobState::Waiting);
@@ -636,7 +598,10 @@ fn a_switch_step_rekeys_only_the_jobs_it_reaches_whose_key_it_moves() {
     let later = job(2, 1, None, 0, JobState::Waiting);
     assert!(tias.follows_epoch(&young) && tias.follows_epoch(&long));
     assert!(!tias.follows_epoch(&later));
-    assert_eq!(tias.epoch_effect(&young, TimeMs(66_000)), EpochEffect::Rekey);
+    assert_eq!(
+        tias.epoch_effect(&young, TimeMs(66_000)),
+        EpochEffect::Rekey
+    );
     assert_eq!(
         tias.epoch_effect(&long, TimeMs(66_000)),
         EpochEffect::Review(None)
