@@ -332,6 +332,17 @@ impl GittinsTable {
         *slot = i16::try_from(index.max(i32::from(i16::MIN))).unwrap_or(i16::MAX);
     }
 
+    /// Keeps `current`'s index in every bin where this table's differs from it by at most
+    /// `tolerance` (in 1/256ths of an octave): a change that small barely moves the order,
+    /// and publishing it would re-key every job in the bin. O(B).
+    pub fn settle_towards(&mut self, current: &GittinsTable, tolerance: i32) {
+        for (index, &old) in self.log_index.iter_mut().zip(&current.log_index) {
+            if (i32::from(*index) - i32::from(old)).abs() <= tolerance {
+                *index = old;
+            }
+        }
+    }
+
     /// Every row at once (tests and hosts; an event computes one row at a time). O(B²).
     pub fn compute(sizes: &SizeHistogram) -> Self {
         let mut table = Self::new();

@@ -225,3 +225,21 @@ fn ratio_sums_halve_instead_of_overflowing() {
     let ratio = sketch.run_to_window_q16(1).unwrap_or(0);
     assert!((32_000..=33_000).contains(&ratio), "r = {ratio} / 65,536");
 }
+
+#[test]
+fn settling_keeps_the_published_index_where_it_barely_moved() {
+    let current = GittinsTable::compute(&ten_alike());
+    let mut next = current.clone();
+    // Bin 0 moves by 4/256 of an octave (kept), bin 1 by 5 (published), bin 2 by −4 (kept).
+    next.log_index[0] += 4;
+    next.log_index[1] += 5;
+    next.log_index[2] -= 4;
+    next.settle_towards(&current, 4);
+    assert_eq!(next.bin_log_index(0), current.bin_log_index(0));
+    assert_eq!(next.bin_log_index(1), current.bin_log_index(1) + 5);
+    assert_eq!(next.bin_log_index(2), current.bin_log_index(2));
+    // A tolerance of 0 keeps only equal indices: nothing changes.
+    let mut exact = next.clone();
+    exact.settle_towards(&current, 0);
+    assert_eq!(exact, next);
+}

@@ -170,8 +170,38 @@ impl Las {
     /// The job's service counted in its current queue cycle (since its last promotion), in
     /// the configured metric.
     pub fn queue_service(&self, job: &Job) -> u64 {
+        self.config.queue_service(job)
+    }
+
+    /// Demotes or promotes `job`, keeping the bits of `order_queue` above the queue index.
+    /// O(K).
+    pub fn refresh_job(&self, job: &mut Job, now: TimeMs) {
+        self.config.refresh_job(job, now)
+    }
+
+    /// The LAS key: queue, then queue-entry time.
+    pub fn las_key(job: &Job) -> PriorityKey {
+        PriorityKey {
+            class: u32::from(job.order_queue & QUEUE_MASK),
+            primary: key_ms(job.order_mark.0),
+            secondary: 0,
+        }
+    }
+
+    /// Next demotion of a running job or promotion of a queued one. O(1).
+    pub fn review_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
+        self.config.review_at(job, now)
+    }
+}
+
+/// The 2D-LAS rules on their own, so an order that embeds the queues in its own
+/// configuration (TIAS) needs no second copy of them.
+impl LasConfig {
+    /// The job's service counted in its current queue cycle (since its last promotion), in
+    /// the configured metric.
+    pub fn queue_service(&self, job: &Job) -> u64 {
         let gpu_ms = job.attained_gpu_ms().saturating_sub(job.order_base_gpu_ms);
-        match self.config.service {
+        match self.service {
             LengthMetric::GpuTime => gpu_ms,
             LengthMetric::Time => div_narrow(gpu_ms, u64::from(job.gpus().max(1))),
         }
@@ -179,7 +209,7 @@ impl Las {
 
     /// Service units the job gains per ms while running (GPUs, or 1 for 1D service).
     fn rate(&self, job: &Job) -> u64 {
-        match self.config.service {
+        match self.service {
             LengthMetric::GpuTime => u64::from(job.gpus().max(1)),
             LengthMetric::Time => 1,
         }
@@ -194,7 +224,7 @@ impl Las {
     /// When a queued job becomes eligible for promotion; `None` when the guard is off, the
     /// job is in queue 0, is running, or has not run since its last promotion.
     fn promotion_at(&self, job: &Job) -> Option<TimeMs> {
-        let knob = u64::from(self.config.promote_knob_permille);
+        let knob = u64::from(self.promote_knob_permille);
         let queue = job.order_queue & QUEUE_MASK;
         if knob == 0 || queue == 0 || !job.state().is_queued() {
             return None;
@@ -219,14 +249,14 @@ impl Las {
             return;
         }
         let service = self.queue_service(job);
-        let target = self.config.queue_for(service);
+        let target = self.queue_for(service);
         if target > queue {
             // Entered the new queue when it crossed that queue's threshold. Service grows
             // only while the job runs, `rate` units per ms, so the crossing was
             // `(service − limit) / rate` ms before it last stopped running: `now` if it
             // still runs, else when it was preempted (`queued_since`), whether or not
             // anyone looked in between.
-            let limit = self.config.limit_of(target - 1).unwrap_or(service);
+            let limit = self.limit_of(target - 1).unwrap_or(service);
             let since = div_narrow(service - limit.min(service), self.rate(job));
             let stopped = if job.state() == JobState::Running {
                 now
@@ -238,19 +268,10 @@ impl Las {
         }
     }
 
-    /// The LAS key: queue, then queue-entry time.
-    pub fn las_key(job: &Job) -> PriorityKey {
-        PriorityKey {
-            class: u32::from(job.order_queue & QUEUE_MASK),
-            primary: key_ms(job.order_mark.0),
-            secondary: 0,
-        }
-    }
-
     /// Next demotion of a running job or promotion of a queued one. O(1).
     pub fn review_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         if job.state() == JobState::Running {
-            let limit = self.config.limit_of(job.order_queue & QUEUE_MASK)?;
+            let limit = self.limit_of(job.order_queue & QUEUE_MASK)?;
             let left = limit.saturating_sub(self.queue_service(job));
             let wait_ms = div_ceil_narrow(left, self.rate(job));
             return Some(now.saturating_add(DurationMs(wait_ms)));

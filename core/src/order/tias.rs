@@ -194,6 +194,12 @@ pub struct TiasConfig {
     /// 128-bit products, so a whole table (O(B²)) in one event would exceed the Cortex-M4F's
     /// per-event budget.
     pub table_rows_per_event: u8,
+    /// A new table keeps the published index of every bin where it moved by at most this
+    /// many 1/256ths of an octave, and is not published at all if nothing else moved (nor
+    /// `ρ`, `ρ₀`). 4 (1.1 %): bins are √2 apart, so such a change hardly reorders jobs, while
+    /// every switch re-keys the jobs whose index changed; in a steady workload the tables
+    /// settle and a switch re-keys few jobs (the per-event cost stays flat in the queue).
+    pub table_tolerance_log2_q8: u8,
 }
 
 impl Default for TiasConfig {
@@ -215,6 +221,7 @@ impl Default for TiasConfig {
             table_every_ms: 64_000,
             table_switch_step_ms: 1_000,
             table_rows_per_event: 4,
+            table_tolerance_log2_q8: 4,
         }
     }
 }
@@ -280,7 +287,6 @@ impl EpochChange {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Tias {
     config: TiasConfig,
-    las: Las,
     sketch: WindowShareSketch,
     /// `ρ`, in 1/1,024ths of a window.
     bound_share: u32,
@@ -328,7 +334,6 @@ impl Tias {
     pub fn new(config: TiasConfig) -> Self {
         Self {
             config,
-            las: Las::new(config.las),
             sketch: WindowShareSketch::new(config.sketch_halve_at),
             bound_share: WHOLE_WINDOW,
             least_share: 0,
@@ -647,9 +652,8 @@ impl Tias {
         Self::bound_below_at(now, remaining, job.gpus(), edge)
     }
 
-    /// Re-learns `ρ` and `ρ₀`, keeping the last ones for the jobs the switch has not reached.
-    /// O(B).
-    fn publish_shares(&mut self) {
+    /// `ρ` and `ρ₀` from what the window-share sketch holds now. O(B).
+    fn learned_shares(&self) -> (u32, u32) {
         let min = self.config.min_samples.max(1);
         let bound = self
             .sketch
@@ -659,9 +663,7 @@ impl Tias {
             .sketch
             .feasible_quantile(self.config.hopeless_quantile_permille, min)
             .unwrap_or(0);
-        self.previous_bound_share = self.bound_share;
-        self.previous_least_share = self.least_share;
-        (self.bound_share, self.least_share) = (bound, least);
+        (bound, least)
     }
 
     /// Starts a new table if none is being built, the last one has reached every job and
@@ -700,11 +702,24 @@ impl Tias {
         if usize::from(self.next_row) < SIZE_BINS {
             return;
         }
+        let tolerance = i32::from(self.config.table_tolerance_log2_q8);
+        if self.table_at.is_some() {
+            self.previous.settle_towards(&self.table, tolerance);
+        }
+        let shares = self.learned_shares();
+        let unchanged = self.previous == self.table && shares == self.shares();
+        if self.table_at.is_some() && unchanged {
+            // Nothing to publish: the next table is due 64 s from now.
+            self.table_at = Some(now);
+            return;
+        }
         core::mem::swap(&mut self.table, &mut self.previous);
         self.previous_is_las = self.table_at.is_none();
         self.table_at = Some(now);
         self.switched_steps = 0;
-        self.publish_shares();
+        self.previous_bound_share = self.bound_share;
+        self.previous_least_share = self.least_share;
+        (self.bound_share, self.least_share) = shares;
     }
 
     /// The deadline job's GPUs and window, for its provisional size sample.
@@ -714,11 +729,16 @@ impl Tias {
     }
 
     /// Whether the switch to the newest table, `ρ` and `ρ₀` can move this job's key, refresh
-    /// or review: a deadline job not yet hopeless (its standing reads `ρ`, `ρ₀`), a job ranked
-    /// by size whose index differs in the two tables (from 2D-LAS, always). O(log B).
+    /// or review: a deadline job not yet hopeless if `ρ` or `ρ₀` moved (its standing reads
+    /// them), a job ranked by size whose index differs in the two tables (from 2D-LAS,
+    /// always). In a steady workload the tables settle, and a switch re-keys few jobs.
+    /// O(log B).
     fn switch_moves_key(&self, job: &Job) -> bool {
         let meetable = job.deadline().is_some() && job.order_queue & HOPELESS_FLAG == 0;
-        meetable || (self.ranking(job) == Ranking::Sized && self.switch_moves(job))
+        let shares_moved = (self.previous_bound_share, self.previous_least_share)
+            != (self.bound_share, self.least_share);
+        (meetable && shares_moved)
+            || (self.ranking(job) == Ranking::Sized && self.switch_moves(job))
     }
 
     /// Whether the last change's switch steps reached this job. O(1).
@@ -783,7 +803,7 @@ impl JobOrder for Tias {
 
     /// 2D-LAS demotion/promotion, then the sticky critical, lifted and hopeless marks. O(K).
     fn refresh(&mut self, job: &mut Job, now: TimeMs) {
-        self.las.refresh_job(job, now);
+        self.config.las.refresh_job(job, now);
         match self.standing(job, now) {
             Standing::Hopeless => {
                 job.order_queue =
@@ -944,7 +964,7 @@ impl Tias {
         standing: Standing,
         hopeless_at: Option<TimeMs>,
     ) -> Option<TimeMs> {
-        let las = self.las.review_at(job, now);
+        let las = self.config.las.review_at(job, now);
         let deadline = match standing {
             Standing::Relaxed { critical_at } => job.deadline().map(|d| d.min(critical_at)),
             Standing::Critical => job.deadline(),

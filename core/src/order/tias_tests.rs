@@ -41,7 +41,7 @@ fn trained(config: TiasConfig) -> Tias {
     for (id, e) in (0..10).map(|i| (100 + i, if i == 9 { 3 * W / 4 } else { W / 4 })) {
         tias.on_finished(&job(id, 1, Some(W), e, JobState::Running), TimeMs(e));
     }
-    tias.publish_shares();
+    (tias.bound_share, tias.least_share) = tias.learned_shares();
     tias
 }
 
@@ -610,4 +610,45 @@ fn a_switch_step_rekeys_only_the_jobs_it_reaches_whose_key_it_moves() {
     let mut hopeless = job(1, 1, Some(10), 0, JobState::Waiting);
     hopeless.order_queue |= HOPELESS_FLAG;
     assert!(!tias.follows_epoch(&hopeless));
+}
+
+#[test]
+fn a_table_that_settles_on_the_published_one_is_not_published() {
+    // One more job of the same size 64 s later moves only bin 2's index (from 84.852 GPU·s),
+    // by 5/256 of an octave (−3,601 → −3,596).
+    let published = with_table(TiasConfig::default()).table().unwrap().0.clone();
+    for (tolerance, publishes) in [(8, false), (4, true)] {
+        let mut tias = with_table(TiasConfig {
+            table_tolerance_log2_q8: tolerance,
+            ..TiasConfig::default()
+        });
+        finish_plain(&mut tias, 1, 100_000, TimeMs(64_000));
+        let (table, at) = tias.table().unwrap();
+        assert_eq!(
+            at,
+            TimeMs(64_000),
+            "tolerance {tolerance}: the next is due 64 s on"
+        );
+        let moved: [i32; SIZE_BINS] =
+            core::array::from_fn(|bin| table.bin_log_index(bin) - published.bin_log_index(bin));
+        let expected_moves = if publishes { 5 } else { 0 };
+        assert_eq!(moved.iter().map(|m| m.abs()).sum::<i32>(), expected_moves);
+        assert_eq!(moved[2], expected_moves, "tolerance {tolerance}");
+        let switch = publishes.then_some(TimeMs(65_000));
+        assert_eq!(tias.next_advance(), switch, "tolerance {tolerance}");
+    }
+}
+
+#[test]
+fn no_review_is_announced_for_a_switch_while_no_job_is_live() {
+    // A switch in progress with no live job: the steps catch up at the next event, and a
+    // caller is not asked to tick for them (a simulator would tick forever).
+    let mut tias = Tias::new(TiasConfig {
+        table_rows_per_event: 40,
+        ..TiasConfig::default()
+    });
+    finish_plain(&mut tias, 40, 100_000, TimeMs(0));
+    assert_eq!(tias.next_advance(), Some(TimeMs(1_000)));
+    let s = sched(4, tias);
+    assert_eq!(s.next_review(), None);
 }
