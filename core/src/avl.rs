@@ -37,6 +37,13 @@ impl<F: Fn(Slot, Slot) -> bool> NodeKeys for F {
     fn update(&mut self, _node: Slot, _left: Slot, _right: Slot) {}
 }
 
+/// A child's side.
+#[derive(Clone, Copy)]
+enum Side {
+    Left,
+    Right,
+}
+
 /// The links of an AVL tree over slots `0..J`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Avl<const J: usize> {
@@ -222,17 +229,44 @@ impl<const J: usize> Avl<J> {
 
     /// The slot after `n` in order (`NIL` at the end). O(log J), amortised O(1) over a walk.
     pub(crate) fn next(&self, n: Slot) -> Slot {
-        let r = self.right(n);
-        if r != NIL {
-            return self.leftmost(r);
+        self.neighbour(n, Side::Right)
+    }
+
+    /// The slot before `n` in order (`NIL` at the start). O(log J).
+    pub(crate) fn prev(&self, n: Slot) -> Slot {
+        self.neighbour(n, Side::Left)
+    }
+
+    /// The nearest slot on `side` of `n` in order: the far end of that subtree, else the
+    /// first ancestor `n` hangs on the other side of. One walk for both directions (the
+    /// firmware's flash counts).
+    fn neighbour(&self, n: Slot, side: Side) -> Slot {
+        let child = |at: Slot, side: Side| match side {
+            Side::Left => self.left(at),
+            Side::Right => self.right(at),
+        };
+        let other = match side {
+            Side::Left => Side::Right,
+            Side::Right => Side::Left,
+        };
+        let mut at = child(n, side);
+        if at != NIL {
+            for _ in 0..MAX_HEIGHT {
+                let down = child(at, other);
+                if down == NIL {
+                    break;
+                }
+                at = down;
+            }
+            return at;
         }
-        let mut child = n;
-        let mut at = self.parent(n);
+        let mut from = n;
+        at = self.parent(n);
         for _ in 0..MAX_HEIGHT {
-            if at == NIL || self.left(at) == child {
+            if at == NIL || child(at, other) == from {
                 return at;
             }
-            child = at;
+            from = at;
             at = self.parent(at);
         }
         NIL

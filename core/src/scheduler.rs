@@ -333,9 +333,15 @@ where
         Ok(())
     }
 
-    /// Credits every running job with service from the previous event up to `now`. O(R).
+    /// Credits every running job with service from the previous event up to `now`. O(R),
+    /// and O(1) for a second event at the same instant.
     fn accrue(&mut self, now: TimeMs) {
         let dt = now.saturating_since(self.last_now);
+        if dt.0 == 0 {
+            // Events at one instant (a simulator's arrivals, finishes and ticks) credit
+            // nothing: skip the walk.
+            return;
+        }
         for &slot in self.running.iter() {
             let Some(job) = self.table.get_mut(slot) else {
                 continue;

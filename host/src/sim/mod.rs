@@ -15,6 +15,7 @@
 pub mod cluster;
 pub mod dag_run;
 mod dag_run_list;
+mod event_queue;
 pub mod scheduler;
 pub mod speed;
 
@@ -31,12 +32,12 @@ use crate::policy::{
 use crate::progress::RunProgress;
 use crate::trace::TraceJob;
 use dag_run::{DagPlanning, planning_seed};
+use event_queue::EventQueue;
 use gantry_core::{
     CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, SchedError, Scheduler, TimeMs,
     Topology,
 };
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// The host's scheduler type.
 pub type HostScheduler = Scheduler<AnyOrder, AnyPlacer, HOST_GPUS, HOST_JOBS, HOST_GANG>;
@@ -439,7 +440,7 @@ struct Engine<'a, const G: usize, const J: usize, const GANG: usize> {
     scheduler: Box<Scheduler<AnyOrder, AnyPlacer<G>, G, J, GANG>>,
     config: &'a SimConfig,
     speeds: SpeedTable,
-    queue: BinaryHeap<Reverse<Pending>>,
+    queue: EventQueue<Pending>,
     held_back: VecDeque<u32>,
     held_back_count: u64,
     progress: Vec<Progress>,
@@ -494,18 +495,17 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                 ..Progress::default()
             })
             .collect();
-        let queue = trace
+        let arrivals = trace
             .iter()
             .enumerate()
-            .map(|(i, j)| {
-                Reverse(Pending {
-                    time_ms: j.submit_ms,
-                    kind: Kind::Arrival,
-                    job: i as u32,
-                    generation: 0,
-                })
+            .map(|(i, j)| Pending {
+                time_ms: j.submit_ms,
+                kind: Kind::Arrival,
+                job: i as u32,
+                generation: 0,
             })
             .collect();
+        let queue = EventQueue::with_arrivals(arrivals);
         Self {
             trace,
             scheduler,
@@ -561,7 +561,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
     fn run(mut self) -> SimOutput {
         self.gpu_down = vec![false; self.scheduler.topology().gpu_count()];
         self.schedule_next_fault(0);
-        while let Some(Reverse(p)) = self.queue.pop() {
+        while let Some(p) = self.queue.pop() {
             let now = p.time_ms;
             match p.kind {
                 Kind::Arrival => {
@@ -609,7 +609,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             }
             self.note_timeline(now);
             if self.batched {
-                let same_instant = self.queue.peek().is_some_and(|Reverse(n)| n.time_ms == now);
+                let same_instant = self.queue.peek().is_some_and(|n| n.time_ms == now);
                 if same_instant {
                     continue;
                 }
@@ -651,12 +651,12 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         }
         let gap = -libm::log(1.0 - self.fault_rng.unit_f64()) / per_ms;
         let time_ms = now.saturating_add(gap.ceil() as u64);
-        self.queue.push(Reverse(Pending {
+        self.queue.push(Pending {
             time_ms,
             kind: Kind::Fault,
             job: 0,
             generation: 0,
-        }));
+        });
     }
 
     /// Fails one GPU (or drains its machine) and schedules the repairs and the next fault.
@@ -688,19 +688,19 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             let repair_ms =
                 -libm::log(1.0 - self.fault_rng.unit_f64()) * faults.mean_repair_ms as f64;
             let job = u32::from(g);
-            self.queue.push(Reverse(Pending {
+            self.queue.push(Pending {
                 time_ms: now,
                 kind: Kind::GpuDown,
                 job,
                 generation: 0,
-            }));
+            });
             let up_ms = now.saturating_add(repair_ms.ceil() as u64).max(now + 1);
-            self.queue.push(Reverse(Pending {
+            self.queue.push(Pending {
                 time_ms: up_ms,
                 kind: Kind::GpuUp,
                 job,
                 generation: 0,
-            }));
+            });
         }
         self.schedule_next_fault(now);
     }
@@ -724,12 +724,12 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             return;
         };
         if self.review_armed.is_none_or(|armed| at < armed) {
-            self.queue.push(Reverse(Pending {
+            self.queue.push(Pending {
                 time_ms: at,
                 kind: Kind::Tick,
                 job: 0,
                 generation: REVIEW_TICK,
-            }));
+            });
             self.review_armed = Some(at);
         }
     }
@@ -746,12 +746,12 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         let wanted = gantry_core::JobOrder::time_driven(self.scheduler.order());
         if wanted && !self.tick_armed && self.live > 0 && self.config.tick_ms > 0 {
             let time_ms = now.saturating_add(self.config.tick_ms);
-            self.queue.push(Reverse(Pending {
+            self.queue.push(Pending {
                 time_ms,
                 kind: Kind::Tick,
                 job: 0,
                 generation: 0,
-            }));
+            });
             self.tick_armed = true;
         }
     }
@@ -914,12 +914,12 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             speed,
             gpus: gpus.len() as u16,
         });
-        self.queue.push(Reverse(Pending {
+        self.queue.push(Pending {
             time_ms: progress_from_ms.saturating_add(run_ms),
             kind: Kind::Finish,
             job,
             generation: progress.generation,
-        }));
+        });
     }
 
     /// A gang job's speed on `gpus`: the placement's comm-cost factor times its slowest GPU's
