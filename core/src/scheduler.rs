@@ -175,7 +175,7 @@ where
         for h in healthy.iter_mut().take(healthy_count) {
             *h = true;
         }
-        order.on_capacity(gpu_count_u32(healthy_count));
+        order.on_capacity(gpu_count_u32(healthy_count), TimeMs(0));
         let epoch = order.epoch();
         Self {
             topology,
@@ -386,7 +386,8 @@ where
                 {
                     *healthy = false;
                     self.healthy_count = self.healthy_count.saturating_sub(1);
-                    self.order.on_capacity(gpu_count_u32(self.healthy_count));
+                    self.order
+                        .on_capacity(gpu_count_u32(self.healthy_count), now);
                 }
                 let slot = self.owner.get(g).copied().unwrap_or(NIL);
                 if let Some(id) = self.table.get(slot).map(Job::id) {
@@ -405,7 +406,8 @@ where
                 {
                     *healthy = true;
                     self.healthy_count = self.healthy_count.saturating_add(1);
-                    self.order.on_capacity(gpu_count_u32(self.healthy_count));
+                    self.order
+                        .on_capacity(gpu_count_u32(self.healthy_count), now);
                 }
             }
             Event::Tick => {}
@@ -980,31 +982,22 @@ where
     }
 
     /// The earliest time after the last event at which the order expects a key to change
-    /// with no event in between (see [`JobOrder::next_review`] and
-    /// [`JobOrder::next_advance`]): send [`Event::Tick`] then.
+    /// with no event in between (see [`JobOrder::next_review`]): send [`Event::Tick`] then.
     /// `None` when no job needs one. O(1) for [`KeyChanges::AtReview`] orders (the timer
     /// heap's head); O(J) for [`KeyChanges::EveryPass`] ones.
     pub fn next_review(&self) -> Option<TimeMs> {
-        let now = self.last_now;
-        // With no live job an order's own steps change no key: they catch up at the next
-        // event's pass.
-        let live = self.table.len() > 0;
-        let advance = self.order.next_advance().filter(|&t| live && t > now);
         let hooks = self.order.hooks();
         if !hooks.next_review {
-            return advance;
+            return None;
         }
-        let review = match hooks.keys {
+        let now = self.last_now;
+        match hooks.keys {
             KeyChanges::AtReview => self.timers.peek().map(|(at, _)| at),
             KeyChanges::EveryPass | KeyChanges::Never => self
                 .jobs()
                 .filter_map(|job| self.order.next_review(job, now))
                 .filter(|&t| t > now)
                 .min(),
-        };
-        match (review, advance) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            _ => review.or(advance),
         }
     }
 

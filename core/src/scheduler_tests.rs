@@ -429,9 +429,6 @@ impl<O: JobOrder> JobOrder for AllHooks<O> {
     fn advance(&mut self, now: TimeMs) {
         self.0.advance(now)
     }
-    fn next_advance(&self) -> Option<TimeMs> {
-        self.0.next_advance()
-    }
     fn on_submitted(&mut self, job: &Job, now: TimeMs) {
         self.0.on_submitted(job, now)
     }
@@ -441,8 +438,8 @@ impl<O: JobOrder> JobOrder for AllHooks<O> {
     fn on_removed(&mut self, job: &Job, now: TimeMs) {
         self.0.on_removed(job, now)
     }
-    fn on_capacity(&mut self, healthy_gpus: u32) {
-        self.0.on_capacity(healthy_gpus)
+    fn on_capacity(&mut self, healthy_gpus: u32, now: TimeMs) {
+        self.0.on_capacity(healthy_gpus, now)
     }
     fn epoch(&self) -> u32 {
         self.0.epoch()

@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 /// The snapshot message's layout version: the first byte of the message, after the frame's
 /// own [`WIRE_VERSION`](crate::wire::WIRE_VERSION). Changes with any change of the state
 /// stored (a field of the scheduler, a job, an order or a placer).
-pub const SNAPSHOT_VERSION: u8 = 4;
+pub const SNAPSHOT_VERSION: u8 = 5;
 
 /// The capacities a snapshot was taken with: a scheduler restores only its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

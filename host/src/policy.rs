@@ -244,9 +244,6 @@ impl JobOrder for AnyOrder {
     fn advance(&mut self, now: TimeMs) {
         each_order!(self, o => o.advance(now))
     }
-    fn next_advance(&self) -> Option<TimeMs> {
-        each_order!(self, o => o.next_advance())
-    }
     fn on_submitted(&mut self, job: &Job, now: TimeMs) {
         each_order!(self, o => o.on_submitted(job, now))
     }
@@ -256,8 +253,8 @@ impl JobOrder for AnyOrder {
     fn on_removed(&mut self, job: &Job, now: TimeMs) {
         each_order!(self, o => o.on_removed(job, now))
     }
-    fn on_capacity(&mut self, healthy_gpus: u32) {
-        each_order!(self, o => o.on_capacity(healthy_gpus))
+    fn on_capacity(&mut self, healthy_gpus: u32, now: TimeMs) {
+        each_order!(self, o => o.on_capacity(healthy_gpus, now))
     }
     fn epoch(&self) -> u32 {
         each_order!(self, o => o.epoch())

@@ -199,25 +199,16 @@ pub trait JobOrder {
     /// Not called for finished jobs ([`on_finished`](Self::on_finished) is). O(1).
     fn on_removed(&mut self, _job: &Job, _now: TimeMs) {}
 
-    /// The number of healthy GPUs: at construction and after every `GpuDown` or `GpuUp`
-    /// that changes it. Orders that weigh their jobs' demand against the cluster (TIAS's
-    /// big gangs) keep it; it is part of the order's state, so a restored snapshot has
-    /// it. Default: ignored. O(1).
-    fn on_capacity(&mut self, _healthy_gpus: u32) {}
+    /// The number of healthy GPUs: at construction (`now` = 0) and after every `GpuDown` or
+    /// `GpuUp` that changes it, before the event's preemption. Orders that weigh their
+    /// jobs' demand against the cluster (TIAS's big gangs) keep it; it is part of the
+    /// order's state, so a restored snapshot has it. Default: ignored. O(1).
+    fn on_capacity(&mut self, _healthy_gpus: u32, _now: TimeMs) {}
 
-    /// Called at the start of every scheduling pass, before any key is read: an order whose
-    /// learned state reaches its jobs over time (TIAS's new index table, a 64th of the jobs
-    /// per second) moves it here, and publishes what changed since the last pass by
-    /// advancing its [`epoch`](Self::epoch). Default: nothing. O(1).
+    /// Called at the start of every scheduling pass, before any key is read: an order
+    /// publishes what it learned since the last pass (TIAS's new index table) by advancing
+    /// its [`epoch`](Self::epoch), once. Default: nothing. O(1).
     fn advance(&mut self, _now: TimeMs) {}
-
-    /// When [`advance`](Self::advance) will next change something with no event in between
-    /// (the next step of TIAS's table switch), so a caller ticks then; part of
-    /// [`Scheduler::next_review`](crate::Scheduler::next_review). `None`: never (default).
-    /// O(1).
-    fn next_advance(&self) -> Option<TimeMs> {
-        None
-    }
 
     /// A counter that changes whenever something the order learned changes keys or review
     /// times of live jobs it has already given (TIAS re-publishing its estimate): the

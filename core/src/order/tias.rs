@@ -262,25 +262,11 @@ enum Ranking {
 /// What changed since the last pass, published as one change of the epoch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct EpochChange {
-    /// The newest index table (and index `ρ`) reached the jobs whose `id mod 64` is in
-    /// `from..to`.
-    steps: Option<(u8, u8)>,
+    /// A new index table (with its `ρ`, `ρ₀`) was published: each job whose key its switch
+    /// moves gets a review at its switch time.
+    published: bool,
     /// The cluster's size, and with it which gangs are big, changed.
     gangs: bool,
-}
-
-impl EpochChange {
-    /// Both changes, as one.
-    fn merged(self, other: Self) -> Self {
-        let steps = match (self.steps, other.steps) {
-            (Some((from, _)), Some((_, to))) => Some((from, to)),
-            (steps, None) | (None, steps) => steps,
-        };
-        Self {
-            steps,
-            gangs: self.gangs || other.gangs,
-        }
-    }
 }
 
 /// The TIAS job order. Preemptive; skips queue heads that do not fit.
@@ -297,7 +283,8 @@ pub struct Tias {
     epoch: u32,
     /// What the last change of the epoch moved.
     last_change: EpochChange,
-    /// What changed since: published at the next pass ([`JobOrder::advance`]).
+    /// What changed since: published at the next pass ([`JobOrder::advance`]), so that
+    /// what one event changes reaches the jobs as one epoch.
     pending: EpochChange,
     /// What is known of job sizes.
     sizes: SizeSketch,
@@ -312,6 +299,11 @@ pub struct Tias {
     /// When `table` was published (`None`: no table yet).
     table_at: Option<TimeMs>,
     /// The newest table has reached the jobs with `id mod 64` below this (64: every job).
+    /// Moved by the clock ([`catch_up`](Self::catch_up)) at the start of every pass and in
+    /// the hooks after which a key or review is read before the pass (a submission, a
+    /// change of capacity, whose `GpuDown` preempts); a finish moves it to the steps
+    /// before its instant, so the next table starts once the last one reached every job
+    /// before the finish.
     switched_steps: u8,
     /// `ρ` before the last publication, read by a job the newest table has not reached yet.
     previous_bound_share: u32,
@@ -556,6 +548,27 @@ impl Tias {
         }
     }
 
+    /// Moves the table switch to the steps due by `now`. O(1): at most 64 steps.
+    fn catch_up(&mut self, now: TimeMs) {
+        for _ in 0..SWITCH_STEPS {
+            match self.next_step_at() {
+                Some(at) if at <= now => self.switched_steps += 1,
+                _ => break,
+            }
+        }
+    }
+
+    /// When the job switches to the newest table: `(1 + id mod 64)` steps after its
+    /// publication (`None` once it has, or before the first table). O(1).
+    fn switch_at(&self, job: &Job) -> Option<TimeMs> {
+        if self.has_switched(job) {
+            return None;
+        }
+        let steps = u64::from(Self::switch_step(job)) + 1;
+        let delay = steps.saturating_mul(self.config.table_switch_step_ms);
+        Some(self.table_at?.saturating_add(DurationMs(delay)))
+    }
+
     /// When the next step of the table switch is due. O(1).
     fn next_step_at(&self) -> Option<TimeMs> {
         if u64::from(self.switched_steps) >= SWITCH_STEPS {
@@ -717,6 +730,7 @@ impl Tias {
         self.previous_is_las = self.table_at.is_none();
         self.table_at = Some(now);
         self.switched_steps = 0;
+        self.pending.published = true;
         self.previous_bound_share = self.bound_share;
         self.previous_least_share = self.least_share;
         (self.bound_share, self.least_share) = shares;
@@ -739,13 +753,6 @@ impl Tias {
             != (self.bound_share, self.least_share);
         (meetable && shares_moved)
             || (self.ranking(job) == Ranking::Sized && self.switch_moves(job))
-    }
-
-    /// Whether the last change's switch steps reached this job. O(1).
-    fn in_last_steps(&self, job: &Job) -> bool {
-        self.last_change
-            .steps
-            .is_some_and(|(from, to)| (from..to).contains(&Self::switch_step(job)))
     }
 }
 
@@ -851,6 +858,7 @@ impl JobOrder for Tias {
     /// A deadline job's window becomes a provisional size sample; a table being built gets
     /// this event's rows. O(B log B) plus the rows.
     fn on_submitted(&mut self, job: &Job, now: TimeMs) {
+        self.catch_up(now);
         if let Some((gpus, window_ms)) = Self::window_sample(job) {
             self.sizes.add_window(gpus, window_ms);
         }
@@ -861,6 +869,10 @@ impl JobOrder for Tias {
     /// window share; starts or continues a table (with which `ρ`, `ρ₀` are re-published).
     /// O(B log B) plus the rows, O(B) more when publishing.
     fn on_finished(&mut self, job: &Job, now: TimeMs) {
+        // The steps before this instant have come; those at it are taken at its pass.
+        if let Some(before) = now.0.checked_sub(1) {
+            self.catch_up(TimeMs(before));
+        }
         let window = Self::window_sample(job);
         if let Some((gpus, window_ms)) = window {
             self.sizes.remove_window(gpus, window_ms);
@@ -881,7 +893,8 @@ impl JobOrder for Tias {
 
     /// Big gangs are measured against the cluster's size: the most healthy GPUs seen (a
     /// failure does not make a gang big). O(1).
-    fn on_capacity(&mut self, healthy_gpus: u32) {
+    fn on_capacity(&mut self, healthy_gpus: u32, now: TimeMs) {
+        self.catch_up(now);
         if healthy_gpus > self.cluster_gpus {
             self.cluster_gpus = healthy_gpus;
             self.pending.gangs |= self.config.big_gang_permille > 0;
@@ -889,28 +902,16 @@ impl JobOrder for Tias {
     }
 
     /// Moves the table switch to the steps due by `now` (job `id` switches `(1 + id mod 64)`
-    /// steps after the publication), and publishes everything that changed since the last
-    /// pass as one change of the epoch. O(1): at most 64 steps.
+    /// steps after the publication: a review of its own, not an epoch), and publishes what
+    /// changed since the last pass (a new table, the cluster's size) as one change of the
+    /// epoch. O(1): at most 64 steps.
     fn advance(&mut self, now: TimeMs) {
-        let from = self.switched_steps;
-        while self.next_step_at().is_some_and(|at| at <= now) {
-            self.switched_steps += 1;
-        }
-        let steps = EpochChange {
-            steps: (self.switched_steps > from).then_some((from, self.switched_steps)),
-            ..EpochChange::default()
-        };
-        let change = self.pending.merged(steps);
-        if change != EpochChange::default() {
-            self.last_change = change;
+        self.catch_up(now);
+        if self.pending != EpochChange::default() {
+            self.last_change = self.pending;
             self.pending = EpochChange::default();
             self.epoch = self.epoch.wrapping_add(1);
         }
-    }
-
-    /// The next step of the table switch.
-    fn next_advance(&self) -> Option<TimeMs> {
-        self.next_step_at()
     }
 
     fn epoch(&self) -> u32 {
@@ -924,30 +925,35 @@ impl JobOrder for Tias {
         true
     }
 
-    /// A switch step re-keys the jobs it reaches whose key, refresh or review it can move
-    /// (a deadline job that can still be met, a job whose index differs in the new table); a
-    /// change of the cluster's size re-keys the deadline jobs. O(log B).
+    /// A change of the cluster's size re-keys the deadline jobs; a publication gives each
+    /// job whose key, refresh or review its switch moves (a deadline job that can still be
+    /// met, a job whose index differs in the new table) a review at its switch time, or
+    /// re-keys it if that has come (switch steps of 0 ms). O(log B).
     fn epoch_effect(&self, job: &Job, _now: TimeMs) -> EpochEffect {
         let gangs = self.last_change.gangs && job.deadline().is_some();
-        if gangs || (self.in_last_steps(job) && self.switch_moves_key(job)) {
-            EpochEffect::Rekey
-        } else {
-            EpochEffect::Review(None)
+        let moved = self.last_change.published && self.switch_moves_key(job);
+        match self.switch_at(job) {
+            _ if gangs => EpochEffect::Rekey,
+            // Switched already (steps of 0 ms, or a pass after its step): now.
+            None if moved => EpochEffect::Rekey,
+            Some(at) if moved => EpochEffect::Review(Some(at)),
+            _ => EpochEffect::Review(None),
         }
     }
 
-    /// A switch step moves the jobs it reaches that read a table, `ρ` or `ρ₀`; the
+    /// A publication can move the jobs that read a table, `ρ` or `ρ₀`; a change of the
     /// cluster's size every deadline job. O(1).
     fn follows_epoch(&self, job: &Job) -> bool {
         let deadline = job.deadline().is_some();
         let meetable = deadline && job.order_queue & HOPELESS_FLAG == 0;
         (self.last_change.gangs && deadline)
-            || (self.in_last_steps(job) && (meetable || self.ranking(job) == Ranking::Sized))
+            || (self.last_change.published && (meetable || self.ranking(job) == Ranking::Sized))
     }
 
-    /// The 2D-LAS review, the size-bin crossing and table switch of a job ranked by size,
-    /// the bound's bin crossing and the lift of a critical job, the moment a relaxed job
-    /// turns critical or a waiting one hopeless, the deadline. O(log B).
+    /// The 2D-LAS review, the size-bin crossing of a job ranked by size, the bound's bin
+    /// crossing and the lift of a critical job, the moment a relaxed job turns critical or
+    /// a waiting one hopeless, the deadline, and the job's switch to the newest table if
+    /// that moves its key. O(log B).
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let (standing, hopeless_at) = self.standing_and_hopeless_at(job, now);
         self.review_from(job, now, standing, hopeless_at)
@@ -980,9 +986,11 @@ impl Tias {
             Ranking::Critical => self.critical_review(job, now),
             Ranking::Lifted | Ranking::RelaxedBelow | Ranking::Background => None,
         };
+        let switch = self.switch_at(job).filter(|_| self.switch_moves_key(job));
         let after_now = |t: Option<TimeMs>| t.filter(|&t| t > now);
         let review = earlier(after_now(las), after_now(deadline));
         let review = earlier(review, after_now(hopeless));
+        let review = earlier(review, after_now(switch));
         earlier(earlier(review, after_now(lift)), after_now(ranked))
     }
 }

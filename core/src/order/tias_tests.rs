@@ -394,17 +394,23 @@ fn learned_shares_reach_a_job_with_its_switch_step() {
     assert_eq!(tias.shares(), (272, 272));
     // Job 5 (step 5) reads `ρ` = 1 until 6 s: critical from its submission. Then `ρ·W` =
     // 27,200 ms and `σ·W` = 10,200 ms: relaxed until 102,400 − 10,200 − 27,200 = 65,000.
+    // The publication (the next pass) gives each a review at its switch.
     let waiting = job(5, 1, Some(W), 0, JobState::Waiting);
     let other = job(6, 1, Some(W), 0, JobState::Waiting);
+    tias.advance(TimeMs(0));
+    assert!(tias.follows_epoch(&waiting) && tias.follows_epoch(&other));
+    assert_eq!(
+        tias.epoch_effect(&waiting, TimeMs(0)),
+        EpochEffect::Review(Some(TimeMs(6_000)))
+    );
+    assert_eq!(
+        tias.epoch_effect(&other, TimeMs(0)),
+        EpochEffect::Review(Some(TimeMs(7_000)))
+    );
+    assert_eq!(tias.next_review(&waiting, TimeMs(0)), Some(TimeMs(6_000)));
     tias.advance(TimeMs(5_999));
     assert_eq!(tias.standing(&waiting, TimeMs(5_999)), Standing::Critical);
-    assert!(!tias.follows_epoch(&waiting));
     tias.advance(TimeMs(6_000));
-    assert!(tias.follows_epoch(&waiting) && !tias.follows_epoch(&other));
-    assert_eq!(
-        tias.epoch_effect(&waiting, TimeMs(6_000)),
-        EpochEffect::Rekey
-    );
     let relaxed = Standing::Relaxed {
         critical_at: TimeMs(65_000),
     };
@@ -452,18 +458,27 @@ fn a_table_is_built_a_few_rows_per_event_and_published_once_whole() {
     }
     let expected = GittinsTable::compute(&tias.sizes().blended(8));
     assert_eq!(tias.table(), Some((&expected, TimeMs(9))));
-    // Publishing changes no key: every job reads 2D-LAS until the switch reaches it, one
-    // step of 1 s per `id mod 64`, each step an epoch at the next pass.
+    // Publishing changes no key: every job reads 2D-LAS until the switch reaches it, job
+    // `id` `(1 + id mod 64)` s after the publication. The publication is one epoch, at the
+    // next pass, that gives each job whose key the switch moves a review at its switch; the
+    // steps themselves are no epochs.
     let epoch = tias.epoch();
     tias.advance(TimeMs(9));
-    assert_eq!(
-        (tias.epoch(), tias.next_advance()),
-        (epoch, Some(TimeMs(1_009)))
-    );
-    tias.advance(TimeMs(2_009));
     assert_eq!(tias.epoch(), epoch + 1);
-    assert_eq!(tias.last_change.steps, Some((0, 2)));
-    assert_eq!(tias.next_advance(), Some(TimeMs(3_009)));
+    assert!(tias.last_change.published && !tias.last_change.gangs);
+    let j = job(1, 1, None, 0, JobState::Waiting);
+    assert_eq!(tias.switch_at(&j), Some(TimeMs(2_009)));
+    assert!(tias.follows_epoch(&j));
+    assert_eq!(
+        tias.epoch_effect(&j, TimeMs(9)),
+        EpochEffect::Review(Some(TimeMs(2_009)))
+    );
+    assert_eq!(tias.next_review(&j, TimeMs(9)), Some(TimeMs(2_009)));
+    tias.advance(TimeMs(2_009));
+    assert_eq!(tias.epoch(), epoch + 1, "a switch step is no epoch");
+    assert_eq!(tias.switched_steps, 2);
+    assert_eq!(tias.switch_at(&j), None);
+    assert_eq!(tias.next_step_at(), Some(TimeMs(3_009)));
     // The next table starts at a finish once every job has switched and 64 s have passed.
     tias.advance(TimeMs(64_008));
     finish_plain(&mut tias, 1, 100_000, TimeMs(64_008));
@@ -472,7 +487,7 @@ fn a_table_is_built_a_few_rows_per_event_and_published_once_whole() {
         "the last job switches at 64,009"
     );
     tias.advance(TimeMs(64_009));
-    assert_eq!(tias.next_advance(), None);
+    assert_eq!(tias.next_step_at(), None);
     finish_plain(&mut tias, 1, 100_000, TimeMs(64_009));
     assert_eq!(tias.next_row, 4, "started");
 }
@@ -524,15 +539,20 @@ fn a_new_table_reaches_job_id_after_one_plus_id_mod_64_seconds() {
     let (table, at) = tias.table().unwrap();
     let (table, index) = (table.clone(), i64::from(table.bin_log_index(0)));
     assert_eq!(at, TimeMs(0));
-    // Job 70 (70 mod 64 = 6) reads 2D-LAS until the step at 7 s, then the table.
+    // Job 70 (70 mod 64 = 6) reads 2D-LAS until the step at 7 s, then the table: the
+    // publication gives it a review then.
     let mut j = job(70, 1, None, 0, JobState::Waiting);
     tias.refresh(&mut j, TimeMs(0));
+    tias.advance(TimeMs(0));
+    assert_eq!(
+        tias.epoch_effect(&j, TimeMs(0)),
+        EpochEffect::Review(Some(TimeMs(7_000)))
+    );
     tias.advance(TimeMs(6_999));
     assert_eq!(tias.key(&j, TimeMs(6_999)).class, class_of_queue(0));
-    assert!(!tias.follows_epoch(&j), "steps 0..6 do not reach it");
+    assert_eq!(tias.next_review(&j, TimeMs(6_999)), Some(TimeMs(7_000)));
     tias.advance(TimeMs(7_000));
-    assert!(tias.follows_epoch(&j));
-    assert_eq!(tias.epoch_effect(&j, TimeMs(7_000)), EpochEffect::Rekey);
+    assert_eq!(tias.next_review(&j, TimeMs(7_000)), None, "switched");
     let after = tias.key(&j, TimeMs(7_000));
     assert_eq!((after.class, after.primary), (INDEX_CLASS, -index));
     assert_eq!(tias.table().map(|(t, _)| t), Some(&table));
@@ -560,7 +580,7 @@ fn gangs_of_a_quarter_of_the_cluster_are_ranked_as_non_deadline_jobs() {
         finish_lift_gpu_ms: 0,
         ..TiasConfig::default()
     });
-    tias.on_capacity(64);
+    tias.on_capacity(64, TimeMs(0));
     let now = TimeMs(64_000);
     for (gpus, class) in [(15, INDEX_CLASS), (16, INDEX_CLASS)] {
         let mut j = job(1, gpus, Some(100_000), 0, JobState::Waiting);
@@ -572,13 +592,13 @@ fn gangs_of_a_quarter_of_the_cluster_are_ranked_as_non_deadline_jobs() {
     }
     // The cluster's size is the most healthy GPUs seen: a failure makes no gang bigger.
     let epoch = tias.epoch();
-    tias.on_capacity(8);
+    tias.on_capacity(8, TimeMs(0));
     assert_eq!(tias.epoch(), epoch);
     assert_eq!(tias.cluster_gpus, 64);
 }
 
 #[test]
-fn a_switch_step_rekeys_only_the_jobs_it_reaches_whose_key_it_moves() {
+fn a_switch_reviews_only_the_jobs_whose_key_it_moves() {
     let mut tias = with_table(TiasConfig::default());
     // 64 s later, one more job of 1,000 GPU·s publishes a second table at once (40 rows per
     // event): one more job runs past the first one's best horizon, so the index at 0
@@ -591,21 +611,21 @@ fn a_switch_step_rekeys_only_the_jobs_it_reaches_whose_key_it_moves() {
         tias.previous.bin_log_index(last),
         tias.table.bin_log_index(last)
     );
-    // Steps 0 and 1 are due at 66 s: jobs 1 and 65 follow, job 2 not yet.
-    tias.advance(TimeMs(66_000));
+    // The publication: a young job (bin 0, whose index moved) is reviewed at its switch
+    // (job 1: 2 s on), a long one (the last bin, unmoved) not.
+    tias.advance(TimeMs(64_000));
     let young = job(1, 1, None, 0, JobState::Waiting);
     let long = job(65, 1, None, SIZE_EDGES_GPU_MS[last], JobState::Waiting);
-    let later = job(2, 1, None, 0, JobState::Waiting);
     assert!(tias.follows_epoch(&young) && tias.follows_epoch(&long));
-    assert!(!tias.follows_epoch(&later));
     assert_eq!(
-        tias.epoch_effect(&young, TimeMs(66_000)),
-        EpochEffect::Rekey
+        tias.epoch_effect(&young, TimeMs(64_000)),
+        EpochEffect::Review(Some(TimeMs(66_000)))
     );
     assert_eq!(
-        tias.epoch_effect(&long, TimeMs(66_000)),
+        tias.epoch_effect(&long, TimeMs(64_000)),
         EpochEffect::Review(None)
     );
+    assert_eq!(tias.next_review(&long, TimeMs(64_000)), None);
     // A hopeless job in the background reads no table.
     let mut hopeless = job(1, 1, Some(10), 0, JobState::Waiting);
     hopeless.order_queue |= HOPELESS_FLAG;
@@ -635,7 +655,7 @@ fn a_table_that_settles_on_the_published_one_is_not_published() {
         assert_eq!(moved.iter().map(|m| m.abs()).sum::<i32>(), expected_moves);
         assert_eq!(moved[2], expected_moves, "tolerance {tolerance}");
         let switch = publishes.then_some(TimeMs(65_000));
-        assert_eq!(tias.next_advance(), switch, "tolerance {tolerance}");
+        assert_eq!(tias.next_step_at(), switch, "tolerance {tolerance}");
     }
 }
 
@@ -648,7 +668,7 @@ fn no_review_is_announced_for_a_switch_while_no_job_is_live() {
         ..TiasConfig::default()
     });
     finish_plain(&mut tias, 40, 100_000, TimeMs(0));
-    assert_eq!(tias.next_advance(), Some(TimeMs(1_000)));
+    assert_eq!(tias.next_step_at(), Some(TimeMs(1_000)));
     let s = sched(4, tias);
     assert_eq!(s.next_review(), None);
 }
