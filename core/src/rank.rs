@@ -206,7 +206,7 @@ impl<const J: usize> RankIndex<J> {
 
     /// Gives `slot` a new key; moves it only if the key changed. Returns whether it did.
     /// O(log J), and no tree work when the new key still sorts between the slot's
-    /// neighbours (most re-keys of a TIAS switch step and of a size-bin crossing).
+    /// neighbours (a key that moves a little, as many do at a TIAS switch or size-bin crossing).
     pub(crate) fn rekey(&mut self, slot: Slot, key: PriorityKey, jobs: &[Job]) -> bool {
         if self.key_of(slot) == Some(key) || !self.tree.contains(slot) {
             return false;

@@ -570,7 +570,13 @@ impl Tias {
         if self.has_switched(job) {
             return None;
         }
-        let steps = u64::from(Self::switch_step(job)) + 1;
+        self.step_due_at(Self::switch_step(job))
+    }
+
+    /// When the switch reaches the jobs of step `step` (`id mod 64`): `step + 1` steps of
+    /// `table_switch_step_ms` after the publication (`None` before the first table). O(1).
+    fn step_due_at(&self, step: u8) -> Option<TimeMs> {
+        let steps = u64::from(step) + 1;
         let delay = steps.saturating_mul(self.config.table_switch_step_ms);
         Some(self.table_at?.saturating_add(DurationMs(delay)))
     }
@@ -581,9 +587,7 @@ impl Tias {
         if u64::from(self.switched_steps) >= SWITCH_STEPS {
             return None;
         }
-        let steps = u64::from(self.switched_steps) + 1;
-        let delay = steps.saturating_mul(self.config.table_switch_step_ms);
-        Some(self.table_at?.saturating_add(DurationMs(delay)))
+        self.step_due_at(self.switched_steps)
     }
 
     /// The key of a job ranked by size: its index in the table it reads, or 2D-LAS. O(log B).
@@ -911,7 +915,7 @@ impl JobOrder for Tias {
     /// Moves the table switch to the steps due by `now` (job `id` switches `(1 + id mod 64)`
     /// steps after the publication: a review of its own, not an epoch), and publishes what
     /// changed since the last pass (a new table, the cluster's size) as one change of the
-    /// epoch. O(1): at most 64 steps.
+    /// epoch. O(1).
     fn advance(&mut self, now: TimeMs) {
         self.catch_up(now);
         if self.pending != EpochChange::default() {
