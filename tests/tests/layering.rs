@@ -432,10 +432,10 @@ fn walk(s: &[char], module: &[String], mut f: impl FnMut(&Visit<'_>) -> usize) {
         let current = stack.last().map(|(m, _)| m.clone()).unwrap_or_default();
         if word == "mod" {
             let k = skip_ws(s, end);
-            if let Some((name, e)) = ident_at(s, k) {
-                if s.get(skip_ws(s, e)) == Some(&'{') {
-                    pending_inline = Some(name);
-                }
+            if let Some((name, e)) = ident_at(s, k)
+                && s.get(skip_ws(s, e)) == Some(&'{')
+            {
+                pending_inline = Some(name);
             }
         }
         let visit = Visit {
@@ -705,10 +705,10 @@ fn imports(map: &CrateMap) -> Vec<Import> {
         if let (Some(from), Some(to)) = (
             module_of.get(n.file.as_str()),
             module_of.get(target.as_str()),
-        ) {
-            if to.len() > from.len() && to.starts_with(from) {
-                continue;
-            }
+        ) && to.len() > from.len()
+            && to.starts_with(from)
+        {
+            continue;
         }
         if !seen.insert((n.file.clone(), target.clone())) {
             continue;
