@@ -22,6 +22,7 @@
 
 mod avl;
 pub mod dag;
+mod decode;
 pub mod error;
 pub mod event;
 pub mod ids;
@@ -32,6 +33,7 @@ pub mod placement;
 mod rank;
 pub mod rng;
 pub mod scheduler;
+mod slot;
 mod sort;
 pub mod time;
 mod timers;

@@ -9,11 +9,11 @@
 //! summaries (GPUs held by running jobs, the smallest request among queued jobs).
 
 use crate::avl::{Avl, NIL, NodeKeys};
+use crate::decode::{DecodeInPlace, Reader};
 use crate::ids::JobId;
 use crate::job::{Job, JobState};
 use crate::job_table::Slot;
 use crate::order::PriorityKey;
-use crate::scheduler::snapshot::{DecodeInPlace, Reader};
 use crate::sort::heap_sort;
 use serde::{Deserialize, Serialize};
 

@@ -35,9 +35,6 @@
 
 use crate::error::SchedError;
 use crate::event::{Decision, Event};
-use crate::order::JobOrder;
-use crate::placement::Placer;
-use crate::scheduler::Scheduler;
 use crate::time::TimeMs;
 use crate::topology::{Levels, TopologyError};
 use postcard::ser_flavors::crc::CrcModifier;
@@ -514,28 +511,8 @@ impl<W: embedded_io::Write, const N: usize> FrameWriter<W, N> {
     }
 }
 
-/// Runs one event through `scheduler` and returns the [`OutboundRef::Outcome`] answering
-/// the inbound frame `frame`, borrowing the decisions from `out` (cleared first). The
-/// device side of the protocol, shared by the firmware and the host's reference loop.
-pub fn answer_event<'o, O, P, const G: usize, const J: usize, const GANG: usize, const D: usize>(
-    scheduler: &mut Scheduler<O, P, G, J, GANG>,
-    frame: u32,
-    now: TimeMs,
-    event: Event,
-    out: &'o mut heapless::Vec<Decision<GANG>, D>,
-) -> OutboundRef<'o, GANG>
-where
-    O: JobOrder,
-    P: Placer<G>,
-{
-    out.clear();
-    let error = scheduler.handle(now, event, out).err();
-    OutboundRef::Outcome {
-        frame,
-        error,
-        decisions: out,
-    }
-}
+mod answer;
+pub use answer::answer_event;
 
 #[cfg(test)]
 mod tests;

@@ -6,9 +6,9 @@
 //! names the first frame that differs ([`diff`]). The recording format is unchanged: this
 //! converts it. Codec: `gantry_core::wire`, over `std::io` through `embedded-io-adapters`.
 
-use crate::policy::{AnyOrder, AnyPlacer, CapacitySet, OrderKind, PlacerKind};
+use crate::cluster::ClusterSpec;
 use crate::record::{Recording, describe_event};
-use crate::sim::ClusterSpec;
+use crate::registry::{AnyOrder, AnyPlacer, CapacitySet, OrderKind, PlacerKind};
 use clap::ValueEnum;
 use gantry_core::wire::{
     self, Capacities, ClusterShape, FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS,

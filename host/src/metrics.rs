@@ -2,7 +2,8 @@
 //! from ([`RunInfo`]). A metric with nothing to average over (no deadline job, no finished
 //! job) is `None`: "—" in tables, `null` in JSON, never a misleading 0.
 
-use crate::sim::{ClusterSpec, JobRecord, SimConfig, SimOutput, SpeedModel};
+use crate::cluster::ClusterSpec;
+use crate::sim::{JobRecord, SimConfig, SimOutput, SpeedModel};
 use serde::Serialize;
 
 /// What was simulated: enough to re-run it (`--json` output carries it as `run`).

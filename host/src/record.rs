@@ -10,8 +10,8 @@
 
 use crate::cli::value_name;
 use crate::cluster::Cluster;
-use crate::cluster::hints::PlacementHints;
-use crate::policy::{
+use crate::mixed::hints::PlacementHints;
+use crate::registry::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
 use crate::sim::{

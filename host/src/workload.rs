@@ -6,11 +6,12 @@
 //! on the homogeneous default cluster. `--cluster`, `--gpu-types` and `--cluster-file`
 //! override the cluster; `--deadlines` and `--dag-jobs` add to any trace.
 
+use crate::cluster::ClusterSpec;
 use crate::cluster::{self, Cluster, ClusterError, GpuTypes, Throughputs};
-use crate::mixed::sample::{MIXED_CLUSTER, MIXED_GPU_TYPES, MIXED_SAMPLE_NAME, mixed_sample};
 use crate::mixed::{DagJobsSpec, JobExtras, assign_models, format as mixed_format, make_dag_jobs};
 use crate::sample;
-use crate::sim::{ClusterSpec, FaultConfig, SimConfig, SpeedModel};
+use crate::sample::{MIXED_CLUSTER, MIXED_GPU_TYPES, MIXED_SAMPLE_NAME, mixed_sample};
+use crate::sim::{FaultConfig, SimConfig, SpeedModel};
 use crate::trace::deadlines::{DeadlineSpec, attach_synthetic_deadlines, keep_deadlines};
 use crate::trace::{self, Skipped, TraceFormat, TraceJob};
 use std::path::PathBuf;

@@ -7,6 +7,7 @@ use crate::job::JobSpec;
 use crate::order::Fifo;
 use crate::placement::{BestFit, GpuSet};
 use crate::rng::SeededRng;
+use crate::scheduler::Scheduler;
 use crate::topology::{LinkWeights, Topology};
 use std::vec::Vec;
 

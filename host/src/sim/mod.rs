@@ -12,24 +12,23 @@
 //! ([`dag_run`]: the design of DAG jobs in the cluster). [`simulate`] is the homogeneous,
 //! DAG-free special case every older caller uses; it gives the same results as before.
 
-pub mod cluster;
 pub mod dag_run;
 mod dag_run_list;
 mod event_queue;
 pub mod scheduler;
 pub mod speed;
 
-pub use cluster::ClusterSpec;
+pub use crate::cluster::ClusterSpec;
 pub use dag_run::{DagPlannerKind, PlannedRun, TaskRun};
 pub use scheduler::SchedulerSpec;
 pub use speed::{SpeedModel, SpeedTable};
 
 use crate::cluster::Cluster;
 use crate::mixed::{DagProgress, JobExtras};
-use crate::policy::{
+use crate::progress::RunProgress;
+use crate::registry::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
-use crate::progress::RunProgress;
 use crate::trace::TraceJob;
 use dag_run::{DagPlanning, planning_seed};
 use event_queue::EventQueue;
@@ -310,7 +309,7 @@ fn run_on<const G: usize, const J: usize, const GANG: usize>(
         .map_err(|_| SimError::Cluster(spec, G))?;
     let batched = r.scheduler.order.batches_instants();
     let order = AnyOrder::new(r.scheduler.order);
-    let hints = crate::cluster::hints::PlacementHints::new(r.cluster, r.extras, r.jobs.len());
+    let hints = crate::mixed::hints::PlacementHints::new(r.cluster, r.extras, r.jobs.len());
     let placer = AnyPlacer::<G>::new(r.scheduler.placer, r.config.seed)
         .with_hints(hints.map(std::sync::Arc::new));
     std::thread::scope(|scope| {
