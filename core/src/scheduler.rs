@@ -799,13 +799,20 @@ where
     /// leaves `refresh` and `key` as they were (the contract), so only its review (which
     /// does read the state: a running job's threshold crossing, a waiting one's deadline
     /// turn) is armed again, unless its review was already due (a GPU failure preempts
-    /// before the due reviews are taken): then it is re-keyed in full.
+    /// before the due reviews are taken) or the order says the change moves its key
+    /// ([`JobOrder::state_change_rekeys`]): then it is re-keyed in full.
     fn state_changed(&mut self, slot: Slot, now: TimeMs) {
         let hooks = self.order.hooks();
         if hooks.keys != KeyChanges::AtReview {
             return;
         }
-        if self.timers.get(slot).is_some_and(|at| at <= now) {
+        let due = self.timers.get(slot).is_some_and(|at| at <= now);
+        let moved = || {
+            self.table
+                .get(slot)
+                .is_some_and(|job| self.order.state_change_rekeys(job, now))
+        };
+        if due || moved() {
             self.rekey(slot, now, hooks);
         } else {
             self.arm_review(slot, now, hooks);

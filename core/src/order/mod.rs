@@ -75,8 +75,10 @@ pub enum KeyChanges {
     /// `refresh(job, t)` changes nothing; `key`, `reject` and `next_review` at `t` give what
     /// they gave at `t0`; and a state change alone (a start, a preemption) changes neither
     /// what `refresh` makes of the job nor its `key` at the moment it happens, only its
-    /// `next_review`: the scheduler then arms the review and calls nothing else. A test
-    /// checks each order against [`KeyChanges::EveryPass`].
+    /// `next_review`: the scheduler then arms the review and calls nothing else, unless
+    /// [`JobOrder::state_change_rekeys`] says this change does move them (TIAS: a deadline
+    /// job preempted past the point where waiting makes it hopeless). A test checks each
+    /// order against [`KeyChanges::EveryPass`].
     AtReview,
     /// Any key may change at any pass: every job is refreshed and re-keyed on every pass,
     /// O(J log J) per event (always correct; the default, and the Tiresias-simulator copies
@@ -236,6 +238,17 @@ pub trait JobOrder {
     /// relaxed job turns critical). O(1).
     fn epoch_effect(&self, _job: &Job, _now: TimeMs) -> EpochEffect {
         EpochEffect::Rekey
+    }
+
+    /// [`KeyChanges::AtReview`]: whether the state change the job has just had (it started
+    /// or was preempted; `job` is in its new state) moves what [`refresh`](Self::refresh)
+    /// makes of it or its [`key`](Self::key) at `now`, so the scheduler re-keys it at once
+    /// instead of only arming its review. An order whose standing reads the state (TIAS: a
+    /// running deadline job is never hopeless, a waiting one is once too little time is
+    /// left) says so here; a key left stale until the next review would rank the job by a
+    /// standing it no longer has in the very pass that preempted it. Default: false. O(1).
+    fn state_change_rekeys(&self, _job: &Job, _now: TimeMs) -> bool {
+        false
     }
 
     /// The earliest time after `now` at which this job's key or queue may change with no
