@@ -240,6 +240,24 @@ pub trait JobOrder {
         EpochEffect::Rekey
     }
 
+    /// [`KeyChanges::AtReview`]: the most jobs one scheduling pass may touch (visit in the
+    /// walk of an [`epoch`](Self::epoch) change, or re-key at their review), so that no
+    /// event's cost grows with the number of live jobs. When a pass reaches it, it decides
+    /// nothing and returns `more_pending`; the follow-up ticks at the same instant go on
+    /// where it stopped, and the decisions are those of one pass that touched them all
+    /// (but for a gang's consolidation, which moves jobs only if the buffer has room for
+    /// every move, and may find more room at a follow-up tick). Default: no limit. O(1).
+    fn jobs_per_pass(&self) -> usize {
+        usize::MAX
+    }
+
+    /// [`KeyChanges::AtReview`]: the scheduler has applied the last change of the
+    /// [`epoch`](Self::epoch) to every live job. Until then an order that changes its epoch
+    /// again must keep the earlier change in what [`epoch_effect`](Self::epoch_effect)
+    /// reports (the scheduler restarts its walk, and the jobs it had not reached still need
+    /// the earlier change). Default: nothing. O(1).
+    fn epoch_walked(&mut self) {}
+
     /// [`KeyChanges::AtReview`]: whether the state change the job has just had (it started
     /// or was preempted; `job` is in its new state) moves what [`refresh`](Self::refresh)
     /// makes of it or its [`key`](Self::key) at `now`, so the scheduler re-keys it at once

@@ -203,6 +203,14 @@ pub struct TiasConfig {
     /// every switch re-keys the jobs whose index changed; in a steady workload the tables
     /// settle and a switch re-keys few jobs (the per-event cost stays flat in the queue).
     pub table_tolerance_log2_q8: u8,
+    /// The most jobs one scheduling pass touches ([`JobOrder::jobs_per_pass`]): the walk of
+    /// a publication (every live job) and the re-keys of a switch step go in slices of this
+    /// many, each at a follow-up tick of the same instant, so each job is reached at the
+    /// instant it would have been and no event's cost grows with the queue. 16: a re-key
+    /// (refresh, index, ranking move, timer) is the costliest per-job step on the
+    /// Cortex-M4F, and 16 of them with a pass's placements stay under the 60,000
+    /// instructions a firmware integrator budgets per event (`scripts/firmware-check.sh`).
+    pub jobs_per_pass: u16,
 }
 
 impl Default for TiasConfig {
@@ -225,6 +233,7 @@ impl Default for TiasConfig {
             table_switch_step_ms: 1_000,
             table_rows_per_event: 4,
             table_tolerance_log2_q8: 4,
+            jobs_per_pass: 16,
         }
     }
 }
@@ -272,6 +281,16 @@ struct EpochChange {
     gangs: bool,
 }
 
+impl EpochChange {
+    /// Both changes: what a job needs that neither has reached. O(1).
+    fn union(self, other: Self) -> Self {
+        Self {
+            published: self.published || other.published,
+            gangs: self.gangs || other.gangs,
+        }
+    }
+}
+
 /// The TIAS job order. Preemptive; skips queue heads that do not fit.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Tias {
@@ -289,6 +308,9 @@ pub struct Tias {
     /// What changed since: published at the next pass ([`JobOrder::advance`]), so that
     /// what one event changes reaches the jobs as one epoch.
     pending: EpochChange,
+    /// Whether the scheduler's walk has applied `last_change` to every live job
+    /// ([`JobOrder::epoch_walked`]); until then a new change is published together with it.
+    walked: bool,
     /// What is known of job sizes.
     sizes: SizeSketch,
     /// The index table published last.
@@ -337,6 +359,7 @@ impl Tias {
             epoch: 0,
             last_change: EpochChange::default(),
             pending: EpochChange::default(),
+            walked: true,
             sizes: SizeSketch::new(),
             table: GittinsTable::new(),
             previous: GittinsTable::new(),
@@ -948,10 +971,27 @@ impl JobOrder for Tias {
     fn advance(&mut self, now: TimeMs) {
         self.catch_up(now);
         if self.pending != EpochChange::default() {
-            self.last_change = self.pending;
+            // A walk not yet done restarts under the new epoch: the jobs it had not reached
+            // need the earlier change too (an extra re-key is never wrong).
+            self.last_change = if self.walked {
+                self.pending
+            } else {
+                self.last_change.union(self.pending)
+            };
             self.pending = EpochChange::default();
+            self.walked = false;
             self.epoch = self.epoch.wrapping_add(1);
         }
+    }
+
+    /// [`TiasConfig::jobs_per_pass`] (at least 1).
+    fn jobs_per_pass(&self) -> usize {
+        usize::from(self.config.jobs_per_pass.max(1))
+    }
+
+    /// The last change has reached every live job: the next one is published alone.
+    fn epoch_walked(&mut self) {
+        self.walked = true;
     }
 
     fn epoch(&self) -> u32 {
