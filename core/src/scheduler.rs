@@ -89,8 +89,10 @@ enum GpuState {
 pub struct HandleOutcome {
     /// Decisions appended to the caller's buffer.
     pub decisions: usize,
-    /// The buffer filled before the pass ended: call `handle(now, Event::Tick, ..)` again
-    /// with room to get the rest. The state is consistent with the decisions emitted.
+    /// The pass did not end: the buffer filled, or the pass touched the most jobs the order
+    /// allows one pass ([`JobOrder::jobs_per_pass`]) before every key due was up to date.
+    /// Call `handle(now, Event::Tick, ..)` again (with room in the buffer) to get the rest.
+    /// The state is consistent with the decisions emitted.
     pub more_pending: bool,
 }
 
@@ -140,8 +142,18 @@ pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     /// GPUs with an owner.
     busy_count: usize,
     last_now: TimeMs,
-    /// The order's [`JobOrder::epoch`] the keys were computed under.
+    /// The order's [`JobOrder::epoch`] the keys were computed under (moved once the walk
+    /// of the epoch's change has reached every live job).
     epoch: u32,
+    /// Whether an epoch walk is under way.
+    walking: bool,
+    /// The next job the epoch walk under way reaches (`NIL`: it has reached every job; a
+    /// walk starts at the oldest job). The walk goes in slices of [`JobOrder::jobs_per_pass`] jobs, one per
+    /// pass, the passes after the first being the follow-up ticks `more_pending` asks for.
+    /// In a snapshot, so a restored scheduler goes on where the walk stopped.
+    walk_next: Slot,
+    /// The order's epoch the walk under way serves: a newer one restarts it.
+    walk_epoch: u32,
     /// Queued jobs the order asked to reject since the last pass ([`KeyChanges::AtReview`]).
     reject_due: heapless::Vec<Slot, J>,
     placer_faults: u32,
@@ -192,6 +204,9 @@ where
             busy_count: 0,
             last_now: TimeMs(0),
             epoch,
+            walking: false,
+            walk_next: NIL,
+            walk_epoch: epoch,
             reject_due: heapless::Vec::new(),
             placer_faults: 0,
         }
@@ -424,7 +439,13 @@ where
         let hooks = self.order.hooks();
         match hooks.keys {
             KeyChanges::Never => {}
-            KeyChanges::AtReview => self.rekey_due(now, hooks),
+            KeyChanges::AtReview => {
+                if !self.rekey_due(now, hooks) {
+                    // The pass's job budget is spent: nothing is decided until every key
+                    // due now is up to date, at the follow-up ticks of this instant.
+                    return true;
+                }
+            }
             KeyChanges::EveryPass => self.rekey_all(now, hooks),
         }
         if hooks.reject && self.reject_queued(now, hooks, out) {
@@ -445,43 +466,75 @@ where
         false
     }
 
-    /// [`KeyChanges::AtReview`]: re-keys every job once if the order's epoch moved, then the
-    /// jobs whose review time has come. O(log J) per job re-keyed.
-    fn rekey_due(&mut self, now: TimeMs, hooks: OrderHooks) {
+    /// [`KeyChanges::AtReview`]: walks the live jobs once if the order's epoch moved (each
+    /// job that follows it is re-keyed or given a review), then re-keys the jobs whose
+    /// review time has come. Touches at most [`JobOrder::jobs_per_pass`] jobs; returns
+    /// false if it stopped there, with the rest left for the next pass at this instant (the
+    /// walk's cursor and the timers keep the place). O(log J) per job touched.
+    fn rekey_due(&mut self, now: TimeMs, hooks: OrderHooks) -> bool {
+        let mut budget = self.order.jobs_per_pass().max(1);
         let epoch = self.order.epoch();
         if epoch != self.epoch {
-            self.epoch = epoch;
-            // Only the jobs whose key or review the epoch can move (for TIAS the deadline
-            // jobs not yet hopeless): the others keep a key and a review that are still
-            // exact, and any of them that is due now is re-keyed by the timers below.
-            // Live jobs only, in submission order: O(J live), not O(capacity), which matters
-            // for TIAS's switch steps (an epoch a second while a table is switching).
-            let mut next = self.table.oldest();
-            for _ in 0..self.table.len() {
-                let slot = next;
-                next = self.table.next_submitted(slot);
-                let effect = self
-                    .table
-                    .get(slot)
-                    .filter(|job| self.order.follows_epoch(job))
-                    .map(|job| self.order.epoch_effect(job, now));
-                match effect {
-                    Some(EpochEffect::Rekey) => self.rekey(slot, now, hooks),
-                    Some(EpochEffect::Review(Some(at))) if hooks.next_review && at > now => {
-                        if self.timers.get(slot).is_none_or(|t| at < t) {
-                            self.timers.set(slot, Some(at));
-                        }
-                    }
-                    Some(EpochEffect::Review(_)) | None => {}
-                }
+            if !self.walking || self.walk_epoch != epoch {
+                // A walk starts at the oldest job; a newer epoch restarts it (the order's
+                // change then covers both, see `JobOrder::epoch_walked`).
+                self.walk_next = self.table.oldest();
+                self.walk_epoch = epoch;
+                self.walking = true;
             }
+            // Only the jobs whose key or review the epoch can move (for TIAS the deadline
+            // jobs not yet hopeless, the jobs whose index the new table moves): the others
+            // keep a key and a review that are still exact, and any of them that is due
+            // now is re-keyed by the timers below. Live jobs only, in submission order:
+            // O(J live), not O(capacity).
+            for _ in 0..self.table.len() {
+                let slot = self.walk_next;
+                if slot == NIL {
+                    break;
+                }
+                if budget == 0 {
+                    return false;
+                }
+                budget -= 1;
+                self.walk_next = self.table.next_submitted(slot);
+                self.walk_one(slot, now, hooks);
+            }
+            self.walking = false;
+            self.epoch = epoch;
+            self.order.epoch_walked();
         }
         // Re-keying sets a job's timer after `now` or clears it: each slot is due once.
         for _ in 0..=self.table.len() {
             match self.timers.peek() {
-                Some((at, slot)) if at <= now => self.rekey(slot, now, hooks),
+                Some((at, slot)) if at <= now => {
+                    if budget == 0 {
+                        return false;
+                    }
+                    budget -= 1;
+                    self.rekey(slot, now, hooks);
+                }
                 _ => break,
             }
+        }
+        true
+    }
+
+    /// The epoch walk's visit of one job: re-keys it, or arms the review the change adds if
+    /// it is earlier than the job's, or nothing ([`JobOrder::epoch_effect`]). O(log J).
+    fn walk_one(&mut self, slot: Slot, now: TimeMs, hooks: OrderHooks) {
+        let effect = self
+            .table
+            .get(slot)
+            .filter(|job| self.order.follows_epoch(job))
+            .map(|job| self.order.epoch_effect(job, now));
+        match effect {
+            Some(EpochEffect::Rekey) => self.rekey(slot, now, hooks),
+            Some(EpochEffect::Review(Some(at))) if hooks.next_review && at > now => {
+                if self.timers.get(slot).is_none_or(|t| at < t) {
+                    self.timers.set(slot, Some(at));
+                }
+            }
+            Some(EpochEffect::Review(_)) | None => {}
         }
     }
 
@@ -799,13 +852,20 @@ where
     /// leaves `refresh` and `key` as they were (the contract), so only its review (which
     /// does read the state: a running job's threshold crossing, a waiting one's deadline
     /// turn) is armed again, unless its review was already due (a GPU failure preempts
-    /// before the due reviews are taken): then it is re-keyed in full.
+    /// before the due reviews are taken) or the order says the change moves its key
+    /// ([`JobOrder::state_change_rekeys`]): then it is re-keyed in full.
     fn state_changed(&mut self, slot: Slot, now: TimeMs) {
         let hooks = self.order.hooks();
         if hooks.keys != KeyChanges::AtReview {
             return;
         }
-        if self.timers.get(slot).is_some_and(|at| at <= now) {
+        let due = self.timers.get(slot).is_some_and(|at| at <= now);
+        let moved = || {
+            self.table
+                .get(slot)
+                .is_some_and(|job| self.order.state_change_rekeys(job, now))
+        };
+        if due || moved() {
             self.rekey(slot, now, hooks);
         } else {
             self.arm_review(slot, now, hooks);
@@ -916,6 +976,10 @@ where
 
     /// As [`remove`](Self::remove), leaving `reject_due` to the caller.
     fn remove_indexed(&mut self, slot: Slot) -> Option<Job> {
+        if self.walking && slot == self.walk_next {
+            // The epoch walk goes on from the job after it.
+            self.walk_next = self.table.next_submitted(slot);
+        }
         self.rank.remove(slot, self.table.by_slot());
         let job = self.table.remove(slot)?;
         self.timers.clear(slot);
@@ -1076,6 +1140,11 @@ where
         let live = self.table.len();
         let by_slot = self.table.by_slot();
         if !self.table.check() || !self.rank.check(live, by_slot) || !self.timers.check() {
+            return Err(counter);
+        }
+        let walk_ok =
+            !self.walking || self.walk_next == NIL || self.table.get(self.walk_next).is_some();
+        if !walk_ok {
             return Err(counter);
         }
         let running = self

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 /// The snapshot message's layout version: the first byte of the message, after the frame's
 /// own [`WIRE_VERSION`](crate::wire::WIRE_VERSION). Changes with any change of the state
 /// stored (a field of the scheduler, a job, an order or a placer).
-pub const SNAPSHOT_VERSION: u8 = 5;
+pub const SNAPSHOT_VERSION: u8 = 6;
 
 /// The capacities a snapshot was taken with: a scheduler restores only its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,6 +138,9 @@ struct StateRef<'a, O, P, const J: usize> {
     healthy: &'a [bool],
     last_now: TimeMs,
     epoch: u32,
+    walking: bool,
+    walk_next: Slot,
+    walk_epoch: u32,
     reject_due: &'a [Slot],
     placer_faults: u32,
 }
@@ -169,6 +172,9 @@ struct State<O, P, const G: usize, const J: usize> {
     healthy: heapless::Vec<bool, G>,
     last_now: TimeMs,
     epoch: u32,
+    walking: bool,
+    walk_next: Slot,
+    walk_epoch: u32,
     reject_due: heapless::Vec<Slot, J>,
     placer_faults: u32,
 }
@@ -233,6 +239,9 @@ where
             healthy: &self.healthy,
             last_now: self.last_now,
             epoch: self.epoch,
+            walking: self.walking,
+            walk_next: self.walk_next,
+            walk_epoch: self.walk_epoch,
             reject_due: &self.reject_due,
             placer_faults: self.placer_faults,
         };
@@ -286,6 +295,9 @@ where
             healthy,
             last_now: state.last_now,
             epoch: state.epoch,
+            walking: state.walking,
+            walk_next: state.walk_next,
+            walk_epoch: state.walk_epoch,
             reject_due: state.reject_due,
             placer_faults: state.placer_faults,
         };
@@ -394,6 +406,9 @@ where
         serde::de::DeserializeSeed::deserialize(IntoColumn(&mut self.healthy[..]), &mut *de)?;
         read(&mut self.last_now, de)?;
         read(&mut self.epoch, de)?;
+        read(&mut self.walking, de)?;
+        read(&mut self.walk_next, de)?;
+        read(&mut self.walk_epoch, de)?;
         self.reject_due.decode_in_place(de)?;
         read(&mut self.placer_faults, de)?;
         Ok((order_name, placer_name))
@@ -429,6 +444,8 @@ where
         self.busy_count = 0;
         self.last_now = TimeMs(0);
         self.epoch = self.order.epoch();
+        self.walking = false;
+        self.walk_next = NIL;
         self.placer_faults = 0;
     }
 }

@@ -272,6 +272,15 @@ impl JobOrder for AnyOrder {
     fn consolidates_gangs(&self) -> bool {
         each_order!(self, o => o.consolidates_gangs())
     }
+    fn jobs_per_pass(&self) -> usize {
+        each_order!(self, o => o.jobs_per_pass())
+    }
+    fn epoch_walked(&mut self) {
+        each_order!(self, o => o.epoch_walked())
+    }
+    fn state_change_rekeys(&self, job: &Job, now: TimeMs) -> bool {
+        each_order!(self, o => o.state_change_rekeys(job, now))
+    }
 }
 
 /// Any placer the host knows (statically dispatched by `match`), with what a heterogeneous
