@@ -38,7 +38,7 @@ use crate::event::{Decision, Event};
 use crate::order::JobOrder;
 use crate::placement::Placer;
 use crate::scheduler::Scheduler;
-use crate::time::TimeMs;
+use crate::time::{DurationMs, TimeMs};
 use crate::topology::{Levels, TopologyError};
 use postcard::ser_flavors::crc::CrcModifier;
 use postcard::ser_flavors::{Cobs, Slice};
@@ -46,7 +46,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// The frame layout's version: the first byte of every payload.
-pub const WIRE_VERSION: u8 = 1;
+pub const WIRE_VERSION: u8 = 2;
 
 /// The frame check: CRC-32/ISCSI (Castagnoli). Like any 32-bit CRC it catches every burst
 /// error of up to 32 bits; the tests change every byte of every kind of frame and see each
@@ -134,6 +134,9 @@ pub struct StreamHeader {
     pub placer: Name,
     /// The seed of randomised placers.
     pub seed: u64,
+    /// The scheduler's minimum run quantum
+    /// ([`SchedulerConfig::min_run`](crate::SchedulerConfig::min_run)); zero for none.
+    pub min_run: DurationMs,
 }
 
 /// Which part of a [`StreamHeader`] differs from the device's build.

@@ -88,6 +88,7 @@ pub fn stream_header(recording: &Recording) -> Result<StreamHeader, FramesError>
         order: name(&cli_name(&h.order))?,
         placer: name(&cli_name(&h.placer))?,
         seed: h.config.seed,
+        min_run: gantry_core::DurationMs::ZERO,
     })
 }
 

@@ -27,8 +27,9 @@ use std::path::Path;
 
 /// The first bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"GANTRYRL";
-/// Bumped whenever the layout of the header or the entries changes (2: GPU types).
-pub const FORMAT_VERSION: u32 = 2;
+/// Bumped whenever the layout of the header or the entries changes (2: GPU types; 3: a
+/// submitted job's preemption class).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Everything needed to rebuild the core that produced a recording.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -34,8 +34,8 @@ use crate::trace::TraceJob;
 use dag_run::{DagPlanning, planning_seed};
 use event_queue::EventQueue;
 use gantry_core::{
-    CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, SchedError, Scheduler, TimeMs,
-    Topology,
+    CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, PreemptionClass, SchedError,
+    Scheduler, TimeMs, Topology,
 };
 use std::collections::VecDeque;
 
@@ -766,6 +766,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             comm: CommProfile {
                 gradient_mb: t.gradient_mb,
             },
+            preemption: PreemptionClass::Checkpointing,
         }
     }
 
