@@ -43,7 +43,7 @@ pub mod wire;
 pub use error::SchedError;
 pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
-pub use job::{CommProfile, Job, JobSpec, JobState, LiveJobs};
+pub use job::{CommProfile, Job, JobSpec, JobState, LiveJobs, PreemptionClass};
 pub use order::{
     Edf, EpochEffect, Fifo, HeadOfLine, HopelessPolicy, JobOrder, KeyChanges, Las, LasConfig,
     LasConfigError, LengthMetric, OrderHooks, Preemption, PriorityKey, RelaxedDeadlinePlacement,

@@ -34,7 +34,7 @@ use crate::order::{EpochEffect, HeadOfLine, JobOrder, KeyChanges, OrderHooks, Pr
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
 use crate::rank::{PlanBudget, RankIndex};
 use crate::sort::heap_sort;
-use crate::time::TimeMs;
+use crate::time::{DurationMs, TimeMs};
 use crate::timers::Timers;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,12 @@ pub struct SchedulerConfig {
     pub preemption: Preemption,
     /// Whether a deadline that the job's declared length cannot meet is refused at submit.
     pub deadline_admission: DeadlineAdmission,
+    /// The minimum run quantum: a job that has run less than this since its last (re)start
+    /// is not preempted for priority nor moved ([`Job::in_quantum`]), so a preemption that
+    /// costs a restart is paid at most once per quantum of work. Zero (the default): no
+    /// quantum, the decisions of a scheduler without one. A GPU failure stops a job inside
+    /// its quantum all the same.
+    pub min_run: DurationMs,
 }
 
 /// What `handle` does with a submitted deadline that cannot be met even if the job started
@@ -70,7 +76,14 @@ impl SchedulerConfig {
             head_of_line: order.head_of_line(),
             preemption: order.preemption(),
             deadline_admission: DeadlineAdmission::Accept,
+            min_run: DurationMs::ZERO,
         }
+    }
+
+    /// This configuration with the minimum run quantum `min_run` (see
+    /// [`min_run`](Self::min_run)).
+    pub const fn with_min_run(self, min_run: DurationMs) -> Self {
+        Self { min_run, ..self }
     }
 }
 
@@ -78,9 +91,10 @@ impl SchedulerConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum GpuState {
     Free,
-    /// Held by a running single-GPU job, which may move.
+    /// Held by a running single-GPU job that is not pinned ([`Job::is_pinned`]), which may
+    /// move.
     Single,
-    /// Failed, or held by a gang.
+    /// Failed, held by a gang, or held by a pinned job.
     Other,
 }
 
@@ -141,6 +155,12 @@ pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     healthy_count: usize,
     /// GPUs with an owner.
     busy_count: usize,
+    /// GPUs held by pinned jobs ([`Job::is_pinned`]), which the planning pass leaves out
+    /// of its budget. Derived (recomputed on restore).
+    pinned_count: usize,
+    /// The earliest end of a run quantum among the running jobs inside one (`None`: no job
+    /// is). Derived (recomputed on restore).
+    quantum_end: Option<TimeMs>,
     last_now: TimeMs,
     /// The order's [`JobOrder::epoch`] the keys were computed under (moved once the walk
     /// of the epoch's change has reached every live job).
@@ -202,6 +222,8 @@ where
             owner: [NIL; G],
             healthy,
             busy_count: 0,
+            pinned_count: 0,
+            quantum_end: None,
             last_now: TimeMs(0),
             epoch,
             walking: false,
@@ -377,6 +399,7 @@ where
             Event::Submit(spec) => self.insert(Job::submitted(spec, now), now),
             Event::Finish(_) => {
                 if let Some(slot) = named {
+                    self.unpin(slot);
                     self.release(slot);
                     if let Some(mut job) = self.remove(slot) {
                         job.set_state(JobState::Finished);
@@ -386,6 +409,7 @@ where
             }
             Event::Cancel(_) => {
                 if let Some(slot) = named {
+                    self.unpin(slot);
                     self.release(slot);
                     if let Some(job) = self.remove(slot) {
                         self.order.on_removed(&job, now);
@@ -451,6 +475,7 @@ where
         if hooks.reject && self.reject_queued(now, hooks, out) {
             return true;
         }
+        self.end_quanta(now);
         if self.start_and_preempt(now, out) {
             return true;
         }
@@ -668,7 +693,7 @@ where
         let budget = PlanBudget {
             healthy,
             gpus: if preemptive {
-                healthy
+                healthy.saturating_sub(self.pinned_count)
             } else {
                 healthy.saturating_sub(self.busy_count)
             },
@@ -702,11 +727,11 @@ where
             };
             if let Some(gpus) = self.place(slot) {
                 let gpus = if preemptive && self.order.consolidates_gangs() {
-                    self.consolidate(&gpus, out).unwrap_or(gpus)
+                    self.consolidate(&gpus, now, out).unwrap_or(gpus)
                 } else {
                     gpus
                 };
-                self.start(slot, gpus.clone());
+                self.start(slot, gpus.clone(), now);
                 let _ = out.push(Decision::Start { job: id, gpus });
                 self.state_changed(slot, now);
             }
@@ -716,8 +741,10 @@ where
 
     /// For orders that ask ([`JobOrder::consolidates_gangs`], preemptive only): a gang the
     /// placer spread over several machines, where one machine could hold it once some of its
-    /// single-GPU jobs moved to GPUs elsewhere. Moves them (preempt, then start on one of the
-    /// gang's spread GPUs outside that machine) and returns the machine's GPUs for the gang.
+    /// single-GPU jobs that are not pinned ([`Job::is_pinned`]) moved to GPUs elsewhere.
+    /// Moves them (preempt, then start on one of the gang's spread GPUs outside that
+    /// machine; each move restarts the job's run and quantum) and returns the machine's
+    /// GPUs for the gang.
     /// The machine chosen needs the fewest moves (then the lowest index); the same jobs run
     /// as before, on other GPUs, so the plan's capacity count is unchanged. `None`, with
     /// nothing changed (the placer's choice stands): one machine already, GPUs of more than
@@ -727,6 +754,7 @@ where
     fn consolidate<const D: usize>(
         &mut self,
         spread: &GpuSet<GANG>,
+        now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> Option<GpuSet<GANG>> {
         let gpus = spread.as_slice();
@@ -795,7 +823,8 @@ where
         // Only now does anything change, and from here on the gang gets `ordered`. A move
         // is a preemption and a start in the same instant: the job keeps running (its
         // service, key and review time are those of a running job throughout), so only the
-        // two GPUs' owners change.
+        // two GPUs' owners and the start of its run (and quantum) change. A pinned job
+        // never moves (its GPU is not `Single`).
         for (&from, &to) in leaving.as_slice().iter().zip(arriving.as_slice()) {
             let slot = self.owner.get(from.index()).copied().unwrap_or(NIL);
             let Some(id) = self.table.get(slot).map(Job::id) else {
@@ -807,6 +836,9 @@ where
             if let Some(owner) = self.owner.get_mut(to.index()) {
                 *owner = slot;
             }
+            // The move restarts it on another GPU: its run (and quantum) count from now.
+            self.begin_run(slot, now);
+            self.rank.refresh(slot, self.table.by_slot());
             let _ = out.push(Decision::Preempt {
                 job: id,
                 reason: PreemptReason::Priority,
@@ -826,7 +858,7 @@ where
         }
         match self.owner.get(gpu.index()).copied() {
             Some(slot) if slot != NIL => match self.table.get(slot) {
-                Some(job) if job.gpus() == 1 => GpuState::Single,
+                Some(job) if job.gpus() == 1 && !job.is_pinned() => GpuState::Single,
                 _ => GpuState::Other,
             },
             _ => GpuState::Other,
@@ -904,10 +936,10 @@ where
         Some(picked)
     }
 
-    fn start(&mut self, slot: Slot, gpus: GpuSet<GANG>) {
-        let Some(job) = self.table.get_mut(slot) else {
+    fn start(&mut self, slot: Slot, gpus: GpuSet<GANG>, now: TimeMs) {
+        if self.table.get(slot).is_none() {
             return;
-        };
+        }
         for &g in gpus.as_slice() {
             if let Some(owner) = self.owner.get_mut(g.index()) {
                 if *owner == NIL {
@@ -916,10 +948,113 @@ where
                 *owner = slot;
             }
         }
-        job.set_state(JobState::Running);
+        self.begin_run(slot, now);
         // At most `G` jobs run (each holds a GPU), so this never fails.
         let _ = self.running.push(slot);
         self.rank.refresh(slot, self.table.by_slot());
+    }
+
+    /// Marks the job in `slot` running since `now` (a start, or a move to other GPUs) and
+    /// opens its run quantum when there is one; counts its GPUs as pinned if it now is.
+    /// The caller refreshes its ranking summaries. O(1).
+    fn begin_run(&mut self, slot: Slot, now: TimeMs) {
+        let min_run = self.config.min_run;
+        let quantum = min_run.0 > 0;
+        let Some(job) = self.table.get_mut(slot) else {
+            return;
+        };
+        let was_pinned = job.is_pinned();
+        job.start_at(now, quantum);
+        if job.is_pinned() && !was_pinned {
+            self.pinned_count += usize::from(job.gpus());
+        }
+        if quantum {
+            let end = now.saturating_add(min_run);
+            self.quantum_end = Some(self.quantum_end.map_or(end, |t| t.min(end)));
+        }
+    }
+
+    /// The job in `slot` stops running (finish, cancel, preemption): its GPUs no longer
+    /// count as pinned, and if its quantum was the earliest to end, the next one is found.
+    /// Leaves its quantum bit to the caller (a requeue clears it; a finished or cancelled
+    /// job leaves the table). O(1), and O(R) when its quantum was the earliest.
+    fn unpin(&mut self, slot: Slot) {
+        let Some(job) = self.table.get(slot) else {
+            return;
+        };
+        if job.is_pinned() {
+            self.pinned_count = self.pinned_count.saturating_sub(usize::from(job.gpus()));
+        }
+        if job.state() == JobState::Running && job.in_quantum() {
+            let end = job.running_since().saturating_add(self.config.min_run);
+            if self.quantum_end == Some(end) {
+                self.quantum_end = self.earliest_quantum_end(slot);
+            }
+        }
+    }
+
+    /// The earliest end of a run quantum among the running jobs but `skip`. O(R).
+    fn earliest_quantum_end(&self, skip: Slot) -> Option<TimeMs> {
+        self.running
+            .iter()
+            .filter(|&&s| s != skip)
+            .filter_map(|&s| self.table.get(s))
+            .filter(|job| job.in_quantum())
+            .map(|job| job.running_since().saturating_add(self.config.min_run))
+            .min()
+    }
+
+    /// Ends the run quanta that are over at `now` (the jobs become preemptible, unless they
+    /// are `Never`) and finds when the next one ends. Runs only when one is due: O(R + log J
+    /// per quantum ended) then, O(1) otherwise.
+    fn end_quanta(&mut self, now: TimeMs) {
+        if self.quantum_end.is_none_or(|t| t > now) {
+            return;
+        }
+        let min_run = self.config.min_run;
+        let mut next: Option<TimeMs> = None;
+        for i in 0..self.running.len() {
+            let Some(&slot) = self.running.get(i) else {
+                break;
+            };
+            let Some(job) = self.table.get_mut(slot) else {
+                continue;
+            };
+            if !job.in_quantum() {
+                continue;
+            }
+            // Elapsed time, not `end <= now`: a quantum whose end saturates at the end of
+            // time has not run out at `TimeMs::MAX`.
+            if now.saturating_since(job.running_since()) < min_run {
+                let end = job.running_since().saturating_add(min_run);
+                next = Some(next.map_or(end, |t| t.min(end)));
+                continue;
+            }
+            let was_pinned = job.is_pinned();
+            job.end_quantum();
+            if was_pinned && !job.is_pinned() {
+                self.pinned_count = self.pinned_count.saturating_sub(usize::from(job.gpus()));
+            }
+            self.rank.refresh(slot, self.table.by_slot());
+        }
+        self.quantum_end = next;
+    }
+
+    /// GPUs held by pinned jobs and the earliest end of a run quantum, from the job table
+    /// (after a restore). O(J).
+    fn derive_pins(&self) -> (usize, Option<TimeMs>) {
+        let mut pinned = 0usize;
+        let mut end: Option<TimeMs> = None;
+        for job in self.jobs() {
+            if job.is_pinned() {
+                pinned += usize::from(job.gpus());
+            }
+            if job.in_quantum() {
+                let at = job.running_since().saturating_add(self.config.min_run);
+                end = Some(end.map_or(at, |t| t.min(at)));
+            }
+        }
+        (pinned, end)
     }
 
     /// Requeues the running job in `slot`, freeing its GPUs. O(G + R + log J).
@@ -927,6 +1062,7 @@ where
         if self.table.get(slot).is_none() {
             return;
         }
+        self.unpin(slot);
         self.release(slot);
         let Some(job) = self.table.get_mut(slot) else {
             return;
@@ -1045,11 +1181,26 @@ where
         &self.topology
     }
 
-    /// The earliest time after the last event at which the order expects a key to change
-    /// with no event in between (see [`JobOrder::next_review`]): send [`Event::Tick`] then.
-    /// `None` when no job needs one. O(1) for [`KeyChanges::AtReview`] orders (the timer
-    /// heap's head); O(J) for [`KeyChanges::EveryPass`] ones.
+    /// The earliest time after the last event at which a decision may change with no event
+    /// in between: the order expects a key to change (see [`JobOrder::next_review`]), or,
+    /// when preemptive, a run quantum ends (the job may then be preempted): send
+    /// [`Event::Tick`] then. `None` when nothing needs one. O(1) for [`KeyChanges::AtReview`]
+    /// orders (the timer heap's head); O(J) for [`KeyChanges::EveryPass`] ones.
     pub fn next_review(&self) -> Option<TimeMs> {
+        let quantum = if self.config.preemption == Preemption::On {
+            self.quantum_end
+        } else {
+            None
+        };
+        let order = self.order_review();
+        match (order, quantum) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The order's part of [`next_review`](Self::next_review).
+    fn order_review(&self) -> Option<TimeMs> {
         let hooks = self.order.hooks();
         if !hooks.next_review {
             return None;
@@ -1093,9 +1244,10 @@ where
 
     /// Checks the core's invariants: no GPU held by two jobs (by construction: one owner per
     /// GPU) or by a job that is not running, no failed GPU held, every running job holding
-    /// exactly its gang, no final state or duplicate id in the table, and the internal indexes
-    /// (id index, submission list, running list, ranking and its summaries, timers, GPU
-    /// counters) in step with the table. O(J·G + J log J).
+    /// exactly its gang, no final state or duplicate id in the table, a run quantum only on
+    /// running jobs of a scheduler that has one, and the internal indexes (id index,
+    /// submission list, running list, ranking and its summaries, timers, GPU counters,
+    /// pinned GPUs, the earliest quantum end) in step with the table. O(J·G + J log J).
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_indexes()?;
         for (g, &owner) in self.owner.iter().enumerate() {
@@ -1137,6 +1289,9 @@ where
         if healthy != self.healthy_count || busy != self.busy_count {
             return Err(counter);
         }
+        if self.derive_pins() != (self.pinned_count, self.quantum_end) {
+            return Err(counter);
+        }
         let live = self.table.len();
         let by_slot = self.table.by_slot();
         if !self.table.check() || !self.rank.check(live, by_slot) || !self.timers.check() {
@@ -1161,7 +1316,10 @@ where
             let is_running = job.state() == JobState::Running;
             let fixed_key_ok = self.order.hooks().keys != KeyChanges::Never
                 || self.rank.key_of(slot) == Some(self.order.key(job, self.last_now));
+            // A quantum only under a scheduler that has one.
+            let quantum_ok = !job.in_quantum() || self.config.min_run.0 > 0;
             if self.table.find(job.id()) != Some(slot)
+                || !quantum_ok
                 || !self.rank.contains(slot)
                 || self.running.contains(&slot) != is_running
                 || !fixed_key_ok
@@ -1180,6 +1338,10 @@ pub mod snapshot;
 #[cfg(test)]
 #[path = "scheduler_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "scheduler_pin_tests.rs"]
+mod pin_tests;
 
 /// A GPU count as the `u32` [`JobOrder::on_capacity`] takes (saturating: `G` never comes
 /// near it).

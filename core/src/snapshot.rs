@@ -280,9 +280,11 @@ where
             *to = *from;
         }
         let gpus = topology.gpu_count().min(G);
-        let scheduler = Self {
+        let mut scheduler = Self {
             healthy_count: healthy.iter().take(gpus).filter(|&&h| h).count(),
             busy_count: owner.iter().filter(|&&o| o != NIL).count(),
+            pinned_count: 0,
+            quantum_end: None,
             topology,
             order: state.order,
             placer: state.placer,
@@ -301,6 +303,7 @@ where
             reject_due: state.reject_due,
             placer_faults: state.placer_faults,
         };
+        (scheduler.pinned_count, scheduler.quantum_end) = scheduler.derive_pins();
         scheduler
             .check_invariants()
             .map_err(SnapshotError::Inconsistent)?;
@@ -425,6 +428,7 @@ where
         let gpus = self.topology.gpu_count().min(G);
         self.healthy_count = self.healthy.iter().take(gpus).filter(|&&h| h).count();
         self.busy_count = self.owner.iter().filter(|&&o| o != NIL).count();
+        (self.pinned_count, self.quantum_end) = self.derive_pins();
         self.check_invariants().map_err(SnapshotError::Inconsistent)
     }
 
@@ -442,6 +446,8 @@ where
         }
         self.healthy_count = gpus;
         self.busy_count = 0;
+        self.pinned_count = 0;
+        self.quantum_end = None;
         self.last_now = TimeMs(0);
         self.epoch = self.order.epoch();
         self.walking = false;

@@ -35,7 +35,7 @@
 
 use crate::error::SchedError;
 use crate::event::{Decision, Event};
-use crate::time::TimeMs;
+use crate::time::{DurationMs, TimeMs};
 use crate::topology::{Levels, TopologyError};
 use postcard::ser_flavors::crc::CrcModifier;
 use postcard::ser_flavors::{Cobs, Slice};
@@ -43,7 +43,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// The frame layout's version: the first byte of every payload.
-pub const WIRE_VERSION: u8 = 1;
+pub const WIRE_VERSION: u8 = 2;
 
 /// The frame check: CRC-32/ISCSI (Castagnoli). Like any 32-bit CRC it catches every burst
 /// error of up to 32 bits; the tests change every byte of every kind of frame and see each
@@ -131,6 +131,9 @@ pub struct StreamHeader {
     pub placer: Name,
     /// The seed of randomised placers.
     pub seed: u64,
+    /// The scheduler's minimum run quantum
+    /// ([`SchedulerConfig::min_run`](crate::SchedulerConfig::min_run)); zero for none.
+    pub min_run: DurationMs,
 }
 
 /// Which part of a [`StreamHeader`] differs from the device's build.

@@ -88,6 +88,7 @@ pub fn stream_header(recording: &Recording) -> Result<StreamHeader, FramesError>
         order: name(&cli_name(&h.order))?,
         placer: name(&cli_name(&h.placer))?,
         seed: h.config.seed,
+        min_run: gantry_core::DurationMs(h.config.min_run_ms),
     })
 }
 
@@ -166,10 +167,13 @@ fn open_session(header: &StreamHeader) -> Result<Box<FirmwareScheduler>, Fault> 
         gpus_per_machine: c.gpus_per_machine,
     };
     let topology: Topology<FIRMWARE_GPUS> = spec.topology().map_err(Fault::Topology)?;
-    Ok(Box::new(Scheduler::new(
+    let order = AnyOrder::new(order);
+    let config = gantry_core::SchedulerConfig::for_order(&order).with_min_run(header.min_run);
+    Ok(Box::new(Scheduler::with_config(
         topology,
-        AnyOrder::new(order),
+        order,
         AnyPlacer::new(placer, header.seed),
+        config,
     )))
 }
 

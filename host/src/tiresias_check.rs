@@ -315,6 +315,7 @@ pub fn sim_config() -> SimConfig {
         seed: 0,
         speed_model: SpeedModel::Ideal,
         faults: None,
+        ..SimConfig::default()
     }
 }
 

@@ -57,7 +57,11 @@ pub enum Preemption {
     /// Running jobs keep their GPUs until they finish.
     Off,
     /// Running jobs outside the current top-priority set are preempted (job-level,
-    /// all-or-nothing) and requeued with their attained service.
+    /// all-or-nothing) and requeued with their attained service; except pinned ones
+    /// ([`Job::is_pinned`]: preemption class
+    /// [`Never`](crate::job::PreemptionClass::Never), or run for less than the scheduler's
+    /// minimum run quantum since their last start), which keep their GPUs whatever their
+    /// key, so the top-priority set is chosen from the GPUs they leave.
     On,
 }
 
@@ -146,7 +150,10 @@ pub trait JobOrder {
         HeadOfLine::Skip
     }
 
-    /// Whether this order preempts.
+    /// Whether this order preempts. Keys rank jobs; they never override a job's
+    /// [`PreemptionClass`](crate::job::PreemptionClass) or the scheduler's minimum run
+    /// quantum ([`SchedulerConfig::min_run`](crate::SchedulerConfig::min_run)): a key that
+    /// ranks a pinned job low leaves it running.
     fn preemption(&self) -> Preemption {
         Preemption::Off
     }

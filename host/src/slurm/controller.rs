@@ -561,6 +561,7 @@ impl Controller {
             deadline: job.deadline_s.map(|s| TimeMs(s.saturating_mul(1000))),
             declared_length: None,
             comm: CommProfile::default(),
+            preemption: gantry_core::PreemptionClass::Checkpointing,
         };
         let mut result = self.handle(now, Event::Submit(spec), cycle);
         if let Err(SchedError::DeadlineAlreadyPassed { .. }) = result {
