@@ -598,7 +598,7 @@ fn header_is_current() {
     let checked_in = std::fs::read(&path).unwrap_or_default();
     assert!(
         checked_in == generated,
-        "{path} is out of date: GANTRY_BLESS=1 cargo test -p gantry-ffi --release header_is_current"
+        "{path} is out of date: GANTRY_BLESS=1 cargo test -p gantry-sched-ffi --release header_is_current"
     );
 }
 
