@@ -26,12 +26,18 @@ fn have(tool: &str) -> bool {
 
 #[test]
 fn the_hosted_c_example_builds_and_runs() {
+    let example = root().join("examples/c-hosted");
+    if !example.exists() {
+        // The published package: the example lives in the repository.
+        println!("skipped: {} is not here", example.display());
+        return;
+    }
     if !(have("make") && have("cc")) {
         return;
     }
     let out = Command::new("make")
         .arg("-C")
-        .arg(root().join("examples/c-hosted"))
+        .arg(&example)
         .arg("run")
         .output()
         .expect("make runs");
@@ -58,7 +64,7 @@ fn the_hosted_c_example_builds_and_runs() {
 
 #[test]
 fn the_header_is_clean_c99_and_cpp17() {
-    let include = root().join("core/ffi/include");
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
     let dir = std::env::temp_dir().join(format!("gantry-header-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let source = dir.join("header.c");
