@@ -146,7 +146,11 @@ where
         2 => run(order, RandomPlacer::new(u64::from(data[2])), data),
         3 => run(order, LoadBalance, data),
         4 => run(order, ProximityGreedy, data),
-        _ => run(order, ExactOptimal::<G>::new(OptimalConfig::default()), data),
+        _ => run(
+            order,
+            ExactOptimal::<G>::new(OptimalConfig::default()),
+            data,
+        ),
     }
 }
 
