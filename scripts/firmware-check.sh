@@ -134,7 +134,7 @@ compare "$OUT/corrupt.expected" "$OUT/corrupt.rust" "bad frames (Rust firmware)"
 log "C example (core/ffi staticlib + arm-none-eabi-gcc), one build per pair"
 CFLAGS="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os -Wall -Wextra -Werror"
 build_c() { # order placer -> $OUT/gantry-c-ORDER-PLACER.elf
-    cargo rustc -p gantry-ffi --release --target thumbv7em-none-eabihf --crate-type staticlib \
+    cargo rustc -p gantry-sched-ffi --release --target thumbv7em-none-eabihf --crate-type staticlib \
         --no-default-features --features "$1,$2" >&2
     arm-none-eabi-gcc $CFLAGS --specs=nano.specs --specs=rdimon.specs -nostartfiles \
         -I core/ffi/include -T tests/firmware/c/link.ld \

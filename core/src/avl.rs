@@ -470,8 +470,8 @@ impl<const J: usize> Avl<J> {
         }
     }
 
-    /// Checks the structure: parent links, order by `keys`, AVL balance, stored heights and
-    /// the node count. O(J).
+    /// Checks the structure: parent links, order by `keys`, AVL balance, stored heights, the
+    /// node count, and that no slot outside the tree carries a link. O(J).
     pub(crate) fn check<K: NodeKeys>(&self, keys: &K) -> bool {
         let mut count = 0usize;
         let mut prev = NIL;
@@ -494,7 +494,29 @@ impl<const J: usize> Avl<J> {
             prev = at;
             at = self.next(at);
         }
-        count == self.len && (self.root == NIL || self.parent(self.root) == NIL)
+        let columns = self.left.len();
+        let columns_ok = [self.right.len(), self.parent.len(), self.height.len()]
+            .iter()
+            .all(|&n| n == columns);
+        let root_ok = self.root == NIL || (usize::from(self.root) < columns);
+        // The walk above saw only the slots reachable from the root. A slot outside the tree
+        // must carry no links, or `contains` would call it a member (and `insert` would skip
+        // it): exactly the non-root members have a parent, and a parentless slot other than
+        // the root has no children.
+        let mut with_parent = 0usize;
+        for s in 0..columns {
+            let slot = s as Slot;
+            if self.parent(slot) != NIL {
+                with_parent += 1;
+            } else if slot != self.root && (self.left(slot) != NIL || self.right(slot) != NIL) {
+                return false;
+            }
+        }
+        columns_ok
+            && root_ok
+            && count == self.len
+            && with_parent + usize::from(self.root != NIL) == self.len
+            && (self.root == NIL || self.parent(self.root) == NIL)
     }
 }
 

@@ -1,4 +1,6 @@
-//! # gantry-core
+#![doc = include_str!("../README.md")]
+//!
+//! ## Design
 //!
 //! The scheduling core of gantry: which deep-learning job runs next, on which GPUs, and in
 //! what order the tasks of a DAG-shaped workflow run. It is `#![no_std]`, allocation-free and
@@ -40,7 +42,13 @@ mod timers;
 pub mod topology;
 pub mod wire;
 
-pub use error::SchedError;
+/// The I/O traits the wire format reads and writes through (`FrameReader`, `FrameWriter`).
+pub use embedded_io;
+/// The fixed-capacity collections of the API (`heapless::Vec` is the decision buffer):
+/// re-exported so a firmware uses exactly the version the core was built with.
+pub use heapless;
+
+pub use error::{Error, SchedError};
 pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState, LiveJobs, PreemptionClass};
@@ -55,9 +63,12 @@ pub use placement::{
     RandomPlacer, ScoreError, ScoreFault, ScoredPlacer, optimal_cost, optimal_placement,
 };
 pub use rng::SeededRng;
-pub use scheduler::snapshot::{self, SNAPSHOT_VERSION, SnapshotCapacities, SnapshotError};
+pub use scheduler::snapshot::{
+    self, MAX_SNAPSHOT_BYTES, SNAPSHOT_VERSION, SnapshotCapacities, SnapshotError,
+};
 pub use scheduler::{
     DeadlineAdmission, HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig,
 };
 pub use time::{DurationMs, TimeMs};
 pub use topology::{CommCost, Levels, LinkWeights, Topology, TopologyError};
+pub use wire::{FirmwareDecisions, FirmwareScheduler};

@@ -119,6 +119,8 @@ pub enum InvariantViolation {
     UnhealthyGpuOwned(GpuId),
     /// A running job holds a different number of GPUs than it asked for.
     WrongGangSize(JobId),
+    /// A GPU beyond the topology (index ≥ its GPU count, < `G`) is owned or marked healthy.
+    GpuOutsideTopology(GpuId),
     /// A live job is in a final state.
     FinalStateInTable(JobId),
     /// Two live jobs share an id.
@@ -1250,6 +1252,12 @@ where
     /// pinned GPUs, the earliest quantum end) in step with the table. O(J·G + J log J).
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_indexes()?;
+        let gpus = self.topology.gpu_count().min(G);
+        for (g, (&owner, &healthy)) in self.owner.iter().zip(&self.healthy).enumerate() {
+            if g >= gpus && (owner != NIL || healthy) {
+                return Err(InvariantViolation::GpuOutsideTopology(GpuId(g as u16)));
+            }
+        }
         for (g, &owner) in self.owner.iter().enumerate() {
             if owner == NIL {
                 continue;
@@ -1307,6 +1315,11 @@ where
             .filter(|j| j.state() == JobState::Running)
             .count();
         if running != self.running.len() || self.timers.len() > live {
+            return Err(counter);
+        }
+        // Timers and pending rejections name live slots only.
+        let is_live = |s: &Slot| self.table.get(*s).is_some();
+        if !self.timers.slots().all(|s| is_live(&s)) || !self.reject_due.iter().all(is_live) {
             return Err(counter);
         }
         let live_slots = by_slot.iter().enumerate().filter(|(_, j)| !j.is_vacant());

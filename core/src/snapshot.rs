@@ -23,7 +23,9 @@
 //! to restore (the invariant check). [`Scheduler::restore`] builds the decoded state by value
 //! and moves it into place, which takes several times the scheduler's size in stack (294 KB
 //! on the Cortex-M4F, `restore_stack_bytes`); [`Scheduler::restore_in_place`] decodes into
-//! the scheduler's own storage (2.3 KB, `restore_in_place_stack_bytes`).
+//! a second scheduler's storage that the caller provides and exchanges the two only once
+//! the decoded state has passed every check (a few KB of stack,
+//! `restore_in_place_stack_bytes`).
 
 use super::{InvariantViolation, Scheduler, SchedulerConfig};
 use crate::avl::NIL;
@@ -44,6 +46,14 @@ use serde::{Deserialize, Serialize};
 /// own [`WIRE_VERSION`](crate::wire::WIRE_VERSION). Changes with any change of the state
 /// stored (a field of the scheduler, a job, an order or a placer).
 pub const SNAPSHOT_VERSION: u8 = 6;
+
+/// Bytes of a buffer that holds any snapshot of a
+/// [`FirmwareScheduler`](crate::wire::FirmwareScheduler) (64 GPUs, 256 live jobs, gangs of
+/// 8), whatever its order and placer: a test fills every job slot with the widest field
+/// values and every GPU busy or failed, for each order and placer, and checks the frame fits
+/// (`the_widest_firmware_state_fits_max_snapshot_bytes`). The C library's
+/// `GANTRY_SNAPSHOT_BYTES` is the same number.
+pub const MAX_SNAPSHOT_BYTES: usize = 49_152;
 
 /// The capacities a snapshot was taken with: a scheduler restores only its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -366,38 +376,67 @@ where
     O: JobOrder + DeserializeOwned,
     P: Placer<G> + DeserializeOwned,
 {
-    /// As [`restore_into`](Self::restore_into), but decodes into this scheduler's own
-    /// storage, column by column, instead of building the restored scheduler by value: its
-    /// stack is about 2 KB, not several times the scheduler's size (measured on the
-    /// Cortex-M4F: `restore_stack_bytes`, `restore_in_place_stack_bytes`), for devices
-    /// without that much RAM. The price: a snapshot whose frame and identity are good (so
-    /// not corrupt, truncated, of another version, capacity, cluster) but whose content
-    /// does not decode, names another order or placer, or breaks an invariant is found
-    /// only while overwriting; it is refused as [`restore`](Self::restore) refuses it, and
-    /// the scheduler is then left **empty** (no jobs, every GPU of the topology healthy and
-    /// free, time 0, the order and placer as decoded so far), never half-restored.
+    /// As [`restore_into`](Self::restore_into), without building the restored scheduler on
+    /// the stack: the frame is decoded into `scratch` (a second scheduler of this type,
+    /// whatever it holds; a `static` on a device), column by column, checked there, and only
+    /// then exchanged with `self`. Its stack is a few KB, not several times the scheduler's
+    /// size (measured on the Cortex-M4F: `restore_in_place_stack_bytes`,
+    /// `restore_stack_bytes`).
+    ///
+    /// Every refusal leaves `self` exactly as it was: the frame, the versions, capacities,
+    /// cluster and the order's and placer's names are checked before anything is written,
+    /// and a snapshot whose content does not decode or breaks an invariant
+    /// ([`check_invariants`](Self::check_invariants)) is found in `scratch`. On success
+    /// `scratch` holds `self`'s previous state (an undo); on a refusal it is left empty (no
+    /// jobs, every GPU of `self`'s topology healthy and free, time 0). The memory price of a
+    /// restore that changes nothing unless it succeeds is that second scheduler.
     /// O(snapshot size + J·G).
-    pub fn restore_in_place(&mut self, frame: &mut [u8]) -> Result<(), SnapshotError> {
+    pub fn restore_in_place(
+        &mut self,
+        frame: &mut [u8],
+        scratch: &mut Self,
+    ) -> Result<(), SnapshotError> {
         let message = Self::open(frame, &self.topology)?;
         let malformed = SnapshotError::Frame(FrameError::Malformed);
         let mut de = Reader::from_bytes(message);
-        let checked = match self.decode_state(&mut de) {
-            Ok(names) if de.finalize().is_ok_and(|rest| rest.is_empty()) => {
-                self.check_restored(names)
+        let names = Self::read_names(&mut de).map_err(|_| malformed)?;
+        if names.0.as_str() != self.order.name() {
+            return Err(SnapshotError::Mismatch(HeaderField::Order));
+        }
+        if names.1.as_str() != self.placer.name() {
+            return Err(SnapshotError::Mismatch(HeaderField::Placer));
+        }
+        // From here on only `scratch` is written.
+        scratch.topology.clone_from(&self.topology);
+        let checked = match scratch.decode_state(&mut de) {
+            Ok(()) if de.finalize().is_ok_and(|rest| rest.is_empty()) => {
+                scratch.check_restored(names)
             }
             _ => Err(malformed),
         };
-        if checked.is_err() {
-            self.reset_state();
+        match checked {
+            Ok(()) => {
+                core::mem::swap(self, scratch);
+                Ok(())
+            }
+            Err(e) => {
+                scratch.reset_state();
+                Err(e)
+            }
         }
-        checked
     }
 
-    /// Overwrites every field but the topology from `de`; returns the names read.
-    fn decode_state(&mut self, de: &mut Reader<'_>) -> postcard::Result<(Name, Name)> {
+    /// Reads the identity (checked already by [`open`](Self::open)) and the order's and
+    /// placer's names: the head of the message, before any state.
+    fn read_names(de: &mut Reader<'_>) -> postcard::Result<(Name, Name)> {
         Identity::deserialize(&mut *de)?;
         let order_name = Name::deserialize(&mut *de)?;
         let placer_name = Name::deserialize(&mut *de)?;
+        Ok((order_name, placer_name))
+    }
+
+    /// Overwrites every field but the topology from `de`, which is past the names.
+    fn decode_state(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
         read(&mut self.order, de)?;
         read(&mut self.placer, de)?;
         read(&mut self.config, de)?;
@@ -413,8 +452,7 @@ where
         read(&mut self.walk_next, de)?;
         read(&mut self.walk_epoch, de)?;
         self.reject_due.decode_in_place(de)?;
-        read(&mut self.placer_faults, de)?;
-        Ok((order_name, placer_name))
+        read(&mut self.placer_faults, de)
     }
 
     /// The names against the decoded order and placer, the counters, the invariants.
@@ -432,7 +470,8 @@ where
         self.check_invariants().map_err(SnapshotError::Inconsistent)
     }
 
-    /// Empties the scheduler in place: no jobs, every GPU of the topology healthy and free.
+    /// Empties the scheduler in place: no jobs, every GPU of the topology healthy and free,
+    /// time 0 (the order and placer as decoded so far).
     fn reset_state(&mut self) {
         self.table.reset();
         self.rank.reset();

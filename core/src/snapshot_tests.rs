@@ -118,7 +118,10 @@ fn check_cut<O, P>(
     for (now, event, _) in log.iter().take(50) {
         answer(&mut in_place, *now, *event);
     }
-    in_place.restore_in_place(&mut frame.clone()).unwrap();
+    let mut scratch = fresh();
+    in_place
+        .restore_in_place(&mut frame.clone(), &mut scratch)
+        .unwrap();
     assert_eq!(
         in_place.snapshot(&mut again).unwrap(),
         &frame[..],
@@ -288,47 +291,112 @@ fn a_refused_restore_changes_nothing_and_an_accepted_one_replaces_the_state() {
     assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..]);
 }
 
+/// A copy of `s`, through its snapshot.
+fn copy(s: &Sched<Tias, BestFit>) -> Box<Sched<Tias, BestFit>> {
+    let mut frame = s.snapshot(&mut vec![0u8; 64 * 1024]).unwrap().to_vec();
+    Box::new(Sched::restore(s.topology().clone(), &mut frame).unwrap())
+}
+
+/// A scheduler of another life (its own jobs, a failed GPU), the target of refused restores.
+fn other_life() -> Box<Sched<Tias, BestFit>> {
+    let mut s = Box::new(Sched::new(topology(), Tias::default(), BestFit));
+    let mut out = Out::new();
+    s.handle(TimeMs(5), Event::GpuDown(GpuId(3)), &mut out)
+        .unwrap();
+    for id in 1..=3 {
+        s.handle(
+            TimeMs(10),
+            Event::Submit(JobSpec::new(JobId(id), 2)),
+            &mut out,
+        )
+        .unwrap();
+    }
+    s
+}
+
 #[test]
-fn in_place_a_bad_frame_changes_nothing_and_a_bad_state_leaves_it_empty() {
-    let (mut s, frame) = busy_tias();
+fn in_place_every_refusal_changes_nothing() {
+    let (_, frame) = busy_tias();
+    let mut s = other_life();
     let mut buf = vec![0u8; 64 * 1024];
+    let before = s.snapshot(&mut buf).unwrap().to_vec();
+    let mut scratch = Box::new(Sched::new(topology(), Tias::default(), BestFit));
+    let mut unchanged = |s: &Sched<Tias, BestFit>, what: &str| {
+        assert_eq!(s.snapshot(&mut buf).unwrap(), &before[..], "{what}");
+    };
     for i in (0..frame.len()).step_by(7) {
         let mut bad = frame.clone();
         bad[i] ^= 0x5a;
-        let result = s.restore_in_place(&mut bad);
+        let result = s.restore_in_place(&mut bad, &mut scratch);
         assert!(matches!(result, Err(SnapshotError::Frame(_))), "byte {i}");
     }
     let mut truncated = frame[..frame.len() / 2].to_vec();
-    assert!(s.restore_in_place(&mut truncated).is_err());
-    assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..], "unchanged");
+    assert!(s.restore_in_place(&mut truncated, &mut scratch).is_err());
+    unchanged(&s, "a corrupt frame");
     let mut other =
         Scheduler::<Tias, BestFit, G, 64, GANG>::new(topology(), Tias::default(), BestFit);
+    let mut other_scratch =
+        Scheduler::<Tias, BestFit, G, 64, GANG>::new(topology(), Tias::default(), BestFit);
     assert!(matches!(
-        other.restore_in_place(&mut frame.clone()),
+        other.restore_in_place(&mut frame.clone(), &mut other_scratch),
         Err(SnapshotError::Capacities { .. })
     ));
-    // A well-framed state that breaks an invariant: refused, and the scheduler left empty.
-    let (mut forged, _) = busy_tias();
-    let free = forged
-        .owner
-        .iter()
-        .position(|&o| o == crate::avl::NIL)
-        .unwrap();
-    forged.owner[free] = 200;
-    let mut bad_state = forged.snapshot(&mut buf).unwrap().to_vec();
-    assert!(matches!(
-        s.restore_in_place(&mut bad_state),
-        Err(SnapshotError::Inconsistent(_))
-    ));
-    assert!(s.jobs().is_empty());
+    // Another placer: refused before anything is decoded.
+    let first_fit = Sched::new(topology(), Tias::default(), FirstFit);
+    let mut other_build = first_fit
+        .snapshot(&mut vec![0u8; 64 * 1024])
+        .unwrap()
+        .to_vec();
     assert_eq!(
-        (s.busy_gpu_count(), s.healthy_gpu_count(), s.now()),
-        (0, G, TimeMs(0))
+        s.restore_in_place(&mut other_build, &mut scratch),
+        Err(SnapshotError::Mismatch(HeaderField::Placer))
     );
-    assert_eq!(s.check_invariants(), Ok(()));
-    // And it takes a good snapshot again.
-    s.restore_in_place(&mut frame.clone()).unwrap();
+    unchanged(&s, "another build");
+    // Well-framed states that break an invariant: refused, unchanged, the scratch left empty.
+    let (forged, _) = busy_tias();
+    let free = forged.owner.iter().position(|&o| o == NIL).unwrap();
+    let vacant = (0..J as Slot)
+        .find(|&v| forged.table.get(v).is_none())
+        .unwrap();
+    type Forgery<'a> = &'a dyn Fn(&mut Sched<Tias, BestFit>);
+    let forgeries: [Forgery; 2] = [
+        // A GPU owned by a slot no job is in.
+        &|f| f.owner[free] = 200,
+        // A pending rejection of a slot no job is in.
+        &|f| f.reject_due.push(vacant).unwrap(),
+    ];
+    for (i, forge) in forgeries.iter().enumerate() {
+        let mut f = copy(&forged);
+        forge(&mut f);
+        let mut bad_state = f.snapshot(&mut vec![0u8; 64 * 1024]).unwrap().to_vec();
+        let result = s.restore_in_place(&mut bad_state, &mut scratch);
+        assert!(
+            matches!(result, Err(SnapshotError::Inconsistent(_))),
+            "forgery {i}: {result:?}"
+        );
+        unchanged(&s, "an inconsistent state");
+        assert!(scratch.jobs().is_empty());
+        assert_eq!(scratch.check_invariants(), Ok(()));
+    }
+    // A GPU beyond the topology: on a 16-GPU cluster, GPU 31 is outside it.
+    let outside = G - 1;
+    let small_topology = Topology::uniform(1, 2, 8, LinkWeights::PROXIMITY_DRL).unwrap();
+    let mut small = Box::new(Sched::new(small_topology.clone(), Tias::default(), BestFit));
+    let mut small_scratch = Box::new(Sched::new(small_topology, Tias::default(), BestFit));
+    small.healthy[outside] = true;
+    let mut bad_state = small.snapshot(&mut buf).unwrap().to_vec();
+    small.healthy[outside] = false;
+    assert_eq!(
+        small.restore_in_place(&mut bad_state, &mut small_scratch),
+        Err(SnapshotError::Inconsistent(
+            InvariantViolation::GpuOutsideTopology(GpuId(outside as u16))
+        ))
+    );
+    // And a good snapshot replaces the state; the scratch keeps the previous one.
+    s.restore_in_place(&mut frame.clone(), &mut scratch)
+        .unwrap();
     assert_eq!(s.snapshot(&mut buf).unwrap(), &frame[..]);
+    assert_eq!(scratch.snapshot(&mut buf).unwrap(), &before[..]);
 }
 
 #[test]
@@ -343,4 +411,61 @@ fn a_well_framed_but_inconsistent_state_is_refused() {
         Sched::<Tias, BestFit>::restore(topology(), &mut frame).err(),
         Some(SnapshotError::Inconsistent(_))
     ));
+}
+
+/// The widest state a firmware scheduler can hold (every job slot used with the widest
+/// field values, every GPU busy or failed), snapshotted after the order has learned from
+/// finished deadline jobs.
+fn widest_snapshot<O, P>(order: O, placer: P) -> usize
+where
+    O: JobOrder + Serialize,
+    P: Placer<{ wire::FIRMWARE_GPUS }> + Serialize,
+{
+    let topology = Topology::uniform(2, 4, 8, LinkWeights::PROXIMITY_DRL).unwrap();
+    let mut s: Box<wire::FirmwareScheduler<O, P>> =
+        Box::new(Scheduler::new(topology, order, placer));
+    let mut out = wire::FirmwareDecisions::new();
+    let t0 = u64::MAX / 2;
+    // Learned state first: deadline jobs that run and finish.
+    for i in 0..64u64 {
+        let mut spec = JobSpec::new(JobId(1_000_000 + i as u32), 1 + (i % 8) as u16);
+        spec.deadline = Some(TimeMs(t0 + 1_000_000_000 + i));
+        spec.declared_length = Some(DurationMs(1_000 + i));
+        out.clear();
+        let now = TimeMs(t0 + i * 10_000);
+        s.handle(now, Event::Submit(spec), &mut out).unwrap();
+        out.clear();
+        let _ = s.handle(now, Event::Finish(spec.id), &mut out);
+    }
+    let t1 = t0 + (1 << 30);
+    for i in 0..wire::FIRMWARE_JOBS as u64 {
+        let mut spec = JobSpec::new(JobId(u32::MAX - i as u32), 1 + (i % 8) as u16);
+        spec.deadline = Some(TimeMs(u64::MAX - i));
+        spec.declared_length = Some(DurationMs(u64::MAX / 3 + i));
+        spec.comm.gradient_mb = u32::MAX;
+        out.clear();
+        let _ = s.handle(TimeMs(t1 + i * (1 << 40)), Event::Submit(spec), &mut out);
+    }
+    assert_eq!(s.jobs().len(), wire::FIRMWARE_JOBS, "every job slot used");
+    out.clear();
+    let _ = s.handle(TimeMs(u64::MAX - 1), Event::GpuDown(GpuId(63)), &mut out);
+    let mut buf = vec![0u8; 2 * MAX_SNAPSHOT_BYTES];
+    s.snapshot(&mut buf).unwrap().len()
+}
+
+#[test]
+fn the_widest_firmware_state_fits_max_snapshot_bytes() {
+    const FG: usize = wire::FIRMWARE_GPUS;
+    let sizes = [
+        widest_snapshot(Tias::default(), BestFit),
+        widest_snapshot(Tias::default(), RandomPlacer::new(u64::MAX)),
+        widest_snapshot(Tias::default(), ExactOptimal::<FG>::default()),
+        widest_snapshot(Las::new(LasConfig::default()), FirstFit),
+        widest_snapshot(Fifo, LoadBalance),
+        widest_snapshot(Edf, ProximityGreedy),
+    ];
+    std::println!("widest firmware snapshots: {sizes:?} of {MAX_SNAPSHOT_BYTES}");
+    for n in sizes {
+        assert!(n <= MAX_SNAPSHOT_BYTES, "{n} > {MAX_SNAPSHOT_BYTES}");
+    }
 }

@@ -49,6 +49,11 @@ impl<const J: usize> Timers<J> {
         self.heap.len()
     }
 
+    /// The slots with a timer, in heap order.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = Slot> + '_ {
+        self.heap.iter().copied()
+    }
+
     /// Sets, moves or (with `None`) clears the timer of `slot`. O(log J).
     pub(crate) fn set(&mut self, slot: Slot, at: Option<TimeMs>) {
         let Some(at) = at else {
@@ -162,7 +167,8 @@ impl<const J: usize> Timers<J> {
             .enumerate()
             .all(|(i, &s)| usize::from(self.pos(s)) == i);
         let count = self.position.iter().filter(|&&p| p != NIL).count();
-        heap_ok && index_ok && count == self.heap.len()
+        let columns_ok = self.at.len() == self.position.len();
+        columns_ok && heap_ok && index_ok && count == self.heap.len()
     }
 }
 

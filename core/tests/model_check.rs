@@ -189,3 +189,30 @@ fn stream_bytes_are_seeded() {
     assert_ne!(stream_bytes(7, 10), stream_bytes(8, 10));
     assert_eq!(stream_bytes(7, 10).len(), 10 * OP_BYTES);
 }
+
+/// Streams cut by a checkpoint: the first half into a core, a snapshot restored in place
+/// (into a second scheduler, swapped in) onto a core that has lived other events, then the
+/// second half checked against a model built from the restored state (`check_stream_from`,
+/// which the snapshot-mutation fuzz target uses too).
+#[test]
+fn restored_cores_agree_with_the_model() {
+    type S = gantry_core::Scheduler<Tias, BestFit, G, { model::J }, { model::GANG }>;
+    for seed in 0..8u64 {
+        let bytes = stream_bytes(seed ^ 0x5eed, 600);
+        let (first, second) = bytes.split_at(300 * OP_BYTES);
+        let fresh = || Box::new(S::new(topology(seed), Tias::default(), BestFit));
+        let mut core = fresh();
+        model::check_stream_from::<_, _, 4>(&mut core, first)
+            .unwrap_or_else(|e| panic!("seed {seed}, first half: {e}"));
+        let mut buf = vec![0u8; 1 << 16];
+        let mut frame = core.snapshot(&mut buf).unwrap().to_vec();
+        let mut other = fresh();
+        model::check_stream_from::<_, _, 4>(&mut other, &second[..60 * OP_BYTES])
+            .unwrap_or_else(|e| panic!("seed {seed}, other life: {e}"));
+        let mut scratch = fresh();
+        other.restore_in_place(&mut frame, &mut scratch).unwrap();
+        let tally = model::check_stream_from::<_, _, 4>(&mut other, second)
+            .unwrap_or_else(|e| panic!("seed {seed}, after the restore: {e}"));
+        assert!(tally.accepted_calls > 0, "seed {seed}");
+    }
+}

@@ -72,11 +72,12 @@ fn replay_one<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
 /// that differs from the recording.
 fn replay_with_restores<O, P>(order: O, placer: P, entries: &[LogEntry], batched: bool, what: &str)
 where
-    O: JobOrder + Serialize + DeserializeOwned,
-    P: Placer<FIRMWARE_GPUS> + Serialize + DeserializeOwned,
+    O: JobOrder + Serialize + DeserializeOwned + Clone,
+    P: Placer<FIRMWARE_GPUS> + Serialize + DeserializeOwned + Clone,
 {
     let n = entries.len();
     let cuts = [1, n / 5, n / 2, n - 1];
+    let mut scratch = Box::new(Sched::new(topology(), order.clone(), placer.clone()));
     let mut core = Box::new(Sched::new(topology(), order, placer));
     let mut buf = vec![0u8; 64 * 1024];
     let mut restores = 0;
@@ -87,7 +88,7 @@ where
                 drop(core);
                 core = Box::new(Sched::<O, P>::restore(topology(), &mut frame).unwrap());
             } else {
-                core.restore_in_place(&mut frame).unwrap();
+                core.restore_in_place(&mut frame, &mut scratch).unwrap();
             }
             restores += 1;
         }

@@ -124,6 +124,11 @@
 #define GANTRY_REASON_DEADLINE_UNREACHABLE 2
 
 /**
+ * What [`gantry_next_review`] writes when no review is due: nothing changes with time alone.
+ */
+#define GANTRY_NO_REVIEW UINT64_MAX
+
+/**
  * `GantryInbound::kind`: the frame did not decode.
  */
 #define GANTRY_INBOUND_NONE 0
@@ -249,11 +254,18 @@ typedef enum GantryStatus {
    */
   GANTRY_STATUS_SNAPSHOT_OTHER_CLUSTER = 74,
   /**
-   * A snapshot that decodes but whose state breaks an invariant; the scheduler is left
-   * empty (every GPU healthy and free, time 0), not unchanged.
+   * A snapshot that decodes but whose state breaks an invariant; the scheduler is
+   * unchanged.
    */
   GANTRY_STATUS_SNAPSHOT_INCONSISTENT = 75,
 } GantryStatus;
+
+/**
+ * An opaque scheduler living in caller storage. Not `repr(C)` on purpose: C sees only a
+ * forward declaration (`typedef struct GantryScheduler GantryScheduler;`), which every C
+ * and C++ compiler accepts under `-pedantic`, and uses it through pointers.
+ */
+typedef struct GantryScheduler GantryScheduler;
 
 /**
  * The cluster and seed a scheduler is built for: a regular tree with Proximity-DRL's link
@@ -282,13 +294,6 @@ typedef struct GantryConfig {
    */
   uint64_t min_run_ms;
 } GantryConfig;
-
-/**
- * An opaque scheduler living in caller storage.
- */
-typedef struct GantryScheduler {
-  uint8_t _private[0];
-} GantryScheduler;
 
 /**
  * A fault to report for an unusable frame: the wire encoding of the core's `Fault`, kept
@@ -436,6 +441,58 @@ typedef struct GantryError {
 } GantryError;
 
 /**
+ * What a library build holds: the job order and placer its cargo features chose, its
+ * capacities and the versions of its formats ([`gantry_build_info`]). A firmware checks it
+ * at start against what it was written for, since one header serves every build.
+ */
+typedef struct GantryBuildInfo {
+  /**
+   * The job order's name (NUL-terminated, static): `"tias"`, `"las"` or `"fifo"`.
+   */
+  const char *order;
+  /**
+   * The placer's name (NUL-terminated, static), e.g. `"best-fit"`.
+   */
+  const char *placer;
+  /**
+   * The library's version (NUL-terminated, static).
+   */
+  const char *version;
+  /**
+   * `GANTRY_MAX_GPUS`.
+   */
+  uint32_t max_gpus;
+  /**
+   * `GANTRY_MAX_JOBS`.
+   */
+  uint32_t max_jobs;
+  /**
+   * `GANTRY_MAX_GANG`.
+   */
+  uint32_t max_gang;
+  /**
+   * `GANTRY_MAX_DECISIONS`.
+   */
+  uint32_t max_decisions;
+  /**
+   * Exact bytes of one scheduler ([`gantry_scheduler_size`]).
+   */
+  size_t scheduler_bytes;
+  /**
+   * `GANTRY_SNAPSHOT_BYTES`.
+   */
+  size_t snapshot_bytes;
+  /**
+   * The snapshot layout version a restore accepts.
+   */
+  uint8_t snapshot_version;
+  /**
+   * The frame format's version byte.
+   */
+  uint8_t wire_version;
+} GantryBuildInfo;
+
+/**
  * A decoded inbound frame.
  */
 typedef struct GantryInbound {
@@ -505,6 +562,38 @@ enum GantryStatus gantry_handle(struct GantryScheduler *scheduler,
                                 struct GantryError *error);
 
 /**
+ * The time at which the job order expects a priority to change with no event in between
+ * (a LAS threshold crossing, a TIAS deadline job turning critical): send a
+ * `GANTRY_EVENT_TICK` at that time, or nothing is decided until the next event. Writes it
+ * to `*at_ms`, or `GANTRY_NO_REVIEW` when none is due. Call it after every
+ * [`gantry_handle`] (a timer interrupt). O(1) for TIAS and LAS.
+ *
+ * # Safety
+ * `scheduler` must come from [`gantry_scheduler_init`]; `at_ms` valid for writes.
+ */
+enum GantryStatus gantry_next_review(const struct GantryScheduler *scheduler, uint64_t *at_ms);
+
+/**
+ * The scheduler's time: that of the last accepted event (0 when new; a restored
+ * scheduler's is the snapshot's). Events earlier than it are refused with
+ * `GANTRY_STATUS_TIME_WENT_BACKWARDS`, so after a power cycle the device's clock must
+ * resume from at least this value (keep the milliseconds monotonic across reboots).
+ *
+ * # Safety
+ * `scheduler` must come from [`gantry_scheduler_init`]; `now_ms` valid for writes.
+ */
+enum GantryStatus gantry_now(const struct GantryScheduler *scheduler, uint64_t *now_ms);
+
+/**
+ * Which job order and placer this library was built with, its capacities and format
+ * versions, into `*info`.
+ *
+ * # Safety
+ * `info` valid for writes.
+ */
+enum GantryStatus gantry_build_info(struct GantryBuildInfo *info);
+
+/**
  * Writes the scheduler's whole state (jobs, indexes, timers, GPUs, clock, the order's and
  * the placer's own state) into `buf` as one snapshot frame (`capacity` bytes of room;
  * `GANTRY_SNAPSHOT_BYTES`, 1.8 × the widest state a test builds) and its length, delimiter
@@ -524,16 +613,22 @@ enum GantryStatus gantry_snapshot(const struct GantryScheduler *scheduler,
  * Restores the state of a snapshot frame (`len` bytes, as [`gantry_snapshot`] wrote them;
  * the trailing delimiter may be left off) into `scheduler`, which must have been
  * initialised with the configuration the snapshot was taken under. The frame is decoded in
- * place (its bytes are overwritten) into the scheduler's own storage, with a few KB of
- * stack. A frame that is corrupt, of another version, build or cluster returns its
- * `GANTRY_STATUS_SNAPSHOT_*` status and changes nothing; one whose content breaks an
- * invariant returns `GANTRY_STATUS_SNAPSHOT_INCONSISTENT` and leaves the scheduler empty.
+ * place (its bytes are overwritten) into `scratch`, a second handle from
+ * [`gantry_scheduler_init`] (any configuration; its content is discarded), checked there,
+ * and only then exchanged with `scheduler`, with a few KB of stack. Any refusal (a frame
+ * that is corrupt, of another version, build or cluster, or whose content breaks an
+ * invariant) returns its `GANTRY_STATUS_SNAPSHOT_*` status and leaves `scheduler`
+ * unchanged. On success `scratch` holds the previous state; after a refusal it is empty.
+ * `GANTRY_STATUS_BAD_ARGUMENT` when both handles are the same.
  *
  * # Safety
- * `scheduler` must come from [`gantry_scheduler_init`] and not be in use elsewhere during
- * the call; `frame` valid for reads and writes of `len` bytes.
+ * `scheduler` and `scratch` must come from [`gantry_scheduler_init`] and not be in use
+ * elsewhere during the call; `frame` valid for reads and writes of `len` bytes.
  */
-enum GantryStatus gantry_restore(struct GantryScheduler *scheduler, uint8_t *frame, size_t len);
+enum GantryStatus gantry_restore(struct GantryScheduler *scheduler,
+                                 struct GantryScheduler *scratch,
+                                 uint8_t *frame,
+                                 size_t len);
 
 /**
  * Decodes one inbound frame (`len` bytes between two `0x00` delimiters, delimiter

@@ -78,7 +78,13 @@ pub unsafe extern "C" fn gantry_handle(
     more_pending: *mut bool,
     error: *mut GantryError,
 ) -> GantryStatus {
-    if scheduler.is_null() || event.is_null() || decisions.is_null() || count.is_null() {
+    if count.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    // SAFETY: `count` is non-null and, by the contract, valid for writes. Written first, so
+    // every return path below leaves it set (0 unless decisions were written).
+    unsafe { *count = 0 };
+    if scheduler.is_null() || event.is_null() || decisions.is_null() {
         return GantryStatus::NullPointer;
     }
     if capacity < GANTRY_MAX_DECISIONS {
@@ -115,6 +121,90 @@ pub unsafe extern "C" fn gantry_handle(
         }
     }
 }
+
+/// The time at which the job order expects a priority to change with no event in between
+/// (a LAS threshold crossing, a TIAS deadline job turning critical): send a
+/// `GANTRY_EVENT_TICK` at that time, or nothing is decided until the next event. Writes it
+/// to `*at_ms`, or `GANTRY_NO_REVIEW` when none is due. Call it after every
+/// [`gantry_handle`] (a timer interrupt). O(1) for TIAS and LAS.
+///
+/// # Safety
+/// `scheduler` must come from [`gantry_scheduler_init`]; `at_ms` valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_next_review(
+    scheduler: *const GantryScheduler,
+    at_ms: *mut u64,
+) -> GantryStatus {
+    if scheduler.is_null() || at_ms.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    // SAFETY: non-null; by the contract the handle points to an initialised FfiScheduler
+    // that nothing mutates during this call, and `at_ms` is valid for writes.
+    unsafe {
+        let scheduler = &*scheduler.cast::<FfiScheduler>();
+        *at_ms = scheduler.next_review().map_or(GANTRY_NO_REVIEW, |t| t.0);
+    }
+    GantryStatus::Ok
+}
+
+/// The scheduler's time: that of the last accepted event (0 when new; a restored
+/// scheduler's is the snapshot's). Events earlier than it are refused with
+/// `GANTRY_STATUS_TIME_WENT_BACKWARDS`, so after a power cycle the device's clock must
+/// resume from at least this value (keep the milliseconds monotonic across reboots).
+///
+/// # Safety
+/// `scheduler` must come from [`gantry_scheduler_init`]; `now_ms` valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_now(
+    scheduler: *const GantryScheduler,
+    now_ms: *mut u64,
+) -> GantryStatus {
+    if scheduler.is_null() || now_ms.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    // SAFETY: as in `gantry_next_review`.
+    unsafe {
+        let scheduler = &*scheduler.cast::<FfiScheduler>();
+        *now_ms = scheduler.now().0;
+    }
+    GantryStatus::Ok
+}
+
+/// Which job order and placer this library was built with, its capacities and format
+/// versions, into `*info`.
+///
+/// # Safety
+/// `info` valid for writes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gantry_build_info(info: *mut GantryBuildInfo) -> GantryStatus {
+    if info.is_null() {
+        return GantryStatus::NullPointer;
+    }
+    let built = GantryBuildInfo {
+        order: order::C_NAME.as_ptr(),
+        placer: placer::C_NAME.as_ptr(),
+        version: VERSION.as_ptr(),
+        max_gpus: GANTRY_MAX_GPUS as u32,
+        max_jobs: GANTRY_MAX_JOBS as u32,
+        max_gang: GANTRY_MAX_GANG as u32,
+        max_decisions: GANTRY_MAX_DECISIONS as u32,
+        scheduler_bytes: core::mem::size_of::<FfiScheduler>(),
+        snapshot_bytes: GANTRY_SNAPSHOT_BYTES,
+        snapshot_version: gantry_core::SNAPSHOT_VERSION,
+        wire_version: wire::WIRE_VERSION,
+    };
+    // SAFETY: `info` is non-null and, by the contract, valid for writes.
+    unsafe { info.write(built) };
+    GantryStatus::Ok
+}
+
+/// The crate's version, NUL-terminated, for [`gantry_build_info`].
+const VERSION: &core::ffi::CStr =
+    match core::ffi::CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes())
+    {
+        Ok(c) => c,
+        Err(_) => panic!("a version has no NUL"),
+    };
 
 /// Writes the scheduler's whole state (jobs, indexes, timers, GPUs, clock, the order's and
 /// the placer's own state) into `buf` as one snapshot frame (`capacity` bytes of room;
@@ -154,33 +244,41 @@ pub unsafe extern "C" fn gantry_snapshot(
 /// Restores the state of a snapshot frame (`len` bytes, as [`gantry_snapshot`] wrote them;
 /// the trailing delimiter may be left off) into `scheduler`, which must have been
 /// initialised with the configuration the snapshot was taken under. The frame is decoded in
-/// place (its bytes are overwritten) into the scheduler's own storage, with a few KB of
-/// stack. A frame that is corrupt, of another version, build or cluster returns its
-/// `GANTRY_STATUS_SNAPSHOT_*` status and changes nothing; one whose content breaks an
-/// invariant returns `GANTRY_STATUS_SNAPSHOT_INCONSISTENT` and leaves the scheduler empty.
+/// place (its bytes are overwritten) into `scratch`, a second handle from
+/// [`gantry_scheduler_init`] (any configuration; its content is discarded), checked there,
+/// and only then exchanged with `scheduler`, with a few KB of stack. Any refusal (a frame
+/// that is corrupt, of another version, build or cluster, or whose content breaks an
+/// invariant) returns its `GANTRY_STATUS_SNAPSHOT_*` status and leaves `scheduler`
+/// unchanged. On success `scratch` holds the previous state; after a refusal it is empty.
+/// `GANTRY_STATUS_BAD_ARGUMENT` when both handles are the same.
 ///
 /// # Safety
-/// `scheduler` must come from [`gantry_scheduler_init`] and not be in use elsewhere during
-/// the call; `frame` valid for reads and writes of `len` bytes.
+/// `scheduler` and `scratch` must come from [`gantry_scheduler_init`] and not be in use
+/// elsewhere during the call; `frame` valid for reads and writes of `len` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn gantry_restore(
     scheduler: *mut GantryScheduler,
+    scratch: *mut GantryScheduler,
     frame: *mut u8,
     len: usize,
 ) -> GantryStatus {
-    if scheduler.is_null() || frame.is_null() {
+    if scheduler.is_null() || scratch.is_null() || frame.is_null() {
         return GantryStatus::NullPointer;
     }
-    // SAFETY: non-null; by the contract the handle points to an initialised FfiScheduler
-    // that nothing else borrows during this call, and `frame` is valid for `len` reads and
-    // writes and does not overlap it.
-    let (scheduler, frame) = unsafe {
+    if core::ptr::eq(scheduler, scratch) {
+        return GantryStatus::BadArgument;
+    }
+    // SAFETY: non-null and distinct; by the contract each handle points to an initialised
+    // FfiScheduler that nothing else borrows during this call, and `frame` is valid for
+    // `len` reads and writes and overlaps neither.
+    let (scheduler, scratch, frame) = unsafe {
         (
             &mut *scheduler.cast::<FfiScheduler>(),
+            &mut *scratch.cast::<FfiScheduler>(),
             core::slice::from_raw_parts_mut(frame, len),
         )
     };
-    match scheduler.restore_in_place(frame) {
+    match scheduler.restore_in_place(frame, scratch) {
         Ok(()) => GantryStatus::Ok,
         Err(e) => snapshot_status(&e),
     }

@@ -12,8 +12,10 @@
 //! - **Plain structs** for events ([`GantryEvent`]) and decisions ([`GantryDecision`]).
 //! - **Checkpoint and restore.** [`gantry_snapshot`] writes the scheduler's whole state as
 //!   one frame into a caller buffer (`GANTRY_SNAPSHOT_BYTES`); after a reset,
-//!   [`gantry_scheduler_init`] with the same configuration and [`gantry_restore`] bring back a
-//!   scheduler that decides exactly as the uninterrupted one; a bad snapshot is a status.
+//!   [`gantry_scheduler_init`] with the same configuration and [`gantry_restore`] (which
+//!   decodes into a second, scratch scheduler and swaps only a snapshot that passed every
+//!   check) bring back a scheduler that decides exactly as the uninterrupted one; a bad
+//!   snapshot is a status and changes nothing.
 //! - **Frames.** [`gantry_frame_decode`] and the `gantry_frame_encode_*` functions speak
 //!   `gantry_core::wire`, so a C firmware answers a recorded stream with the same bytes as
 //!   the Rust firmware and the host.
@@ -39,6 +41,7 @@ use gantry_core::{
 mod order {
     pub type Order = gantry_core::Tias;
     pub const NAME: &str = "tias";
+    pub const C_NAME: &core::ffi::CStr = c"tias";
     pub fn new() -> Order {
         gantry_core::Tias::default()
     }
@@ -47,6 +50,7 @@ mod order {
 mod order {
     pub type Order = gantry_core::Las;
     pub const NAME: &str = "las";
+    pub const C_NAME: &core::ffi::CStr = c"las";
     pub fn new() -> Order {
         gantry_core::Las::new(gantry_core::LasConfig::default())
     }
@@ -55,6 +59,7 @@ mod order {
 mod order {
     pub type Order = gantry_core::Fifo;
     pub const NAME: &str = "fifo";
+    pub const C_NAME: &core::ffi::CStr = c"fifo";
     pub fn new() -> Order {
         gantry_core::Fifo
     }
@@ -66,6 +71,11 @@ macro_rules! placer {
         mod placer {
             pub type Placer = $ty;
             pub const NAME: &str = $name;
+            pub const C_NAME: &core::ffi::CStr =
+                match core::ffi::CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
+                    Ok(c) => c,
+                    Err(_) => panic!("a placer name has no NUL"),
+                };
             pub fn new($seed: u64) -> Placer {
                 let _ = $seed;
                 $make
@@ -127,6 +137,7 @@ const _: () = {
     assert!(GANTRY_MAX_GPUS == FIRMWARE_GPUS && GANTRY_MAX_JOBS == FIRMWARE_JOBS);
     assert!(GANTRY_MAX_GANG == FIRMWARE_GANG && GANTRY_MAX_DECISIONS == FIRMWARE_DECISIONS);
     assert!(core::mem::size_of::<FfiScheduler>() <= GANTRY_SCHEDULER_STORAGE_BYTES);
+    assert!(GANTRY_SNAPSHOT_BYTES == gantry_core::MAX_SNAPSHOT_BYTES);
     assert!(core::mem::align_of::<FfiScheduler>() <= GANTRY_SCHEDULER_ALIGN);
     assert!(
         GANTRY_MAX_FRAME_BYTES
@@ -196,8 +207,8 @@ pub enum GantryStatus {
     /// A snapshot taken on another cluster (topology fingerprint); the scheduler is
     /// unchanged.
     SnapshotOtherCluster = 74,
-    /// A snapshot that decodes but whose state breaks an invariant; the scheduler is left
-    /// empty (every GPU healthy and free, time 0), not unchanged.
+    /// A snapshot that decodes but whose state breaks an invariant; the scheduler is
+    /// unchanged.
     SnapshotInconsistent = 75,
 }
 
@@ -330,11 +341,100 @@ pub struct GantryConfig {
     pub min_run_ms: u64,
 }
 
-/// An opaque scheduler living in caller storage.
-#[repr(C)]
+/// An opaque scheduler living in caller storage. Not `repr(C)` on purpose: C sees only a
+/// forward declaration (`typedef struct GantryScheduler GantryScheduler;`), which every C
+/// and C++ compiler accepts under `-pedantic`, and uses it through pointers.
 pub struct GantryScheduler {
     _private: [u8; 0],
 }
+
+/// What a library build holds: the job order and placer its cargo features chose, its
+/// capacities and the versions of its formats ([`gantry_build_info`]). A firmware checks it
+/// at start against what it was written for, since one header serves every build.
+#[repr(C)]
+pub struct GantryBuildInfo {
+    /// The job order's name (NUL-terminated, static): `"tias"`, `"las"` or `"fifo"`.
+    pub order: *const core::ffi::c_char,
+    /// The placer's name (NUL-terminated, static), e.g. `"best-fit"`.
+    pub placer: *const core::ffi::c_char,
+    /// The library's version (NUL-terminated, static).
+    pub version: *const core::ffi::c_char,
+    /// `GANTRY_MAX_GPUS`.
+    pub max_gpus: u32,
+    /// `GANTRY_MAX_JOBS`.
+    pub max_jobs: u32,
+    /// `GANTRY_MAX_GANG`.
+    pub max_gang: u32,
+    /// `GANTRY_MAX_DECISIONS`.
+    pub max_decisions: u32,
+    /// Exact bytes of one scheduler ([`gantry_scheduler_size`]).
+    pub scheduler_bytes: usize,
+    /// `GANTRY_SNAPSHOT_BYTES`.
+    pub snapshot_bytes: usize,
+    /// The snapshot layout version a restore accepts.
+    pub snapshot_version: u8,
+    /// The frame format's version byte.
+    pub wire_version: u8,
+}
+
+/// What [`gantry_next_review`] writes when no review is due: nothing changes with time alone.
+pub const GANTRY_NO_REVIEW: u64 = u64::MAX;
+
+// Exactly one job order and one placer: the C library is built for one pair.
+#[cfg(not(any(feature = "tias", feature = "las", feature = "fifo")))]
+compile_error!("gantry-ffi needs one job order feature: `tias`, `las` or `fifo`");
+#[cfg(any(
+    all(feature = "tias", feature = "las"),
+    all(feature = "tias", feature = "fifo"),
+    all(feature = "las", feature = "fifo")
+))]
+compile_error!(
+    "gantry-ffi is built for exactly one job order: enable only one of `tias`, `las`, `fifo` \
+     (with `--no-default-features` to drop the default `tias`)"
+);
+#[cfg(not(any(
+    feature = "first-fit",
+    feature = "best-fit",
+    feature = "random",
+    feature = "load-balance",
+    feature = "greedy",
+    feature = "optimal"
+)))]
+compile_error!(
+    "gantry-ffi needs one placer feature: `first-fit`, `best-fit`, `random`, `load-balance`, \
+     `greedy` or `optimal`"
+);
+#[cfg(any(
+    all(
+        feature = "first-fit",
+        any(
+            feature = "best-fit",
+            feature = "random",
+            feature = "load-balance",
+            feature = "greedy",
+            feature = "optimal"
+        )
+    ),
+    all(
+        feature = "best-fit",
+        any(
+            feature = "random",
+            feature = "load-balance",
+            feature = "greedy",
+            feature = "optimal"
+        )
+    ),
+    all(
+        feature = "random",
+        any(feature = "load-balance", feature = "greedy", feature = "optimal")
+    ),
+    all(feature = "load-balance", any(feature = "greedy", feature = "optimal")),
+    all(feature = "greedy", feature = "optimal")
+))]
+compile_error!(
+    "gantry-ffi is built for exactly one placer: enable only one placer feature \
+     (with `--no-default-features` to drop the default `best-fit`)"
+);
 
 /// A fault to report for an unusable frame: the wire encoding of the core's `Fault`, kept
 /// opaque; pass it to [`gantry_frame_encode_fault`].
@@ -376,6 +476,12 @@ mod abi;
 mod convert;
 
 pub use abi::*;
+
+// On a hosted target (Linux on x86-64 or aarch64) the static and shared libraries link
+// `std`, which brings the panic handler (no panic path is reachable; if one were, it would
+// abort at the `extern "C"` boundary). Bare metal has the handler below.
+#[cfg(not(target_os = "none"))]
+extern crate std;
 
 #[cfg(all(target_os = "none", not(test)))]
 #[panic_handler]

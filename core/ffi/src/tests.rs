@@ -152,6 +152,8 @@ fn through_the_abi(stream: &[Inbound], restore_every: Option<usize>) -> (Vec<u8>
     struct Storage([u8; GANTRY_SCHEDULER_STORAGE_BYTES]);
     let mut storage = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
     let mut handle: *mut GantryScheduler = core::ptr::null_mut();
+    let mut scratch = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
+    let mut scratch_handle: *mut GantryScheduler = core::ptr::null_mut();
     let mut out = Vec::new();
     let mut buf = std::vec![0u8; GANTRY_MAX_FRAME_BYTES];
     let mut decisions = [GantryDecision::default(); GANTRY_MAX_DECISIONS];
@@ -220,8 +222,16 @@ fn through_the_abi(stream: &[Inbound], restore_every: Option<usize>) -> (Vec<u8>
                     core::ptr::null_mut(),
                 );
                 assert_eq!(st, GantryStatus::Ok);
+                let st = gantry_scheduler_init(
+                    scratch.0.as_mut_ptr(),
+                    GANTRY_SCHEDULER_STORAGE_BYTES,
+                    &config,
+                    &mut scratch_handle,
+                    core::ptr::null_mut(),
+                );
+                assert_eq!(st, GantryStatus::Ok);
                 assert_eq!(
-                    gantry_restore(handle, snapshot.as_mut_ptr(), n),
+                    gantry_restore(handle, scratch_handle, snapshot.as_mut_ptr(), n),
                     GantryStatus::Ok
                 );
                 restores += 1;
@@ -435,6 +445,19 @@ fn a_bad_snapshot_is_a_status_and_changes_nothing() {
     };
     let mut storage = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
     let handle = busy_scheduler(&mut storage.0, &config);
+    let mut scratch = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
+    let mut scratch_handle: *mut GantryScheduler = core::ptr::null_mut();
+    // SAFETY: live storage of the right size and alignment, a live config and out pointer.
+    let st = unsafe {
+        gantry_scheduler_init(
+            scratch.0.as_mut_ptr(),
+            GANTRY_SCHEDULER_STORAGE_BYTES,
+            &config,
+            &mut scratch_handle,
+            core::ptr::null_mut(),
+        )
+    };
+    assert_eq!(st, GantryStatus::Ok);
     let snap = |buf: &mut [u8]| {
         let mut n = 0usize;
         // SAFETY: a live handle and buffer.
@@ -450,7 +473,7 @@ fn a_bad_snapshot_is_a_status_and_changes_nothing() {
     let restore = |frame: &[u8]| {
         let mut frame = frame.to_vec();
         // SAFETY: a live handle and buffer.
-        unsafe { gantry_restore(handle, frame.as_mut_ptr(), frame.len()) }
+        unsafe { gantry_restore(handle, scratch_handle, frame.as_mut_ptr(), frame.len()) }
     };
     let unchanged = |what: &str| {
         let mut again = std::vec![0u8; GANTRY_SNAPSHOT_BYTES];
@@ -481,8 +504,16 @@ fn a_bad_snapshot_is_a_status_and_changes_nothing() {
     // SAFETY: null pointers are refused before use.
     unsafe {
         assert_eq!(
-            gantry_restore(core::ptr::null_mut(), good.as_mut_ptr(), n),
+            gantry_restore(core::ptr::null_mut(), scratch_handle, good.as_mut_ptr(), n),
             GantryStatus::NullPointer
+        );
+        assert_eq!(
+            gantry_restore(handle, core::ptr::null_mut(), good.as_mut_ptr(), n),
+            GantryStatus::NullPointer
+        );
+        assert_eq!(
+            gantry_restore(handle, handle, good.as_mut_ptr(), n),
+            GantryStatus::BadArgument
         );
         assert_eq!(
             gantry_snapshot(handle, core::ptr::null_mut(), 0, &mut m),
@@ -582,6 +613,127 @@ fn header_is_current() {
     let checked_in = std::fs::read(&path).unwrap_or_default();
     assert!(
         checked_in == generated,
-        "{path} is out of date: GANTRY_BLESS=1 cargo test -p gantry-ffi --release header_is_current"
+        "{path} is out of date: GANTRY_BLESS=1 cargo test -p gantry-sched-ffi --release header_is_current"
     );
+}
+
+#[test]
+#[allow(unsafe_code)]
+fn count_is_written_on_every_return_and_time_is_readable() {
+    #[repr(C, align(8))]
+    struct Storage([u8; GANTRY_SCHEDULER_STORAGE_BYTES]);
+    let config = GantryConfig {
+        racks: 1,
+        machines_per_rack: 1,
+        gpus_per_machine: 4,
+        seed: 0,
+    };
+    let mut storage = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
+    let mut handle: *mut GantryScheduler = core::ptr::null_mut();
+    let mut d = [GantryDecision::default(); GANTRY_MAX_DECISIONS];
+    let submit = GantryEvent {
+        kind: GANTRY_EVENT_SUBMIT,
+        spec: GantryJobSpec {
+            id: 1,
+            gpus: 4,
+            ..GantryJobSpec::default()
+        },
+        ..GantryEvent::default()
+    };
+    let bad = GantryEvent {
+        kind: 200,
+        ..GantryEvent::default()
+    };
+    // SAFETY: pointers to live locals of the right sizes (or null, refused before use).
+    unsafe {
+        let st = gantry_scheduler_init(
+            storage.0.as_mut_ptr(),
+            GANTRY_SCHEDULER_STORAGE_BYTES,
+            &config,
+            &mut handle,
+            core::ptr::null_mut(),
+        );
+        assert_eq!(st, GantryStatus::Ok);
+        let mut call = |h: *mut GantryScheduler, e: *const GantryEvent, cap: usize, t: u64| {
+            let mut count = 99usize;
+            let st = gantry_handle(
+                h,
+                t,
+                e,
+                d.as_mut_ptr(),
+                cap,
+                &mut count,
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+            );
+            (st, count)
+        };
+        let null = core::ptr::null_mut();
+        let cap = GANTRY_MAX_DECISIONS;
+        assert_eq!(call(null, &submit, cap, 0), (GantryStatus::NullPointer, 0));
+        assert_eq!(
+            call(handle, &submit, 1, 0),
+            (GantryStatus::BufferTooSmall, 0)
+        );
+        assert_eq!(call(handle, &bad, cap, 0), (GantryStatus::BadArgument, 0));
+        let (mut now, mut review) = (1u64, 1u64);
+        assert_eq!(gantry_now(handle, &mut now), GantryStatus::Ok);
+        assert_eq!(gantry_next_review(handle, &mut review), GantryStatus::Ok);
+        assert_eq!((now, review), (0, GANTRY_NO_REVIEW));
+        assert_eq!(call(handle, &submit, cap, 5_000), (GantryStatus::Ok, 1));
+        assert_eq!(gantry_now(handle, &mut now), GantryStatus::Ok);
+        assert_eq!(gantry_next_review(handle, &mut review), GantryStatus::Ok);
+        let s = &*handle.cast::<FfiScheduler>();
+        let want = s.next_review().map_or(GANTRY_NO_REVIEW, |t| t.0);
+        assert_eq!((now, review), (5_000, want));
+        // Refused before anything: an event before the scheduler's time.
+        assert_eq!(
+            call(handle, &submit, cap, 4_999),
+            (GantryStatus::TimeWentBackwards, 0)
+        );
+        assert_eq!(gantry_now(null, &mut now), GantryStatus::NullPointer);
+        assert_eq!(
+            gantry_next_review(handle, core::ptr::null_mut()),
+            GantryStatus::NullPointer
+        );
+    }
+}
+
+#[test]
+#[allow(unsafe_code)]
+fn build_info_names_the_pair_and_the_capacities() {
+    let mut info = core::mem::MaybeUninit::<GantryBuildInfo>::uninit();
+    // SAFETY: a live out pointer; the names are static NUL-terminated strings.
+    let info = unsafe {
+        assert_eq!(gantry_build_info(info.as_mut_ptr()), GantryStatus::Ok);
+        assert_eq!(
+            gantry_build_info(core::ptr::null_mut()),
+            GantryStatus::NullPointer
+        );
+        info.assume_init()
+    };
+    // SAFETY: static NUL-terminated strings.
+    let (o, p, v) = unsafe {
+        (
+            core::ffi::CStr::from_ptr(info.order),
+            core::ffi::CStr::from_ptr(info.placer),
+            core::ffi::CStr::from_ptr(info.version),
+        )
+    };
+    assert_eq!(o.to_str(), Ok(order::NAME));
+    assert_eq!(p.to_str(), Ok(placer::NAME));
+    assert_eq!(v.to_str(), Ok(env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        (
+            info.max_gpus,
+            info.max_jobs,
+            info.max_gang,
+            info.max_decisions
+        ),
+        (64, 256, 8, 64)
+    );
+    assert_eq!(info.scheduler_bytes, gantry_scheduler_size());
+    assert_eq!(info.snapshot_bytes, GANTRY_SNAPSHOT_BYTES);
+    assert_eq!(info.snapshot_version, gantry_core::SNAPSHOT_VERSION);
+    assert_eq!(info.wire_version, wire::WIRE_VERSION);
 }

@@ -242,6 +242,29 @@ impl Model {
         }
     }
 
+    /// The model of a core restored from a snapshot (which may have been mutated): the GPUs'
+    /// health and owners, the live jobs' states and service, and the clock are taken from
+    /// it as they are; from then on the model's rules apply to every call. Only for a state
+    /// the core accepted (`check_invariants` holds).
+    pub fn from_core<O: JobOrder, P: Placer<G>>(core: &Scheduler<O, P, G, J, GANG>) -> Self {
+        let mut model = Self::new(core);
+        let gpus = (0..model.gpu_count as u16).map(GpuId);
+        model.healthy = gpus.clone().map(|g| core.is_healthy(g)).collect();
+        model.owner = gpus.map(|g| core.gpu_owner(g)).collect();
+        for job in core.jobs() {
+            let m = ModelJob {
+                gpus: job.gpus(),
+                state: job.state(),
+                attained_gpu_ms: u128::from(job.attained_gpu_ms()),
+                executed_ms: u128::from(job.executed().0),
+            };
+            model.jobs.insert(job.id().0, m);
+        }
+        model.accepted = model.jobs.len() as u64;
+        model.last_now = core.now().0;
+        model
+    }
+
     fn healthy_count(&self) -> usize {
         self.healthy.iter().filter(|&&h| h).count()
     }
@@ -593,8 +616,30 @@ pub fn check_stream<O: JobOrder, P: Placer<G>, const D: usize>(
     let mut core: Box<Scheduler<O, P, G, J, GANG>> =
         Box::new(Scheduler::with_config(topology, order, placer, config));
     let mut model = Model::new(&core);
+    drive::<O, P, D>(&mut core, &mut model, bytes)
+}
+
+/// As [`check_stream`], into `core` as it is (one restored from a snapshot) and a model of
+/// its state ([`Model::from_core`]), compared first.
+pub fn check_stream_from<O: JobOrder, P: Placer<G>, const D: usize>(
+    core: &mut Scheduler<O, P, G, J, GANG>,
+    bytes: &[u8],
+) -> Result<Tally, String> {
+    let mut model = Model::from_core(core);
+    model
+        .compare(core)
+        .map_err(|e| format!("restored state: {e}"))?;
+    drive::<O, P, D>(core, &mut model, bytes)
+}
+
+/// Replays `bytes` into `core` and `model`, checking after every call.
+fn drive<O: JobOrder, P: Placer<G>, const D: usize>(
+    core: &mut Scheduler<O, P, G, J, GANG>,
+    model: &mut Model,
+    bytes: &[u8],
+) -> Result<Tally, String> {
     let mut tally = Tally::default();
-    let mut clock = 0u64;
+    let mut clock = model.last_now;
     for (step, chunk) in bytes.chunks_exact(OP_BYTES).enumerate() {
         let running: Vec<JobId> = (core.jobs())
             .filter(|j| j.state() == JobState::Running)
@@ -602,7 +647,7 @@ pub fn check_stream<O: JobOrder, P: Placer<G>, const D: usize>(
             .collect();
         let live: Vec<JobId> = core.jobs().map(|j| j.id()).collect();
         let op = Op::decode(chunk, &mut clock, &running, &live);
-        one_call::<O, P, D>(&mut core, &mut model, op, &mut tally)
+        one_call::<O, P, D>(core, model, op, &mut tally)
             .map_err(|e| format!("op {step} ({op:?}): {e}"))?;
     }
     Ok(tally)

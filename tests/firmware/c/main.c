@@ -8,8 +8,8 @@
  *
  * With N, after every N-th event the scheduler is checkpointed as an appliance that loses
  * power would be: snapshot into `snapshot`, the scheduler's storage wiped, the scheduler
- * initialised again from the stream's configuration and restored; the answers must not
- * change.
+ * initialised again from the stream's configuration and restored (decoded into a second,
+ * scratch scheduler and swapped in once checked); the answers must not change.
  *
  * No heap is used by gantry: the scheduler lives in `storage`, sized by the header.
  */
@@ -22,6 +22,9 @@
 
 static uint8_t storage[GANTRY_SCHEDULER_STORAGE_BYTES]
     __attribute__((aligned(GANTRY_SCHEDULER_ALIGN)));
+/* The restore target: a snapshot is decoded and checked here before it replaces the state. */
+static uint8_t scratch_storage[GANTRY_SCHEDULER_STORAGE_BYTES]
+    __attribute__((aligned(GANTRY_SCHEDULER_ALIGN)));
 static GantryDecision decisions[GANTRY_MAX_DECISIONS];
 static uint8_t frame[IN_FRAME_BYTES];
 static uint8_t answer[GANTRY_MAX_FRAME_BYTES];
@@ -29,6 +32,7 @@ static uint8_t answer[GANTRY_MAX_FRAME_BYTES];
 static uint8_t snapshot[GANTRY_SNAPSHOT_BYTES];
 
 static GantryScheduler *scheduler;
+static GantryScheduler *scratch;
 static GantryConfig config;
 static unsigned long faults;
 static unsigned long restore_every;
@@ -61,7 +65,11 @@ static int checkpoint(void) {
     memset(storage, 0xA5, sizeof storage);
     st = gantry_scheduler_init(storage, sizeof storage, &config, &scheduler, NULL);
     if (st == GANTRY_STATUS_OK) {
-        st = gantry_restore(scheduler, snapshot, n);
+        st = gantry_scheduler_init(scratch_storage, sizeof scratch_storage, &config, &scratch,
+                                   NULL);
+    }
+    if (st == GANTRY_STATUS_OK) {
+        st = gantry_restore(scheduler, scratch, snapshot, n);
     }
     if (st != GANTRY_STATUS_OK) {
         fprintf(stderr, "restore failed: status %d\n", (int)st);

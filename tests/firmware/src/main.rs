@@ -36,11 +36,14 @@ use measure::{Clock, paint, stack_pointer};
 type Sched<O, P> = Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
 
 /// A job order this firmware runs (serialisable, for the `checkpoint` feature's snapshots).
-trait Order: JobOrder + serde::Serialize + serde::de::DeserializeOwned {}
-impl<O: JobOrder + serde::Serialize + serde::de::DeserializeOwned> Order for O {}
+trait Order: JobOrder + serde::Serialize + serde::de::DeserializeOwned + Clone {}
+impl<O: JobOrder + serde::Serialize + serde::de::DeserializeOwned + Clone> Order for O {}
 /// A placer this firmware runs (serialisable, as [`Order`]).
-trait Place: Placer<FIRMWARE_GPUS> + serde::Serialize + serde::de::DeserializeOwned {}
-impl<P: Placer<FIRMWARE_GPUS> + serde::Serialize + serde::de::DeserializeOwned> Place for P {}
+trait Place: Placer<FIRMWARE_GPUS> + serde::Serialize + serde::de::DeserializeOwned + Clone {}
+impl<P: Placer<FIRMWARE_GPUS> + serde::Serialize + serde::de::DeserializeOwned + Clone> Place
+    for P
+{
+}
 type Out = heapless::Vec<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>;
 /// The longest inbound frame accepted (a header is about 60 bytes, an event at most 40).
 const IN_FRAME_BYTES: usize = 256;
@@ -183,6 +186,7 @@ fn handle_once<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
 #[inline(never)]
 fn checkpoint<O, P>(
     scheduler: &mut Sched<O, P>,
+    scratch: &mut Sched<O, P>,
     topology: &Topology<FIRMWARE_GPUS>,
     clock: &Clock,
     stats: &mut Stats,
@@ -201,13 +205,13 @@ fn checkpoint<O, P>(
     let sp = stack_pointer();
     let painted = paint(RESTORE_PROBE_BYTES);
     let middle = clock.now();
-    // Alternately into a new scheduler (by value) and into this one's storage (in place;
-    // the host tests overwrite a scheduler in another state, `core/src/snapshot_tests.rs`).
+    // Alternately into a new scheduler (by value) and in place (decoded into `scratch`,
+    // which holds the previous state afterwards, then swapped).
     let by_value = stats.restores.is_multiple_of(2);
     let restored = if by_value {
         restore_once::<O, P>(topology.clone(), frame).map(|new| *scheduler = new)
     } else {
-        restore_in_place_once(scheduler, frame)
+        restore_in_place_once(scheduler, scratch, frame)
     };
     let end = clock.now();
     let used = painted.used_below(sp);
@@ -247,13 +251,14 @@ where
 #[inline(never)]
 fn restore_in_place_once<O, P>(
     scheduler: &mut Sched<O, P>,
+    scratch: &mut Sched<O, P>,
     frame: &mut [u8],
 ) -> Result<(), gantry_core::SnapshotError>
 where
     O: JobOrder + serde::de::DeserializeOwned,
     P: Placer<FIRMWARE_GPUS> + serde::de::DeserializeOwned,
 {
-    scheduler.restore_in_place(frame)
+    scheduler.restore_in_place(frame, scratch)
 }
 
 /// The event's kind, as the worst-event report names it.
@@ -289,6 +294,9 @@ fn run<O: Order, P: Place>(
         };
     #[cfg(feature = "checkpoint")]
     let cluster = topology.clone();
+    // The restore target of `restore_in_place`: a snapshot is decoded and checked there.
+    #[cfg(feature = "checkpoint")]
+    let mut scratch = build(topology.clone(), order.clone(), placer.clone());
     io.stats.order = order.name();
     io.stats.placer = placer.name();
     io.stats.sched_bytes = core::mem::size_of::<Sched<O, P>>();
@@ -334,7 +342,7 @@ fn run<O: Order, P: Place>(
                 });
                 #[cfg(feature = "checkpoint")]
                 if io.stats.events.is_multiple_of(CHECKPOINT_EVERY) {
-                    checkpoint(&mut scheduler, &cluster, io.clock, io.stats);
+                    checkpoint(&mut scheduler, &mut scratch, &cluster, io.clock, io.stats);
                 }
             }
         }
