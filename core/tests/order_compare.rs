@@ -1,7 +1,7 @@
 //! A minimal trace replay to sanity-check the job orders on real deadline traces (Chronus
 //! MIX1, ElasticFlow ITP). Not the host simulator: speed 1, no placement effects, free
 //! preemption. Ignored by default (slow in debug); run with
-//! `cargo test -p gantry-core --release --test order_compare -- --ignored --nocapture`.
+//! `cargo test -p gantry-sched-core --release --test order_compare -- --ignored --nocapture`.
 //! Skips with a note when `../shared/traces` is missing.
 
 use gantry_core::{
