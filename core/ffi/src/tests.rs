@@ -627,6 +627,7 @@ fn count_is_written_on_every_return_and_time_is_readable() {
         machines_per_rack: 1,
         gpus_per_machine: 4,
         seed: 0,
+        min_run_ms: 0,
     };
     let mut storage = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
     let mut handle: *mut GantryScheduler = core::ptr::null_mut();

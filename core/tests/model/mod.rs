@@ -257,6 +257,8 @@ impl Model {
                 state: job.state(),
                 attained_gpu_ms: u128::from(job.attained_gpu_ms()),
                 executed_ms: u128::from(job.executed().0),
+                class: job.preemption_class(),
+                running_since: job.running_since().0,
             };
             model.jobs.insert(job.id().0, m);
         }
