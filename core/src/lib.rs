@@ -22,6 +22,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+mod any_error;
 mod avl;
 pub mod dag;
 mod decode;
@@ -48,7 +49,8 @@ pub use embedded_io;
 /// re-exported so a firmware uses exactly the version the core was built with.
 pub use heapless;
 
-pub use error::{Error, SchedError};
+pub use any_error::Error;
+pub use error::SchedError;
 pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState, LiveJobs, PreemptionClass};

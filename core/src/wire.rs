@@ -60,17 +60,6 @@ pub const FIRMWARE_GANG: usize = 8;
 /// simulator's buffer too, so a recorded stream splits passes at the same points).
 pub const FIRMWARE_DECISIONS: usize = 64;
 
-/// The scheduler at the reference firmware's capacities (64 GPUs, 256 live jobs, gangs of
-/// 8): what `tests/firmware` and the C library run, and what the figures in the README's
-/// Cortex-M4F table measure. About 32 KB; see [`MAX_SNAPSHOT_BYTES`](crate::snapshot::MAX_SNAPSHOT_BYTES)
-/// for its checkpoint buffer.
-pub type FirmwareScheduler<O, P> =
-    crate::Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
-
-/// The decision buffer of one [`FirmwareScheduler::handle`](crate::Scheduler::handle) call
-/// that never cuts a pass short for want of room (a `Tick` may decide for many jobs).
-pub type FirmwareDecisions = heapless::Vec<crate::Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>;
-
 /// The largest frame (delimiter included) that a message of `message_bytes` postcard bytes
 /// becomes: version and CRC (5 bytes), one COBS code byte per 254 payload bytes plus one,
 /// and the delimiter.
@@ -526,7 +515,7 @@ impl<W: embedded_io::Write, const N: usize> FrameWriter<W, N> {
 }
 
 mod answer;
-pub use answer::answer_event;
+pub use answer::{FirmwareDecisions, FirmwareScheduler, answer_event};
 
 #[cfg(test)]
 mod tests;

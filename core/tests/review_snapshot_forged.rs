@@ -97,6 +97,9 @@ struct StateM {
     healthy: V<bool>,
     last_now: TimeMs,
     epoch: u32,
+    walking: bool,
+    walk_next: u16,
+    walk_epoch: u32,
     reject_due: V<u16>,
     placer_faults: u32,
 }

@@ -1,13 +1,24 @@
 //! The device side of the protocol: one inbound event answered by a scheduler. Apart from the
 //! frame format (`wire`) because it needs the scheduler, which itself stores snapshots in
-//! wire frames: the format sits below the scheduler, this answer above it.
+//! wire frames: the format sits below the scheduler, this answer above it. The reference
+//! firmware's scheduler and decision buffer types live here for the same reason.
 
-use super::OutboundRef;
+use super::{FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS, OutboundRef};
 use crate::event::{Decision, Event};
 use crate::order::JobOrder;
 use crate::placement::Placer;
 use crate::scheduler::Scheduler;
 use crate::time::TimeMs;
+
+/// The scheduler at the reference firmware's capacities (64 GPUs, 256 live jobs, gangs of
+/// 8): what `tests/firmware` and the C library run, and what the figures in the README's
+/// Cortex-M4F table measure. About 32 KB; see [`MAX_SNAPSHOT_BYTES`](crate::snapshot::MAX_SNAPSHOT_BYTES)
+/// for its checkpoint buffer.
+pub type FirmwareScheduler<O, P> = Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
+
+/// The decision buffer of one [`FirmwareScheduler::handle`](crate::Scheduler::handle) call
+/// that never cuts a pass short for want of room (a `Tick` may decide for many jobs).
+pub type FirmwareDecisions = heapless::Vec<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>;
 
 /// Runs one event through `scheduler` and returns the [`OutboundRef::Outcome`] answering
 /// the inbound frame `frame`, borrowing the decisions from `out` (cleared first). The
