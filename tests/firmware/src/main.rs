@@ -296,7 +296,12 @@ fn run<O: Order, P: Place>(
     let cluster = topology.clone();
     // The restore target of `restore_in_place`: a snapshot is decoded and checked there.
     #[cfg(feature = "checkpoint")]
-    let mut scratch = build(topology.clone(), order.clone(), placer.clone());
+    let mut scratch = build(
+        topology.clone(),
+        order.clone(),
+        placer.clone(),
+        header.min_run,
+    );
     io.stats.order = order.name();
     io.stats.placer = placer.name();
     io.stats.sched_bytes = core::mem::size_of::<Sched<O, P>>();
