@@ -177,7 +177,7 @@ impl StreamHeader {
 /// A host → device message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Inbound {
-    /// Start a session: build a fresh scheduler for this header (a second `Hello` resets).
+    /// Start a stream: build a fresh scheduler for this header (a second `Hello` resets).
     Hello(StreamHeader),
     /// One `handle(now, event)` call.
     Event {

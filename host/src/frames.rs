@@ -187,7 +187,7 @@ where
 {
     let mut reader = FrameReader::<_, INBOUND_FRAME_BYTES>::new(reader);
     let mut writer = FrameWriter::<_, OUTBOUND_FRAME_BYTES>::new(writer);
-    let mut session: Option<Box<FirmwareScheduler>> = None;
+    let mut device: Option<Box<FirmwareScheduler>> = None;
     let mut out = heapless::Vec::<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>::new();
     let mut summary = ServeSummary::default();
     let send = |writer: &mut FrameWriter<W, OUTBOUND_FRAME_BYTES>,
@@ -205,16 +205,16 @@ where
             Err(e) => Some(Fault::Frame(e)),
             Ok(Inbound::Hello(header)) => match open_session(&header) {
                 Ok(s) => {
-                    session = Some(s);
+                    device = Some(s);
                     send(&mut writer, &OutboundRef::Ready { frame }, frame)?;
                     None
                 }
                 Err(fault) => {
-                    session = None;
+                    device = None;
                     Some(fault)
                 }
             },
-            Ok(Inbound::Event { now, event }) => match session.as_deref_mut() {
+            Ok(Inbound::Event { now, event }) => match device.as_deref_mut() {
                 Some(s) => {
                     let answer = wire::answer_event(s, frame, now, event, &mut out);
                     send(&mut writer, &answer, frame)?;

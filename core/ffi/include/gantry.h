@@ -135,7 +135,7 @@
 
 /**
  * `GantryInbound::kind`: a stream header (`config` is set unless it was refused: then the
- * session ends, as on the Rust firmware).
+ * stream ends, as on the Rust firmware).
  */
 #define GANTRY_INBOUND_HELLO 1
 

@@ -450,7 +450,7 @@ pub struct GantryFault {
 /// `GantryInbound::kind`: the frame did not decode.
 pub const GANTRY_INBOUND_NONE: u8 = 0;
 /// `GantryInbound::kind`: a stream header (`config` is set unless it was refused: then the
-/// session ends, as on the Rust firmware).
+/// stream ends, as on the Rust firmware).
 pub const GANTRY_INBOUND_HELLO: u8 = 1;
 /// `GantryInbound::kind`: an event (`now_ms`, `event`).
 pub const GANTRY_INBOUND_EVENT: u8 = 2;

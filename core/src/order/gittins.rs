@@ -13,16 +13,16 @@
 //!   `r = ΣS / ΣW` over the finished deadline jobs' run times and windows), replaced by its
 //!   true GPU time when it finishes. A deadline says at submission how long its user expects
 //!   the job to take, so a burst of new work teaches the index before any of it finishes
-//!   (session 13: on ITP cluster01 at 128 GPUs, 1.023 × LAS's non-deadline JCT learning from
+//!   (measured on ITP cluster01 at 128 GPUs: 1.023 × LAS's non-deadline JCT learning from
 //!   finished non-deadline jobs alone, 1.006–1.009 × from every finished job, 1.002 × with
 //!   the windows too);
 //! - one pseudo-sample of a very long job, so a job that has run longer than every finished
 //!   one gets a small index rather than the noisy high one of the last few samples (without
-//!   it, Philly's non-deadline JCT was 2–4 × LAS's; session 12).
+//!   it, Philly's non-deadline JCT was 2–4 × LAS's).
 //!
 //! Sizes fall in [`SIZE_BINS`] logarithmic bins (edges `60 s × 2^(i/2)` GPU·s); a bin keeps
-//! only a count, and its samples stand at the bin's geometric middle (session 13 measured the
-//! same 14 of 14 as with exact sums). That keeps the state small enough for the firmware's
+//! only a count, and its samples stand at the bin's geometric middle (the development grid
+//! measured the same as with exact sums). That keeps the state small enough for the firmware's
 //! RAM budget: a [`SizeSketch`] is 184 B, a [`GittinsTable`] 80 B. A table of indices, one per
 //! bin, is computed one row at a time ([`GittinsTable::compute_row`], O(B) integer work) so
 //! that no single event pays for the whole O(B²) table. Indices are fixed-point base-2

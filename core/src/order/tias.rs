@@ -35,7 +35,7 @@
 //! - **Gangs of a quarter of the cluster or more** are ranked as non-deadline jobs
 //!   ([`TiasConfig::big_gang_permille`]): protecting a gang that needs half the cluster for
 //!   its whole window blocks dozens of small deadline jobs, and the miss rate counts each job
-//!   once (session 12: 3.6–5 % of non-deadline JCT on ITP cluster01, at most a few deadlines).
+//!   once (measured: 3.6–5 % of non-deadline JCT on ITP cluster01, at most a few deadlines).
 //!
 //! # Level 2: one urgency for every job, the unified index
 //! A critical job competes with the non-deadline jobs on the same scale: *expected
@@ -59,9 +59,9 @@
 //! onto 0..64 ([`switch_step`](Tias::switch_step)), so any id scheme (sequential, a stride
 //! of 64) is spread over the steps (until then the
 //! job reads the previous table, `ρ` and `ρ₀`); [`JobOrder::advance`] moves the steps, each
-//! an epoch that re-keys only the jobs it reaches, so no event re-keys every job (session
-//! 11: a publication that re-keyed every deadline job at once cost the Cortex-M4F 166,680
-//! instructions in one event).
+//! an epoch that re-keys only the jobs it reaches, so no event re-keys every job (a publication
+//! that re-keys every deadline job at once costs the Cortex-M4F about 166,000 instructions in
+//! one event).
 //!
 //! # Cold start
 //! Until `min_samples` feasible deadline jobs have finished (and a publication came), `ρ = 1`
@@ -168,29 +168,28 @@ pub struct TiasConfig {
     /// miss after the GPUs have done most of its work. Default: 2D-LAS's first threshold.
     pub finish_lift_gpu_ms: u64,
     /// `w`: how many non-deadline completions a met deadline is worth in the unified index.
-    /// 8: session 13 passed the development grid at 4, 8 and 16; at 32 the critical jobs take
+    /// 8: the development grid passed at 4, 8 and 16; at 32 the critical jobs take
     /// too much from Chronus MIX1's non-deadline jobs at 256 GPUs (1.05 × LAS's JCT).
     pub deadline_weight: u32,
     /// Deadline jobs of at least this many permille of the cluster's GPUs are ranked as
     /// non-deadline jobs (0 = never). 250: on ITP cluster01, 13 gangs of 64 GPUs and 6 of 32
-    /// hold 70 % of all deadline jobs' `k·W`, and only 4 of the 11 largest can be met at all
-    /// (session 12).
+    /// hold 70 % of all deadline jobs' `k·W`, and only 4 of the 11 largest can be met at all.
     pub big_gang_permille: u16,
     /// Size samples (finished jobs, provisional windows and the pseudo-sample together)
     /// needed before the first index table: fewer give an index of noise.
     pub table_min_samples: u32,
     /// Finished deadline jobs needed before `r`, the run time per window, turns live
-    /// deadline jobs' windows into size samples. 8: session 13 measured 8 and 32 alike.
+    /// deadline jobs' windows into size samples. 8 and 32 measured alike.
     pub ratio_min_deadline_jobs: u32,
     /// A new index table is started at most this often, ms. The table changes keys, so it is
-    /// rate-limited like `ρ`; 64 s is short against jobs of hours, and session 12 measured
-    /// it as good as a table per finish.
+    /// rate-limited like `ρ`; 64 s is short against jobs of hours, and measured as good as
+    /// a table per finish.
     pub table_every_ms: u64,
     /// A new table (and the `ρ` of critical jobs' index, published with it) reaches job `id`
     /// `(1 + h(id))` steps of this many ms after it is published (`h` hashes the id onto
     /// 0..64), so a table re-keys a
-    /// 64th of the jobs per step instead of every job in one event (session 11: switching
-    /// all at once preempted and started 47 jobs in one event on the firmware's stream). The
+    /// 64th of the jobs per step instead of every job in one event (switching all at once
+    /// preempted and started 47 jobs in one event on the firmware's stream). The
     /// next table is started only once every job has switched.
     pub table_switch_step_ms: u64,
     /// Rows of a new table computed per event while one is being built: a row is O(B) with
@@ -1000,7 +999,7 @@ impl JobOrder for Tias {
 
     /// Yes: a deadline gang started on GPUs spread over machines runs slower than its
     /// laxity allows for (on Philly every deadline miss TIAS had beyond EDF's was such a
-    /// gang; `docs/tias.md`, session 9), while a single-GPU job runs as fast anywhere.
+    /// gang), while a single-GPU job runs as fast anywhere.
     fn consolidates_gangs(&self) -> bool {
         true
     }

@@ -87,7 +87,7 @@ static int answer_frame(FILE *out, uint32_t index, size_t len) {
     GantryStatus st = gantry_frame_decode(frame, len, &in);
     if (st == GANTRY_STATUS_FRAME_FAULT) {
         if (in.kind == GANTRY_INBOUND_HELLO) {
-            scheduler = NULL; /* a header for another build ends the session */
+            scheduler = NULL; /* a header for another build ends the stream */
         }
         return emit_fault(out, index, &in.fault);
     }

@@ -146,7 +146,7 @@ impl Io<'_> {
         }
     }
 
-    /// Answers frames without a session (faults) until the next `Hello`.
+    /// Answers frames without a stream (faults) until the next `Hello`.
     fn until_hello(&mut self) -> Option<(u32, StreamHeader)> {
         while let Some(r) = self.next() {
             match r.message {
@@ -273,7 +273,7 @@ fn event_kind(event: &Event) -> &'static str {
     }
 }
 
-/// Serves one session of the pair `O`, `P` (the header at `frame` named it) until the
+/// Serves one stream of the pair `O`, `P` (the header at `frame` named it) until the
 /// stream ends or another `Hello` arrives, which it returns.
 fn run<O: Order, P: Place>(
     frame: u32,
@@ -355,7 +355,7 @@ fn run<O: Order, P: Place>(
     None
 }
 
-/// Runs the session a header asks for, if this build has its pair; returns the next header.
+/// Runs the stream a header asks for, if this build has its pair; returns the next header.
 fn dispatch(frame: u32, header: &StreamHeader, io: &mut Io<'_>) -> Option<(u32, StreamHeader)> {
     let weights = LinkWeights::PROXIMITY_DRL;
     let (order, placer) = (header.order.as_str(), header.placer.as_str());
