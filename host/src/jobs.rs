@@ -21,6 +21,11 @@ pub enum TraceFormat {
     Hydra,
     /// The Tiresias simulator's input (`job_id,num_gpu,submit_time,…`).
     Tiresias,
+    /// Alibaba's GPU cluster trace of 2023, `openb_pod_list_*.csv` (seconds; 0-GPU rows
+    /// reported and left out; a fractional GPU becomes one whole GPU).
+    #[value(name = "alibaba-gpu-2023")]
+    #[serde(rename = "alibaba-gpu-2023")]
+    AlibabaGpu2023,
     /// gantry's mixed workload, JSON lines with job models and DAG jobs
     /// (`gantry::mixed::format`; loaded through `gantry::workload`, which resolves models).
     Mixed,

@@ -97,6 +97,23 @@ fn real_philly_slice_from_shared_traces() {
     assert_sane(&jobs, &out);
 }
 
+/// The documented `compare` of the Alibaba GPU v2023 pod list (docs/cli.md): every GPU pod
+/// runs to completion under each compared order on the core's largest uniform cluster.
+#[test]
+fn real_alibaba_gpu_2023_pods_run_under_each_compared_order() {
+    let Some(path) = gantry_tests::shared_trace("alibaba-gpu-v2023/openb_pod_list_default.csv")
+    else {
+        return;
+    };
+    let loaded =
+        gantry::trace::load(&path, gantry::trace::TraceFormat::AlibabaGpu2023, None).unwrap();
+    assert_eq!(loaded.jobs.len(), 7_063);
+    for order in [OrderKind::Fifo, OrderKind::Las, OrderKind::Tias] {
+        let out = run(&loaded.jobs, "4x64x8", order, PlacerKind::BestFit, 0);
+        assert_sane(&loaded.jobs, &out);
+    }
+}
+
 #[test]
 fn same_inputs_give_byte_identical_decision_logs() {
     let jobs = philly_sample(Some(400)).unwrap();

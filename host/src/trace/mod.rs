@@ -5,6 +5,7 @@
 //! panics. Jobs come back sorted by submit time (ties by file line), with times rebased so
 //! the first job arrives at 0 ms.
 
+pub mod alibaba;
 pub mod chronus;
 pub mod deadlines;
 pub mod elasticflow;
@@ -69,6 +70,7 @@ fn load_as(path: &Path, format: TraceFormat, limit: Option<usize>) -> Result<Loa
         TraceFormat::Chronus => chronus::load(path, limit),
         TraceFormat::Hydra => hydra::load(path, limit),
         TraceFormat::Tiresias => tiresias::load(path, limit),
+        TraceFormat::AlibabaGpu2023 => alibaba::load(path, limit),
         // Its jobs carry models and DAGs a `Loaded` cannot hold: `WorkloadArgs::load` reads it.
         // Here only whether the file looks like one (for the wrong-format hint).
         TraceFormat::Mixed => {
