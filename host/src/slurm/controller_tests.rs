@@ -319,17 +319,26 @@ fn a_preempted_running_job_is_requeued_held_and_waits_while_completing() {
         }];
         let cycle = c.observe(&snapshot(&completing, usable_none), T0 + 1_500);
         assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        // Slurm leaves an administrator hold: gantry makes it a user hold (an operator's
+        // holds are administrator holds), then leaves it alone.
         let requeued_held = [SlurmJob {
             state: JobStateName::Pending,
             held: true,
+            reason: "JobHeldAdmin".into(),
             restart_count: 1,
             ..still_running[0].clone()
         }];
         let cycle = c.observe(&snapshot(&requeued_held, usable_none), T0 + 2_000);
-        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(kinds(&cycle), [(1, "hold")]);
         assert_eq!(cycle.restarts_seen, 1);
+        let user_held = [SlurmJob {
+            reason: "JobHeldUser".into(),
+            ..requeued_held[0].clone()
+        }];
+        let cycle = c.observe(&snapshot(&user_held, usable_none), T0 + 2_500);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
         // A node comes back: the job starts again, released from its hold.
-        let cycle = c.observe(&snapshot(&requeued_held, usable), T0 + 3_000);
+        let cycle = c.observe(&snapshot(&user_held, usable), T0 + 3_000);
         assert_eq!(kinds(&cycle), [(1, "start")]);
     });
 }
@@ -530,7 +539,7 @@ fn the_lab_fixtures_reconcile_cleanly() {
         // job 2 on n1) leaves room for job 3 only, so job 4 waits.
         assert_eq!(starts(&cycle), [(3, "n1:4".into())]);
         assert!(
-            text.contains("job 4: waits for Slurm to free GPUs on n1:2"),
+            text.contains("job 4: waits for Slurm to free GPUs on n1: Slurm has 0 free, the start on n1:2 needs 2"),
             "{text}"
         );
         // Down and drained nodes take their GPUs away.
@@ -553,7 +562,7 @@ fn the_lab_fixtures_reconcile_cleanly() {
 }
 
 #[test]
-fn a_start_waits_while_slurm_has_no_room_and_holds_back_later_ones() {
+fn a_start_waits_while_slurm_has_no_room_and_holds_back_no_other() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let jobs = [held(1, "gres:gpu:8"), held(2, "gres:gpu:1")];
@@ -562,21 +571,32 @@ fn a_start_waits_while_slurm_has_no_room_and_holds_back_later_ones() {
         let mut busy = snapshot(&jobs, [true; 4]);
         busy.nodes[0].gres_used = "gpu:(null):2(IDX:0-1)".into();
         let cycle = c.observe(&busy, T0);
-        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        // Job 2's GPUs are free in Slurm: it is released, job 1 waits alone.
+        assert_eq!(kinds(&cycle), [(2, "start")]);
         let text = cycle.notes.join("\n");
         assert!(
-            text.contains("job 1: waits for Slurm to free GPUs on n1:8"),
+            text.contains("job 1: waits for Slurm to free GPUs on n1: Slurm has 6 free, the start on n1:8 needs 8"),
             "{text}"
         );
-        assert!(
-            text.contains("job 2: release waits until job 1 runs"),
-            "{text}"
-        );
-        // Slurm's count is down, but the node still completes that job: nothing yet.
+        // Slurm's count is down, but the node still completes that job: a new reason.
         busy.nodes[0].gres_used = "gpu:0".into();
         busy.nodes[0].states.push("COMPLETING".into());
         let cycle = c.observe(&busy, T0 + 250);
-        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(kinds(&cycle), [(2, "start")]);
+        assert!(
+            cycle.notes.join("\n").contains(
+                "job 1: waits for node n1: Slurm starts nothing there while it completes a job"
+            ),
+            "{:?}",
+            cycle.notes
+        );
+        // The same reason is not logged twice.
+        let cycle = c.observe(&busy, T0 + 400);
+        assert!(
+            !cycle.notes.iter().any(|n| n.contains("job 1:")),
+            "{:?}",
+            cycle.notes
+        );
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
         assert_eq!(kinds(&cycle), [(1, "start"), (2, "start")]);
     });
@@ -602,11 +622,11 @@ fn a_start_onto_a_node_whose_job_is_requeued_this_cycle_waits() {
         let jobs = [running(&first[0], &[&other]), held(2, "gres:gpu:8")];
         let cycle = c.observe(&snapshot(&jobs, usable), T0 + 1_000);
         assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        c.action_done(&cycle.actions[0], T0 + 1_000, Ok(()));
         assert!(
-            cycle
-                .notes
-                .join("\n")
-                .contains(&format!("job 2: waits for Slurm to free GPUs on {other}:8")),
+            cycle.notes.join("\n").contains(&format!(
+                "job 2: waits for Slurm to free GPUs on {other}: Slurm has 0 free"
+            )),
             "{:?}",
             cycle.notes
         );
@@ -626,7 +646,7 @@ fn a_start_onto_a_node_whose_job_is_requeued_this_cycle_waits() {
 }
 
 #[test]
-fn later_starts_wait_until_earlier_releases_run_except_during_the_requeue_delay() {
+fn later_starts_do_not_wait_for_earlier_releases_to_run() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let first = [held(1, "gres:gpu:8")];
@@ -634,41 +654,12 @@ fn later_starts_wait_until_earlier_releases_run_except_during_the_requeue_delay(
         c.action_done(&cycle.actions[0], T0, Ok(()));
         let on = pinned_nodes(&cycle, 1);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
-        // Job 1 released but not running yet when job 2 arrives: job 2 waits.
-        let mut jobs = vec![released(&first[0], &on), held(2, "gres:gpu:8")];
+        // Job 1 released but not running yet when job 2 arrives: its GPUs are free in
+        // Slurm (job 1's are counted taken), so it is released at once.
+        let jobs = vec![released(&first[0], &on), held(2, "gres:gpu:8")];
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 200);
-        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
-        assert!(
-            cycle
-                .notes
-                .join("\n")
-                .contains("job 2: release waits until job 1 runs")
-        );
-        // Once job 1 runs, job 2 is released.
-        jobs[0] = running(&first[0], &on);
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 400);
         assert_eq!(kinds(&cycle), [(2, "start")]);
-        // A released job waiting out Slurm's requeue delay holds nobody back.
-        jobs[0].state = JobStateName::Pending;
-        jobs[0].reason = "BeginTime".into();
-        jobs[1] = released(
-            &jobs[1],
-            &pinned_nodes(&cycle, 2)
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        );
-        jobs.push(held(3, "gres:gpu:8"));
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 600);
-        assert!(
-            cycle.actions.is_empty(),
-            "job 2 is released, not running: {:?}",
-            cycle.actions
-        );
-        jobs[1].state = JobStateName::Running;
-        jobs[1].nodes = jobs[1].required_nodes.clone();
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 800);
-        assert_eq!(kinds(&cycle), [(3, "start")]);
+        assert_ne!(pinned_nodes(&cycle, 2), on);
     });
 }
 
@@ -721,25 +712,37 @@ fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
 }
 
 #[test]
-fn an_uneven_split_is_released_alone() {
+fn an_uneven_split_is_filled_in_node_order_and_released_when_slurm_splits_it_so() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let mut three = held(5, "");
         three.tres_per_job = "gres:gpu:3".into();
         let mut jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:6")).collect();
         jobs.push(three);
-        jobs.push(held(6, "gres:gpu:1"));
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
-        // Jobs 1-4 take 6 GPUs of each node; job 5's 3 GPUs must span nodes unevenly.
+        // Jobs 1-4 take 6 GPUs of each node; job 5's 3 GPUs must span nodes: the core
+        // fills them in node order (a whole node's 2 free GPUs, then 1), as Slurm splits
+        // a per-job count. Released onto nodes whose releases have not run yet, it waits.
         assert_eq!(
             starts(&cycle).iter().map(|(j, _)| *j).collect::<Vec<_>>(),
             [1, 2, 3, 4]
         );
+        let gpus = c.core().placement_of(JobId(5));
+        let shape = c.layout().shape(gpus.as_slice());
+        let free: Vec<i64> = shape.iter().map(|_| 2).collect();
+        assert_eq!(
+            crate::slurm::shape::cons_tres_split(&shape, &free).as_deref(),
+            Some(shape.as_slice()),
+            "{shape:?}"
+        );
+        assert!(is_uneven(&shape), "{shape:?}");
         assert!(
             cycle
                 .notes
                 .iter()
-                .any(|n| n.contains("job 5: release waits until job 4 runs"))
+                .any(|n| n.contains("job 5: waits until the jobs released onto")),
+            "{:?}",
+            cycle.notes
         );
         for a in &cycle.actions {
             c.action_done(a, T0, Ok(()));
@@ -748,22 +751,14 @@ fn an_uneven_split_is_released_alone() {
             let on = pinned_nodes(&cycle, id);
             jobs[id as usize - 1] = running(&jobs[id as usize - 1], &[&on[0]]);
         }
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
+        let mut snap = snapshot(&jobs, [true; 4]);
+        for n in &mut snap.nodes {
+            n.gres_used = "gpu:6".into();
+        }
+        let cycle = c.observe(&snap, T0 + 500);
         let released = starts(&cycle);
-        assert_eq!(released.len(), 1, "{released:?}");
-        assert_eq!(released[0].0, 5);
-        assert!(is_uneven(&parse_shape(&released[0].1)), "{released:?}");
-        // Job 6 (1 GPU, room for it) is not released with it.
+        assert_eq!(released, [(5, shape_text(&shape))]);
     });
-}
-
-fn parse_shape(text: &str) -> Vec<(String, u16)> {
-    text.split(',')
-        .map(|p| {
-            let (n, c) = p.split_once(':').unwrap();
-            (n.to_string(), c.parse().unwrap())
-        })
-        .collect()
 }
 
 #[test]
@@ -794,5 +789,168 @@ fn a_restart_in_the_same_cycle_on_the_same_nodes_keeps_its_place() {
         c.sequence(100, &[preempt(2)]);
         c.sequence(200, &[start(2, &[8])]);
         assert!(c.seq(2) > c.seq(1));
+    });
+}
+
+#[test]
+fn an_operator_hold_takes_the_job_out_until_released() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        c.observe(&snapshot(&[running(&jobs[0], &on)], [true; 4]), T0 + 200);
+        // `scontrol requeuehold 1` by an operator: pending, held by the administrator.
+        let requeued = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            reason: "JobHeldAdmin".into(),
+            restart_count: 1,
+            ..released(&jobs[0], &on)
+        };
+        let cycle = c.observe(
+            &snapshot(std::slice::from_ref(&requeued), [true; 4]),
+            T0 + 400,
+        );
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(c.core().job(JobId(1)).is_none(), "the core let it go");
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 1: held by an operator (JobHeldAdmin)"),
+            "{:?}",
+            cycle.notes
+        );
+        // Still held: nothing, no second note.
+        let cycle = c.observe(
+            &snapshot(std::slice::from_ref(&requeued), [true; 4]),
+            T0 + 600,
+        );
+        assert!(
+            cycle.actions.is_empty() && cycle.notes.is_empty(),
+            "{cycle:?}"
+        );
+        // Released by the operator: gantry holds it (user hold), then schedules it.
+        let freed = SlurmJob {
+            held: false,
+            reason: "BeginTime".into(),
+            ..requeued.clone()
+        };
+        let cycle = c.observe(&snapshot(&[freed], [true; 4]), T0 + 800);
+        assert_eq!(kinds(&cycle), [(1, "hold")]);
+        assert_eq!(
+            cycle.actions[0].commands()[0],
+            ["scontrol", "uhold", "1"].map(String::from)
+        );
+        let user_held = SlurmJob {
+            reason: "JobHeldUser".into(),
+            ..requeued
+        };
+        let cycle = c.observe(&snapshot(&[user_held], [true; 4]), T0 + 1_000);
+        assert_eq!(kinds(&cycle), [(1, "start")]);
+    });
+}
+
+#[test]
+fn gantrys_own_requeue_hold_is_not_an_operators() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        c.observe(&snapshot(&[running(&jobs[0], &on)], [true; 4]), T0 + 200);
+        // The node goes down: the core preempts job 1, gantry requeue-holds it (Slurm's
+        // requeuehold leaves an administrator hold), which gantry turns into a user hold.
+        let mut down = [true; 4];
+        down[on[0][1..].parse::<usize>().unwrap() - 1] = false;
+        let admin = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            reason: "JobHeldAdmin".into(),
+            restart_count: 1,
+            ..released(&jobs[0], &on)
+        };
+        let cycle = c.observe(&snapshot(&[admin], down), T0 + 400);
+        assert!(c.core().job(JobId(1)).is_some(), "{:?}", cycle.notes);
+        assert!(
+            !cycle.notes.iter().any(|n| n.contains("operator")),
+            "{:?}",
+            cycle.notes
+        );
+    });
+}
+
+#[test]
+fn a_time_limit_past_the_deadline_is_refused_before_release() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Edf);
+        let now_s = T0 / 1000;
+        let mut late = held(1, "gres:gpu:1");
+        late.deadline_s = Some(now_s + 120);
+        late.time_limit_min = Some(5);
+        let mut fits = held(2, "gres:gpu:1");
+        fits.deadline_s = Some(now_s + 120);
+        fits.time_limit_min = Some(1);
+        let cycle = c.observe(&snapshot(&[late, fits], [true; 4]), T0);
+        assert_eq!(kinds(&cycle), [(1, "reject"), (2, "start")]);
+        match &cycle.actions[0] {
+            Action::Reject { reason, .. } => {
+                assert!(
+                    reason.starts_with(
+                        "its time limit (5 min) from now ends 180 s after its --deadline"
+                    ),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(cycle.outcomes.len(), 1);
+        assert_eq!(cycle.outcomes[0].state, "CANCELLED");
+        // The core saw a cancellation: a deadline job that did not finish.
+        assert!(
+            cycle
+                .entries
+                .iter()
+                .any(|e| e.event == Event::Cancel(JobId(1)))
+        );
+    });
+}
+
+#[test]
+fn a_user_cancel_is_logged_and_ends_the_job_as_cancelled() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        let run = running(&jobs[0], &on);
+        c.observe(&snapshot(std::slice::from_ref(&run), [true; 4]), T0 + 200);
+        let cycle = c.observe(
+            &snapshot(
+                &[ended(&run, JobStateName::Ended("CANCELLED".into()))],
+                [true; 4],
+            ),
+            T0 + 400,
+        );
+        assert!(
+            cycle.notes.join("\n").contains(
+                "job 1: cancelled in Slurm (scancel by its user or an operator) (CANCELLED); gantry drops it"
+            ),
+            "{:?}",
+            cycle.notes
+        );
+        assert!(
+            cycle
+                .entries
+                .iter()
+                .any(|e| e.event == Event::Cancel(JobId(1)))
+        );
     });
 }
