@@ -300,6 +300,10 @@ impl Controller {
             (Action::RequeueHold { .. }, Ok(())) => {
                 self.preempted_by_core.insert(job);
             }
+            (Action::Hold { .. }, Ok(())) => {
+                // Held by gantry: a hold seen from now on is not an operator's.
+                self.released_at_ms.remove(&job);
+            }
             _ => {}
         }
     }
@@ -541,11 +545,15 @@ impl Controller {
     /// that gantry's own `requeuehold` left (the core preempted the job) are not an
     /// operator's: gantry turns them into user holds in [`desired`](Self::desired).
     fn operator_holds(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
-        let live: Vec<u32> = self.core.jobs().map(|j| j.id().0).collect();
-        for id in live {
+        let live: Vec<(u32, JobState)> = self.core.jobs().map(|j| (j.id().0, j.state())).collect();
+        for (id, state) in live {
             let Some(job) = jobs.get(&id) else { continue };
+            // Slurm 22.05 may show a `requeuehold` with the job's old user-hold reason, so a
+            // hold of a job gantry released and did not hold again is an operator's too.
+            let held_after_release =
+                state == JobState::Running && job.held && self.released_at_ms.contains_key(&id);
             if job.state != JobStateName::Pending
-                || !admin_hold(job)
+                || !(admin_hold(job) || held_after_release)
                 || self.preempted_by_core.contains(&id)
             {
                 continue;
@@ -621,7 +629,9 @@ impl Controller {
                 continue;
             }
             match &job.state {
-                JobStateName::Pending if admin_hold(job) => {
+                JobStateName::Pending
+                    if admin_hold(job) || (job.held && self.operator_held.contains(&job.id)) =>
+                {
                     let text = format!(
                         "job {}: held by an operator ({}); gantry schedules it once it is released",
                         job.id, job.reason

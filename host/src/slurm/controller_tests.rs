@@ -802,11 +802,12 @@ fn an_operator_hold_takes_the_job_out_until_released() {
         let on = pinned_nodes(&cycle, 1);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
         c.observe(&snapshot(&[running(&jobs[0], &on)], [true; 4]), T0 + 200);
-        // `scontrol requeuehold 1` by an operator: pending, held by the administrator.
+        // `scontrol requeuehold 1` by an operator: pending, held (Slurm 22.05 shows the
+        // job's old user-hold reason: seen on the lab).
         let requeued = SlurmJob {
             state: JobStateName::Pending,
             held: true,
-            reason: "JobHeldAdmin".into(),
+            reason: "JobHeldUser".into(),
             restart_count: 1,
             ..released(&jobs[0], &on)
         };
@@ -820,7 +821,7 @@ fn an_operator_hold_takes_the_job_out_until_released() {
             cycle
                 .notes
                 .join("\n")
-                .contains("job 1: held by an operator (JobHeldAdmin)"),
+                .contains("job 1: held by an operator (JobHeldUser)"),
             "{:?}",
             cycle.notes
         );
