@@ -298,7 +298,9 @@ impl Controller {
                 self.refused.remove(&job);
             }
             (Action::RequeueHold { .. }, Ok(())) => {
+                // Held by gantry: a hold seen from now on is not an operator's.
                 self.preempted_by_core.insert(job);
+                self.released_at_ms.remove(&job);
             }
             (Action::Hold { .. }, Ok(())) => {
                 // Held by gantry: a hold seen from now on is not an operator's.
@@ -360,6 +362,7 @@ impl Controller {
                 }
                 Decision::Preempt { job, .. } => {
                     self.preempted_by_core.insert(job.0);
+                    self.released_at_ms.remove(&job.0);
                     if let Some((seq, nodes)) = self.start_seq.remove(&job.0) {
                         self.preempted_seq.insert(job.0, (now, seq, nodes));
                     }

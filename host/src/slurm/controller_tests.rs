@@ -955,3 +955,48 @@ fn a_user_cancel_is_logged_and_ends_the_job_as_cancelled() {
         );
     });
 }
+
+#[test]
+fn a_job_gantry_requeue_held_and_started_again_is_not_an_operators_hold() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        // Runs elsewhere: gantry requeue-holds it (and the core still runs it).
+        let other = if on[0] == "n4" { "n3" } else { "n4" };
+        let cycle = c.observe(
+            &snapshot(&[running(&jobs[0], &[other])], [true; 4]),
+            T0 + 200,
+        );
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        c.action_done(&cycle.actions[0], T0 + 200, Ok(()));
+        // Requeued with the old user-hold reason, and Slurm's count still lags: the
+        // start waits, and the hold is gantry's, not an operator's.
+        let requeued = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            reason: "JobHeldUser".into(),
+            restart_count: 1,
+            ..released(&jobs[0], &on)
+        };
+        let mut snap = snapshot(std::slice::from_ref(&requeued), [true; 4]);
+        for n in &mut snap.nodes {
+            n.gres_used = "gpu:8".into();
+        }
+        let cycle = c.observe(&snap, T0 + 400);
+        assert!(c.core().job(JobId(1)).is_some(), "{:?}", cycle.notes);
+        assert!(
+            !cycle.notes.iter().any(|n| n.contains("operator")),
+            "{:?}",
+            cycle.notes
+        );
+        let cycle = c.observe(
+            &snapshot(std::slice::from_ref(&requeued), [true; 4]),
+            T0 + 600,
+        );
+        assert_eq!(kinds(&cycle), [(1, "start")]);
+    });
+}
