@@ -150,6 +150,8 @@ pub struct Controller {
     operator_held: BTreeSet<u32>,
     /// The last wait reason logged per job (a new reason is logged again).
     wait_said: BTreeMap<u32, String>,
+    /// Since when an uneven start has waited for Slurm's split to be gantry's, ms.
+    uneven_since: BTreeMap<u32, u64>,
 }
 
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
@@ -195,6 +197,7 @@ impl Controller {
             preempted_by_core: BTreeSet::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
+            uneven_since: BTreeMap::new(),
         })
     }
 
@@ -537,6 +540,7 @@ impl Controller {
             self.start_failures.remove(&id);
             self.preempted_by_core.remove(&id);
             self.wait_said.remove(&id);
+            self.uneven_since.remove(&id);
             self.said.retain(|(j, _)| *j != id);
             cycle.outcomes.push(outcome);
         }
@@ -894,7 +898,10 @@ impl Controller {
                         "waits until the jobs released onto {} run (Slurm splits this uneven start by its counts then)",
                         shape_text(&plan.shape)
                     ))
-                } else if split.as_deref() != Some(plan.shape.as_slice()) {
+                } else if split.as_deref() != Some(plan.shape.as_slice())
+                    && now.saturating_sub(*self.uneven_since.entry(plan.job).or_insert(now))
+                        <= self.config.slow_start_ms
+                {
                     Some(format!(
                         "waits: Slurm would split it as {}, gantry chose {}",
                         split.map_or("nothing (no room)".to_string(), |s| shape_text(&s)),
@@ -917,6 +924,9 @@ impl Controller {
             take_room(&mut room, &plan.shape);
             busy.extend(plan.shape.iter().map(|(n, _)| n.clone()));
             self.wait_said.remove(&plan.job);
+            // (After `slow_start_ms` an uneven start goes even if Slurm splits it otherwise:
+            // the counts can stay apart while other starts wait, which would stall both.)
+            self.uneven_since.remove(&plan.job);
             cycle.actions.push(Action::Start(plan));
         }
     }
