@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Re-measures the timed rows of the README's "Measured figures" table and prints them as
-# markdown rows (wall and user seconds, and the load average before each run), so a row is
-# updated by pasting its line. Benchmarks (criterion) are run separately: see the table.
-# Usage: scripts/measure-figures.sh [ROW...]   (rows: philly las tias chronus p2k p10k)
+# Measures the README's "Current figures" and prints them as that table's rows: one value per
+# figure, the command beside it. Paste the output over the table.
+#
+#   scripts/measure-figures.sh           # the timed commands (about a minute)
+#   scripts/measure-figures.sh --bench   # and the criterion benchmark rows (several minutes)
+#
+# Wall times are medians (or min and median) of runs made one after another; on a shared
+# machine compare runs of one invocation only, never figures from different days.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -p gantry >&2
@@ -10,40 +14,64 @@ gantry=target/release/gantry
 philly=../shared/traces/philly-pollux/philly.csv
 chronus=../shared/traces/chronus-philly-deadline/trace_job_Philly_MIX1.csv
 
-# row NAME LABEL COMMAND...: one markdown row with the command's wall and user time.
-row() {
-    local name=$1 label=$2
-    shift 2
-    local load
-    load=$(cut -d' ' -f1 /proc/loadavg)
-    local t times
-    times=$(mktemp)
-    /usr/bin/time -o "$times" -f '%e %U' "$@" >/dev/null 2>&1
-    t=$(tail -1 "$times")
-    rm -f "$times"
-    printf '| %s | %s s wall (%s s user; load %s) | `%s` |\n' \
-        "$label" "${t%% *}" "${t##* }" "$load" "${*/#$gantry/gantry}"
+# wall SECONDS of one run of the command (stdout and stderr dropped)
+wall() {
+    local start end
+    start=$(date +%s.%N)
+    "$@" >/dev/null 2>&1
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN { print b - a }'
 }
+# "min / median" of a list of numbers, in seconds with two decimals
+min_median() { sort -g | awk '{ v[NR] = $1 } END { printf "%.2f / %.2f", v[1], v[int((NR + 1) / 2)] }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { printf "%.2f", v[int((NR + 1) / 2)] }'; }
+row() { printf '| %s | %s | `%s` |\n' "$1" "$2" "$3"; }
 
-rows=("$@")
-has() { [[ ${#rows[@]} -eq 0 ]] || [[ " ${rows[*]} " == *" $1 "* ]]; }
+echo '| figure | now | command |'
+echo '|---|---|---|'
+
+main_job=$(for _ in 1 2 3; do wall $gantry simulate; done | median)
+row "the main job: gantry and 6 baselines on the bundled mixed sample (1,500 jobs, 256 GPUs)" \
+    "$main_job s wall (median of 3)" "gantry simulate"
 
 if [[ -f $philly ]]; then
-    has philly && row philly "full Philly trace, 82,247 jobs, FIFO, 512 GPUs" \
-        $gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit
-    has las && row las "the same, LAS" \
-        $gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit --order las
-    has tias && row tias "the same, TIAS" \
-        $gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit --order tias
+    flags=(--trace "$philly" --cluster 8x8x8 --placement best-fit)
+    fifo=$(for _ in 1 2 3; do wall $gantry simulate "${flags[@]}"; done | median)
+    row "full Philly trace, 82,247 jobs, 512 GPUs, FIFO" "$fifo s wall (median of 3)" \
+        "gantry simulate --trace $philly --cluster 8x8x8 --placement best-fit"
+    las_runs=() tias_runs=()
+    for _ in 1 2 3 4 5; do # interleaved, so both see the same machine
+        las_runs+=("$(wall $gantry simulate "${flags[@]}" --order las)")
+        tias_runs+=("$(wall $gantry simulate "${flags[@]}" --order tias)")
+    done
+    las=$(printf '%s\n' "${las_runs[@]}" | min_median)
+    tias=$(printf '%s\n' "${tias_runs[@]}" | min_median)
+    ratio=$(awk -v t="${tias##* }" -v l="${las##* }" 'BEGIN { printf "%.2f", t / l }')
+    row "the same, 2D-LAS, wall min / median of 5 (interleaved with TIAS)" "$las s" "… --order las"
+    row "the same, TIAS, wall min / median of 5; median ÷ LAS's" "$tias s; $ratio ×" "… --order tias"
 fi
 if [[ -f $chronus ]]; then
-    has chronus && row chronus "Chronus MIX1, 5 orders on 1,024 GPUs" \
-        $gantry compare --trace $chronus --format chronus --cluster 16x8x8 \
-        --orders fifo,edf,las,tias,srtf --placements best-fit
+    t=$(wall $gantry compare --trace "$chronus" --format chronus --cluster 16x8x8 \
+        --orders fifo,edf,las,tias,srtf --placements best-fit)
+    row "Chronus MIX1 (30,756 jobs), 5 orders on 1,024 GPUs" "$(printf '%.2f' "$t") s wall" \
+        "gantry compare --trace $chronus --format chronus --cluster 16x8x8 --orders fifo,edf,las,tias,srtf --placements best-fit"
 fi
 if [[ -d ../shared/anchors/tiresias ]]; then
-    has p2k && row p2k "Tiresias cross-check, 2k slice (10 policies × 2 clusters)" \
-        $gantry tiresias-check --inputs p2k
-    has p10k && row p10k "Tiresias cross-check, 10k slice (10 policies × 2 clusters)" \
-        $gantry tiresias-check --inputs p10k
+    t=$(wall $gantry tiresias-check --inputs p10k)
+    row "Tiresias cross-check, 10k slice, 20 runs" "$(printf '%.2f' "$t") s wall" \
+        "gantry tiresias-check --inputs p10k"
+fi
+
+if [[ ${1:-} == --bench ]]; then
+    # criterion's "thrpt:" line gives [low mean high] elements/s; the mean is the middle one.
+    out=$(cargo bench -p gantry --bench tias_events 2>/dev/null)
+    thrpt() { # ORDER WAITING -> mean events/s
+        awk -v id="events_1024gpus/$1/$2" '
+            $1 == id { found = 1 } found && /thrpt:/ { print $4 " " $5; exit }' <<<"$out"
+    }
+    for order in tias las; do
+        row "$order events/s, 1,024 GPUs busy, 512 / 4,096 / 8,192 waiting" \
+            "$(thrpt "$order" 512) / $(thrpt "$order" 4096) / $(thrpt "$order" 8192)" \
+            "cargo bench -p gantry --bench tias_events"
+    done
 fi

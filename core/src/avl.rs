@@ -9,8 +9,8 @@
 //! Per-slot columns are `heapless::Vec`s that grow as slots are first used, so an empty tree
 //! is `const`-constructible and serialisable.
 
-use crate::job_table::Slot;
-use crate::scheduler::snapshot::{DecodeInPlace, Reader, read};
+use crate::decode::{DecodeInPlace, Reader, read};
+use crate::slot::Slot;
 use core::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 

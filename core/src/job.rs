@@ -14,6 +14,25 @@ pub struct CommProfile {
     pub gradient_mb: u32,
 }
 
+/// Whether a running job may be stopped before it finishes for another job's sake.
+///
+/// On a cluster where a preemption kills the job (Slurm's requeue: the job restarts from
+/// its last checkpoint, or from zero), preempting a job that does not checkpoint throws its
+/// work away; such a job says [`Never`](Self::Never) and runs to completion once started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum PreemptionClass {
+    /// Once started, runs until it finishes: never preempted for priority and never moved
+    /// by the scheduling pass's consolidation. A failure of one of its GPUs still stops it
+    /// (the GPU is gone); it then waits in the queue like any preempted job.
+    Never,
+    /// May be preempted (for priority, after the scheduler's minimum run quantum) and moved;
+    /// it resumes from its checkpoint. The default, and the only class before classes were
+    /// introduced, so a stream without them decides as before.
+    #[default]
+    Checkpointing,
+}
+
 /// A job as the caller submits it. The request is a gang: all `gpus` GPUs or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -29,10 +48,13 @@ pub struct JobSpec {
     pub declared_length: Option<DurationMs>,
     /// Communication profile, for placement-aware speed models.
     pub comm: CommProfile,
+    /// Whether the job may be preempted once it runs.
+    pub preemption: PreemptionClass,
 }
 
 impl JobSpec {
-    /// A job of `gpus` GPUs with no deadline, no declared length and no comm profile.
+    /// A job of `gpus` GPUs with no deadline, no declared length and no comm profile, that
+    /// may be preempted ([`PreemptionClass::Checkpointing`]).
     pub const fn new(id: JobId, gpus: u16) -> Self {
         Self {
             id,
@@ -40,6 +62,7 @@ impl JobSpec {
             deadline: None,
             declared_length: None,
             comm: CommProfile { gradient_mb: 0 },
+            preemption: PreemptionClass::Checkpointing,
         }
     }
 }
@@ -84,7 +107,9 @@ pub struct Job {
     /// The declared length in ms; meaningful only when `status` says the job has one.
     declared_length_ms: u64,
     submitted_at: TimeMs,
-    queued_since: TimeMs,
+    /// Since when it is in its current state: queued since its submission or last
+    /// preemption, running since its last (re)start.
+    since: TimeMs,
     executed: DurationMs,
     /// A time that belongs to the job order (e.g. when the job entered its 2D-LAS queue).
     /// Set to the submission time at submit.
@@ -101,8 +126,9 @@ pub struct Job {
     pub order_queue: u8,
 }
 
-/// A job's [`JobState`] and whether it has a deadline, in one byte (the job record's size is
-/// the firmware's RAM budget).
+/// A job's [`JobState`], whether it has a deadline and a declared length, its
+/// [`PreemptionClass`] and whether it is inside its minimum run quantum, in one byte (the job
+/// record's size is the firmware's RAM budget).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 struct Status(u8);
@@ -110,18 +136,41 @@ struct Status(u8);
 impl Status {
     const HAS_DEADLINE: u8 = 0x80;
     const HAS_DECLARED_LENGTH: u8 = 0x40;
+    /// [`PreemptionClass::Never`].
+    const NEVER_PREEMPT: u8 = 0x20;
+    /// Running, and started less than the scheduler's minimum run quantum ago (set at a
+    /// start when the quantum is not zero; cleared by the scheduler when it ends or the job
+    /// stops running).
+    const IN_QUANTUM: u8 = 0x10;
     const STATE_BITS: u8 = 0x07;
     /// A free slot of the job table (its job has left).
     const VACANT: Self = Self(Self::STATE_BITS);
 
-    const fn new(state: JobState, has_deadline: bool, has_declared_length: bool) -> Self {
+    const fn new(
+        state: JobState,
+        has_deadline: bool,
+        has_declared_length: bool,
+        class: PreemptionClass,
+    ) -> Self {
         let deadline = if has_deadline { Self::HAS_DEADLINE } else { 0 };
         let declared = if has_declared_length {
             Self::HAS_DECLARED_LENGTH
         } else {
             0
         };
-        Self(state as u8 | deadline | declared)
+        let never = match class {
+            PreemptionClass::Never => Self::NEVER_PREEMPT,
+            PreemptionClass::Checkpointing => 0,
+        };
+        Self(state as u8 | deadline | declared | never)
+    }
+
+    const fn with_flag(self, flag: u8, on: bool) -> Self {
+        if on {
+            Self(self.0 | flag)
+        } else {
+            Self(self.0 & !flag)
+        }
     }
 
     const fn with_state(self, state: JobState) -> Self {
@@ -147,10 +196,21 @@ impl Status {
         self.0 & Self::HAS_DECLARED_LENGTH != 0
     }
 
-    /// Only the bits `new` sets, and a known state (a decoded snapshot is checked with it).
+    const fn has_flag(self, flag: u8) -> bool {
+        self.0 & flag != 0
+    }
+
+    /// Only the bits the core sets, a known state, and the quantum bit only on a running
+    /// job (a decoded snapshot is checked with it).
     const fn is_valid(self) -> bool {
-        let known = Self::HAS_DEADLINE | Self::HAS_DECLARED_LENGTH | Self::STATE_BITS;
-        self.0 & !known == 0 && self.state().is_some()
+        let known = Self::HAS_DEADLINE
+            | Self::HAS_DECLARED_LENGTH
+            | Self::NEVER_PREEMPT
+            | Self::IN_QUANTUM
+            | Self::STATE_BITS;
+        let quantum_ok =
+            !self.has_flag(Self::IN_QUANTUM) || matches!(self.state(), Some(JobState::Running));
+        self.0 & !known == 0 && self.state().is_some() && quantum_ok
     }
 }
 
@@ -170,13 +230,18 @@ impl Job {
             deadline_ms,
             declared_length_ms,
             submitted_at: now,
-            queued_since: now,
+            since: now,
             executed: DurationMs::ZERO,
             order_mark: now,
             order_base_gpu_ms: 0,
             id: spec.id,
             gpus: spec.gpus,
-            status: Status::new(JobState::Waiting, has_deadline, has_declared_length),
+            status: Status::new(
+                JobState::Waiting,
+                has_deadline,
+                has_declared_length,
+                spec.preemption,
+            ),
             order_queue: 0,
         }
     }
@@ -234,7 +299,39 @@ impl Job {
 
     /// Since when it has been queued (submission or last preemption); meaningful when queued.
     pub const fn queued_since(&self) -> TimeMs {
-        self.queued_since
+        self.since
+    }
+
+    /// Since when it has been running (its last start, or its last move to other GPUs);
+    /// meaningful when running. The minimum run quantum counts from here.
+    pub const fn running_since(&self) -> TimeMs {
+        self.since
+    }
+
+    /// Whether it may be preempted once it runs.
+    pub const fn preemption_class(&self) -> PreemptionClass {
+        if self.status.has_flag(Status::NEVER_PREEMPT) {
+            PreemptionClass::Never
+        } else {
+            PreemptionClass::Checkpointing
+        }
+    }
+
+    /// Whether it runs inside the scheduler's minimum run quantum (started less than
+    /// [`SchedulerConfig::min_run`](crate::SchedulerConfig::min_run) ago, as of the last
+    /// scheduling pass).
+    pub const fn in_quantum(&self) -> bool {
+        self.status.has_flag(Status::IN_QUANTUM)
+    }
+
+    /// Whether it runs and may not be preempted for priority nor moved now: it is
+    /// [`PreemptionClass::Never`] or inside its quantum. Such a job holds its GPUs until it
+    /// finishes, its quantum ends or a GPU of it fails.
+    pub const fn is_pinned(&self) -> bool {
+        matches!(self.status.state(), Some(JobState::Running))
+            && self
+                .status
+                .has_flag(Status::NEVER_PREEMPT | Status::IN_QUANTUM)
     }
 
     /// Wall time spent running, summed over all runs.
@@ -255,10 +352,23 @@ impl Job {
         self.status = self.status.with_state(state);
     }
 
-    /// Puts it back in the queue at `now` (a preemption).
+    /// Puts it back in the queue at `now` (a preemption); its quantum, if any, ends.
     pub(crate) fn requeue(&mut self, now: TimeMs) {
         self.set_state(JobState::Preempted);
-        self.queued_since = now;
+        self.status = self.status.with_flag(Status::IN_QUANTUM, false);
+        self.since = now;
+    }
+
+    /// Starts (or restarts, or moves) it at `now`, inside a run quantum when `quantum`.
+    pub(crate) fn start_at(&mut self, now: TimeMs, quantum: bool) {
+        self.set_state(JobState::Running);
+        self.status = self.status.with_flag(Status::IN_QUANTUM, quantum);
+        self.since = now;
+    }
+
+    /// Ends its run quantum (it may be preempted from now on, unless it is `Never`).
+    pub(crate) fn end_quantum(&mut self) {
+        self.status = self.status.with_flag(Status::IN_QUANTUM, false);
     }
 
     /// Credits `dt` of running.
@@ -284,7 +394,7 @@ impl Job {
     #[cfg(test)]
     pub(crate) fn set_times(&mut self, submitted_at: TimeMs, queued_since: TimeMs) {
         self.submitted_at = submitted_at;
-        self.queued_since = queued_since;
+        self.since = queued_since;
     }
 
     /// Marks a job-table slot free (its job has left).

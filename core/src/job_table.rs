@@ -11,15 +11,12 @@
 //! list and the id index.
 
 use crate::avl::{Avl, NIL};
+use crate::decode::{DecodeInPlace, Reader, read};
 use crate::ids::JobId;
 use crate::job::Job;
-use crate::scheduler::snapshot::{DecodeInPlace, Reader, read};
 use serde::{Deserialize, Serialize};
 
-/// A stable handle on a live job, valid from submission to removal (then reused). `u16`:
-/// the scheduler checks `J ≤ u16::MAX` at compile time, and [`NIL`] (`u16::MAX`) is never a
-/// slot.
-pub(crate) type Slot = u16;
+pub(crate) use crate::slot::Slot;
 
 /// Live jobs by slot, with an id index and the submission order.
 #[derive(Clone, Debug, Serialize, Deserialize)]

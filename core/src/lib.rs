@@ -22,6 +22,7 @@
 
 mod avl;
 pub mod dag;
+mod decode;
 pub mod error;
 pub mod event;
 pub mod ids;
@@ -32,6 +33,7 @@ pub mod placement;
 mod rank;
 pub mod rng;
 pub mod scheduler;
+mod slot;
 mod sort;
 pub mod time;
 mod timers;
@@ -41,7 +43,7 @@ pub mod wire;
 pub use error::SchedError;
 pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
-pub use job::{CommProfile, Job, JobSpec, JobState, LiveJobs};
+pub use job::{CommProfile, Job, JobSpec, JobState, LiveJobs, PreemptionClass};
 pub use order::{
     Edf, EpochEffect, Fifo, HeadOfLine, HopelessPolicy, JobOrder, KeyChanges, Las, LasConfig,
     LasConfigError, LengthMetric, OrderHooks, Preemption, PriorityKey, RelaxedDeadlinePlacement,

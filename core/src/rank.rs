@@ -9,11 +9,11 @@
 //! summaries (GPUs held by running jobs, the smallest request among queued jobs).
 
 use crate::avl::{Avl, NIL, NodeKeys};
+use crate::decode::{DecodeInPlace, Reader};
 use crate::ids::JobId;
 use crate::job::{Job, JobState};
 use crate::job_table::Slot;
 use crate::order::PriorityKey;
-use crate::scheduler::snapshot::{DecodeInPlace, Reader};
 use crate::sort::heap_sort;
 use serde::{Deserialize, Serialize};
 
@@ -25,8 +25,8 @@ struct Entries<const J: usize> {
     class: heapless::Vec<u32, J>,
     primary: heapless::Vec<i64, J>,
     secondary: heapless::Vec<i64, J>,
-    /// Subtree summary: GPUs requested by the running jobs (at most `G` ≤ `u16::MAX`: each
-    /// holds its own GPUs).
+    /// Subtree summary: GPUs requested by the running jobs that are not pinned (at most
+    /// `G` ≤ `u16::MAX`: each holds its own GPUs).
     running_gpus: heapless::Vec<u16, J>,
     /// Subtree summary: smallest request among the queued jobs (`u16::MAX` if none).
     min_queued_gpus: heapless::Vec<u16, J>,
@@ -70,8 +70,12 @@ impl<const J: usize> Entries<J> {
 
     /// What `update` would store for `node` given its children.
     fn summary(&self, jobs: &[Job], node: Slot, left: Slot, right: Slot) -> (u16, u16) {
-        let (gpus, running) = gpus_and_running(jobs, node);
-        let (own_running, own_queued) = if running { (gpus, u16::MAX) } else { (0, gpus) };
+        let (gpus, role) = gpus_and_role(jobs, node);
+        let (own_running, own_queued) = match role {
+            Role::Running => (gpus, u16::MAX),
+            Role::Pinned => (0, u16::MAX),
+            Role::Queued => (0, gpus),
+        };
         let running = own_running
             .saturating_add(self.running_gpus(left))
             .saturating_add(self.running_gpus(right));
@@ -89,10 +93,29 @@ impl<const J: usize> Entries<J> {
     }
 }
 
-/// The GPUs `slot`'s job asks for and whether it runs (0 and no for an unknown slot).
-fn gpus_and_running(jobs: &[Job], slot: Slot) -> (u16, bool) {
-    jobs.get(usize::from(slot))
-        .map_or((0, false), |j| (j.gpus(), j.state() == JobState::Running))
+/// What a job is to the planning pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Queued (or an unknown slot, with 0 GPUs): may start.
+    Queued,
+    /// Running, and may be preempted for priority.
+    Running,
+    /// Running and [`Job::is_pinned`]: keeps its GPUs whatever its rank.
+    Pinned,
+}
+
+/// The GPUs `slot`'s job asks for and its role (0 and queued for an unknown slot).
+fn gpus_and_role(jobs: &[Job], slot: Slot) -> (u16, Role) {
+    jobs.get(usize::from(slot)).map_or((0, Role::Queued), |j| {
+        let role = if j.is_pinned() {
+            Role::Pinned
+        } else if j.state() == JobState::Running {
+            Role::Running
+        } else {
+            Role::Queued
+        };
+        (j.gpus(), role)
+    })
 }
 
 /// The entries with the job table they read, as the tree's [`NodeKeys`].
@@ -130,7 +153,8 @@ impl<const J: usize> NodeKeys for Keyed<'_, J> {
 pub(crate) struct PlanBudget {
     /// Healthy GPUs: a queued job asking for more waits without blocking anyone.
     pub(crate) healthy: usize,
-    /// GPUs to hand out in rank order: all healthy GPUs when preemptive, else the free ones.
+    /// GPUs to hand out in rank order: when preemptive, the healthy GPUs not held by pinned
+    /// jobs ([`Job::is_pinned`]); else the free ones.
     pub(crate) gpus: usize,
     /// Running jobs keep their GPUs only while they fit in rank order.
     pub(crate) preemptive: bool,
@@ -284,7 +308,8 @@ impl<const J: usize> RankIndex<J> {
 
     /// Plans one scheduling pass: in rank order, a running job keeps its GPUs if they fit in
     /// what is left (else it is preempted, when preemptive), and a queued job that fits
-    /// starts. Appends the slots to preempt and to start, each in rank order. Visits only
+    /// starts; a pinned running job keeps its GPUs whatever its rank (the budget already
+    /// left them out) and is passed by. Appends the slots to preempt and to start, each in rank order. Visits only
     /// the jobs that are decided plus O(log J) nodes per decision. Never fails: each start
     /// takes a GPU and each preemption frees one, so neither list exceeds `G`.
     pub(crate) fn plan<const G: usize>(
@@ -337,22 +362,29 @@ impl<const J: usize> RankIndex<J> {
                 continue;
             }
             // Back from the left subtree (or there is none): decide this job.
-            let (gpus, running) = gpus_and_running(jobs, at);
+            let (gpus, role) = gpus_and_role(jobs, at);
             let gpus = usize::from(gpus);
-            if running {
-                if budget.preemptive {
-                    if gpus <= left {
-                        left -= gpus;
-                    } else {
-                        let _ = preempts.push(at);
+            match role {
+                // Its GPUs are outside the budget; it is neither kept nor preempted here.
+                Role::Pinned => {}
+                Role::Running => {
+                    if budget.preemptive {
+                        if gpus <= left {
+                            left -= gpus;
+                        } else {
+                            let _ = preempts.push(at);
+                        }
                     }
                 }
-            } else if gpus <= budget.healthy && !blocked {
-                if gpus <= left {
-                    left -= gpus;
-                    let _ = starts.push(at);
-                } else if budget.block {
-                    blocked = true;
+                Role::Queued => {
+                    if gpus <= budget.healthy && !blocked {
+                        if gpus <= left {
+                            left -= gpus;
+                            let _ = starts.push(at);
+                        } else if budget.block {
+                            blocked = true;
+                        }
+                    }
                 }
             }
             (came_from, at) = if r != NIL { (at, r) } else { (at, up) };

@@ -34,7 +34,7 @@ use crate::order::{EpochEffect, HeadOfLine, JobOrder, KeyChanges, OrderHooks, Pr
 use crate::placement::{GpuMask, GpuSet, PlacementView, Placer};
 use crate::rank::{PlanBudget, RankIndex};
 use crate::sort::heap_sort;
-use crate::time::TimeMs;
+use crate::time::{DurationMs, TimeMs};
 use crate::timers::Timers;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,12 @@ pub struct SchedulerConfig {
     pub preemption: Preemption,
     /// Whether a deadline that the job's declared length cannot meet is refused at submit.
     pub deadline_admission: DeadlineAdmission,
+    /// The minimum run quantum: a job that has run less than this since its last (re)start
+    /// is not preempted for priority nor moved ([`Job::in_quantum`]), so a preemption that
+    /// costs a restart is paid at most once per quantum of work. Zero (the default): no
+    /// quantum, the decisions of a scheduler without one. A GPU failure stops a job inside
+    /// its quantum all the same.
+    pub min_run: DurationMs,
 }
 
 /// What `handle` does with a submitted deadline that cannot be met even if the job started
@@ -70,7 +76,14 @@ impl SchedulerConfig {
             head_of_line: order.head_of_line(),
             preemption: order.preemption(),
             deadline_admission: DeadlineAdmission::Accept,
+            min_run: DurationMs::ZERO,
         }
+    }
+
+    /// This configuration with the minimum run quantum `min_run` (see
+    /// [`min_run`](Self::min_run)).
+    pub const fn with_min_run(self, min_run: DurationMs) -> Self {
+        Self { min_run, ..self }
     }
 }
 
@@ -78,9 +91,10 @@ impl SchedulerConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum GpuState {
     Free,
-    /// Held by a running single-GPU job, which may move.
+    /// Held by a running single-GPU job that is not pinned ([`Job::is_pinned`]), which may
+    /// move.
     Single,
-    /// Failed, or held by a gang.
+    /// Failed, held by a gang, or held by a pinned job.
     Other,
 }
 
@@ -89,8 +103,10 @@ enum GpuState {
 pub struct HandleOutcome {
     /// Decisions appended to the caller's buffer.
     pub decisions: usize,
-    /// The buffer filled before the pass ended: call `handle(now, Event::Tick, ..)` again
-    /// with room to get the rest. The state is consistent with the decisions emitted.
+    /// The pass did not end: the buffer filled, or the pass touched the most jobs the order
+    /// allows one pass ([`JobOrder::jobs_per_pass`]) before every key due was up to date.
+    /// Call `handle(now, Event::Tick, ..)` again (with room in the buffer) to get the rest.
+    /// The state is consistent with the decisions emitted.
     pub more_pending: bool,
 }
 
@@ -139,9 +155,25 @@ pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     healthy_count: usize,
     /// GPUs with an owner.
     busy_count: usize,
+    /// GPUs held by pinned jobs ([`Job::is_pinned`]), which the planning pass leaves out
+    /// of its budget. Derived (recomputed on restore).
+    pinned_count: usize,
+    /// The earliest end of a run quantum among the running jobs inside one (`None`: no job
+    /// is). Derived (recomputed on restore).
+    quantum_end: Option<TimeMs>,
     last_now: TimeMs,
-    /// The order's [`JobOrder::epoch`] the keys were computed under.
+    /// The order's [`JobOrder::epoch`] the keys were computed under (moved once the walk
+    /// of the epoch's change has reached every live job).
     epoch: u32,
+    /// Whether an epoch walk is under way.
+    walking: bool,
+    /// The next job the epoch walk under way reaches (`NIL`: it has reached every job; a
+    /// walk starts at the oldest job). The walk goes in slices of [`JobOrder::jobs_per_pass`] jobs, one per
+    /// pass, the passes after the first being the follow-up ticks `more_pending` asks for.
+    /// In a snapshot, so a restored scheduler goes on where the walk stopped.
+    walk_next: Slot,
+    /// The order's epoch the walk under way serves: a newer one restarts it.
+    walk_epoch: u32,
     /// Queued jobs the order asked to reject since the last pass ([`KeyChanges::AtReview`]).
     reject_due: heapless::Vec<Slot, J>,
     placer_faults: u32,
@@ -190,8 +222,13 @@ where
             owner: [NIL; G],
             healthy,
             busy_count: 0,
+            pinned_count: 0,
+            quantum_end: None,
             last_now: TimeMs(0),
             epoch,
+            walking: false,
+            walk_next: NIL,
+            walk_epoch: epoch,
             reject_due: heapless::Vec::new(),
             placer_faults: 0,
         }
@@ -362,6 +399,7 @@ where
             Event::Submit(spec) => self.insert(Job::submitted(spec, now), now),
             Event::Finish(_) => {
                 if let Some(slot) = named {
+                    self.unpin(slot);
                     self.release(slot);
                     if let Some(mut job) = self.remove(slot) {
                         job.set_state(JobState::Finished);
@@ -371,6 +409,7 @@ where
             }
             Event::Cancel(_) => {
                 if let Some(slot) = named {
+                    self.unpin(slot);
                     self.release(slot);
                     if let Some(job) = self.remove(slot) {
                         self.order.on_removed(&job, now);
@@ -424,12 +463,19 @@ where
         let hooks = self.order.hooks();
         match hooks.keys {
             KeyChanges::Never => {}
-            KeyChanges::AtReview => self.rekey_due(now, hooks),
+            KeyChanges::AtReview => {
+                if !self.rekey_due(now, hooks) {
+                    // The pass's job budget is spent: nothing is decided until every key
+                    // due now is up to date, at the follow-up ticks of this instant.
+                    return true;
+                }
+            }
             KeyChanges::EveryPass => self.rekey_all(now, hooks),
         }
         if hooks.reject && self.reject_queued(now, hooks, out) {
             return true;
         }
+        self.end_quanta(now);
         if self.start_and_preempt(now, out) {
             return true;
         }
@@ -445,43 +491,75 @@ where
         false
     }
 
-    /// [`KeyChanges::AtReview`]: re-keys every job once if the order's epoch moved, then the
-    /// jobs whose review time has come. O(log J) per job re-keyed.
-    fn rekey_due(&mut self, now: TimeMs, hooks: OrderHooks) {
+    /// [`KeyChanges::AtReview`]: walks the live jobs once if the order's epoch moved (each
+    /// job that follows it is re-keyed or given a review), then re-keys the jobs whose
+    /// review time has come. Touches at most [`JobOrder::jobs_per_pass`] jobs; returns
+    /// false if it stopped there, with the rest left for the next pass at this instant (the
+    /// walk's cursor and the timers keep the place). O(log J) per job touched.
+    fn rekey_due(&mut self, now: TimeMs, hooks: OrderHooks) -> bool {
+        let mut budget = self.order.jobs_per_pass().max(1);
         let epoch = self.order.epoch();
         if epoch != self.epoch {
-            self.epoch = epoch;
-            // Only the jobs whose key or review the epoch can move (for TIAS the deadline
-            // jobs not yet hopeless): the others keep a key and a review that are still
-            // exact, and any of them that is due now is re-keyed by the timers below.
-            // Live jobs only, in submission order: O(J live), not O(capacity), which matters
-            // for TIAS's switch steps (an epoch a second while a table is switching).
-            let mut next = self.table.oldest();
-            for _ in 0..self.table.len() {
-                let slot = next;
-                next = self.table.next_submitted(slot);
-                let effect = self
-                    .table
-                    .get(slot)
-                    .filter(|job| self.order.follows_epoch(job))
-                    .map(|job| self.order.epoch_effect(job, now));
-                match effect {
-                    Some(EpochEffect::Rekey) => self.rekey(slot, now, hooks),
-                    Some(EpochEffect::Review(Some(at))) if hooks.next_review && at > now => {
-                        if self.timers.get(slot).is_none_or(|t| at < t) {
-                            self.timers.set(slot, Some(at));
-                        }
-                    }
-                    Some(EpochEffect::Review(_)) | None => {}
-                }
+            if !self.walking || self.walk_epoch != epoch {
+                // A walk starts at the oldest job; a newer epoch restarts it (the order's
+                // change then covers both, see `JobOrder::epoch_walked`).
+                self.walk_next = self.table.oldest();
+                self.walk_epoch = epoch;
+                self.walking = true;
             }
+            // Only the jobs whose key or review the epoch can move (for TIAS the deadline
+            // jobs not yet hopeless, the jobs whose index the new table moves): the others
+            // keep a key and a review that are still exact, and any of them that is due
+            // now is re-keyed by the timers below. Live jobs only, in submission order:
+            // O(J live), not O(capacity).
+            for _ in 0..self.table.len() {
+                let slot = self.walk_next;
+                if slot == NIL {
+                    break;
+                }
+                if budget == 0 {
+                    return false;
+                }
+                budget -= 1;
+                self.walk_next = self.table.next_submitted(slot);
+                self.walk_one(slot, now, hooks);
+            }
+            self.walking = false;
+            self.epoch = epoch;
+            self.order.epoch_walked();
         }
         // Re-keying sets a job's timer after `now` or clears it: each slot is due once.
         for _ in 0..=self.table.len() {
             match self.timers.peek() {
-                Some((at, slot)) if at <= now => self.rekey(slot, now, hooks),
+                Some((at, slot)) if at <= now => {
+                    if budget == 0 {
+                        return false;
+                    }
+                    budget -= 1;
+                    self.rekey(slot, now, hooks);
+                }
                 _ => break,
             }
+        }
+        true
+    }
+
+    /// The epoch walk's visit of one job: re-keys it, or arms the review the change adds if
+    /// it is earlier than the job's, or nothing ([`JobOrder::epoch_effect`]). O(log J).
+    fn walk_one(&mut self, slot: Slot, now: TimeMs, hooks: OrderHooks) {
+        let effect = self
+            .table
+            .get(slot)
+            .filter(|job| self.order.follows_epoch(job))
+            .map(|job| self.order.epoch_effect(job, now));
+        match effect {
+            Some(EpochEffect::Rekey) => self.rekey(slot, now, hooks),
+            Some(EpochEffect::Review(Some(at))) if hooks.next_review && at > now => {
+                if self.timers.get(slot).is_none_or(|t| at < t) {
+                    self.timers.set(slot, Some(at));
+                }
+            }
+            Some(EpochEffect::Review(_)) | None => {}
         }
     }
 
@@ -615,7 +693,7 @@ where
         let budget = PlanBudget {
             healthy,
             gpus: if preemptive {
-                healthy
+                healthy.saturating_sub(self.pinned_count)
             } else {
                 healthy.saturating_sub(self.busy_count)
             },
@@ -649,11 +727,11 @@ where
             };
             if let Some(gpus) = self.place(slot) {
                 let gpus = if preemptive && self.order.consolidates_gangs() {
-                    self.consolidate(&gpus, out).unwrap_or(gpus)
+                    self.consolidate(&gpus, now, out).unwrap_or(gpus)
                 } else {
                     gpus
                 };
-                self.start(slot, gpus.clone());
+                self.start(slot, gpus.clone(), now);
                 let _ = out.push(Decision::Start { job: id, gpus });
                 self.state_changed(slot, now);
             }
@@ -663,8 +741,10 @@ where
 
     /// For orders that ask ([`JobOrder::consolidates_gangs`], preemptive only): a gang the
     /// placer spread over several machines, where one machine could hold it once some of its
-    /// single-GPU jobs moved to GPUs elsewhere. Moves them (preempt, then start on one of the
-    /// gang's spread GPUs outside that machine) and returns the machine's GPUs for the gang.
+    /// single-GPU jobs that are not pinned ([`Job::is_pinned`]) moved to GPUs elsewhere.
+    /// Moves them (preempt, then start on one of the gang's spread GPUs outside that
+    /// machine; each move restarts the job's run and quantum) and returns the machine's
+    /// GPUs for the gang.
     /// The machine chosen needs the fewest moves (then the lowest index); the same jobs run
     /// as before, on other GPUs, so the plan's capacity count is unchanged. `None`, with
     /// nothing changed (the placer's choice stands): one machine already, GPUs of more than
@@ -674,6 +754,7 @@ where
     fn consolidate<const D: usize>(
         &mut self,
         spread: &GpuSet<GANG>,
+        now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> Option<GpuSet<GANG>> {
         let gpus = spread.as_slice();
@@ -742,7 +823,8 @@ where
         // Only now does anything change, and from here on the gang gets `ordered`. A move
         // is a preemption and a start in the same instant: the job keeps running (its
         // service, key and review time are those of a running job throughout), so only the
-        // two GPUs' owners change.
+        // two GPUs' owners and the start of its run (and quantum) change. A pinned job
+        // never moves (its GPU is not `Single`).
         for (&from, &to) in leaving.as_slice().iter().zip(arriving.as_slice()) {
             let slot = self.owner.get(from.index()).copied().unwrap_or(NIL);
             let Some(id) = self.table.get(slot).map(Job::id) else {
@@ -754,6 +836,9 @@ where
             if let Some(owner) = self.owner.get_mut(to.index()) {
                 *owner = slot;
             }
+            // The move restarts it on another GPU: its run (and quantum) count from now.
+            self.begin_run(slot, now);
+            self.rank.refresh(slot, self.table.by_slot());
             let _ = out.push(Decision::Preempt {
                 job: id,
                 reason: PreemptReason::Priority,
@@ -773,7 +858,7 @@ where
         }
         match self.owner.get(gpu.index()).copied() {
             Some(slot) if slot != NIL => match self.table.get(slot) {
-                Some(job) if job.gpus() == 1 => GpuState::Single,
+                Some(job) if job.gpus() == 1 && !job.is_pinned() => GpuState::Single,
                 _ => GpuState::Other,
             },
             _ => GpuState::Other,
@@ -799,13 +884,20 @@ where
     /// leaves `refresh` and `key` as they were (the contract), so only its review (which
     /// does read the state: a running job's threshold crossing, a waiting one's deadline
     /// turn) is armed again, unless its review was already due (a GPU failure preempts
-    /// before the due reviews are taken): then it is re-keyed in full.
+    /// before the due reviews are taken) or the order says the change moves its key
+    /// ([`JobOrder::state_change_rekeys`]): then it is re-keyed in full.
     fn state_changed(&mut self, slot: Slot, now: TimeMs) {
         let hooks = self.order.hooks();
         if hooks.keys != KeyChanges::AtReview {
             return;
         }
-        if self.timers.get(slot).is_some_and(|at| at <= now) {
+        let due = self.timers.get(slot).is_some_and(|at| at <= now);
+        let moved = || {
+            self.table
+                .get(slot)
+                .is_some_and(|job| self.order.state_change_rekeys(job, now))
+        };
+        if due || moved() {
             self.rekey(slot, now, hooks);
         } else {
             self.arm_review(slot, now, hooks);
@@ -844,10 +936,10 @@ where
         Some(picked)
     }
 
-    fn start(&mut self, slot: Slot, gpus: GpuSet<GANG>) {
-        let Some(job) = self.table.get_mut(slot) else {
+    fn start(&mut self, slot: Slot, gpus: GpuSet<GANG>, now: TimeMs) {
+        if self.table.get(slot).is_none() {
             return;
-        };
+        }
         for &g in gpus.as_slice() {
             if let Some(owner) = self.owner.get_mut(g.index()) {
                 if *owner == NIL {
@@ -856,10 +948,113 @@ where
                 *owner = slot;
             }
         }
-        job.set_state(JobState::Running);
+        self.begin_run(slot, now);
         // At most `G` jobs run (each holds a GPU), so this never fails.
         let _ = self.running.push(slot);
         self.rank.refresh(slot, self.table.by_slot());
+    }
+
+    /// Marks the job in `slot` running since `now` (a start, or a move to other GPUs) and
+    /// opens its run quantum when there is one; counts its GPUs as pinned if it now is.
+    /// The caller refreshes its ranking summaries. O(1).
+    fn begin_run(&mut self, slot: Slot, now: TimeMs) {
+        let min_run = self.config.min_run;
+        let quantum = min_run.0 > 0;
+        let Some(job) = self.table.get_mut(slot) else {
+            return;
+        };
+        let was_pinned = job.is_pinned();
+        job.start_at(now, quantum);
+        if job.is_pinned() && !was_pinned {
+            self.pinned_count += usize::from(job.gpus());
+        }
+        if quantum {
+            let end = now.saturating_add(min_run);
+            self.quantum_end = Some(self.quantum_end.map_or(end, |t| t.min(end)));
+        }
+    }
+
+    /// The job in `slot` stops running (finish, cancel, preemption): its GPUs no longer
+    /// count as pinned, and if its quantum was the earliest to end, the next one is found.
+    /// Leaves its quantum bit to the caller (a requeue clears it; a finished or cancelled
+    /// job leaves the table). O(1), and O(R) when its quantum was the earliest.
+    fn unpin(&mut self, slot: Slot) {
+        let Some(job) = self.table.get(slot) else {
+            return;
+        };
+        if job.is_pinned() {
+            self.pinned_count = self.pinned_count.saturating_sub(usize::from(job.gpus()));
+        }
+        if job.state() == JobState::Running && job.in_quantum() {
+            let end = job.running_since().saturating_add(self.config.min_run);
+            if self.quantum_end == Some(end) {
+                self.quantum_end = self.earliest_quantum_end(slot);
+            }
+        }
+    }
+
+    /// The earliest end of a run quantum among the running jobs but `skip`. O(R).
+    fn earliest_quantum_end(&self, skip: Slot) -> Option<TimeMs> {
+        self.running
+            .iter()
+            .filter(|&&s| s != skip)
+            .filter_map(|&s| self.table.get(s))
+            .filter(|job| job.in_quantum())
+            .map(|job| job.running_since().saturating_add(self.config.min_run))
+            .min()
+    }
+
+    /// Ends the run quanta that are over at `now` (the jobs become preemptible, unless they
+    /// are `Never`) and finds when the next one ends. Runs only when one is due: O(R + log J
+    /// per quantum ended) then, O(1) otherwise.
+    fn end_quanta(&mut self, now: TimeMs) {
+        if self.quantum_end.is_none_or(|t| t > now) {
+            return;
+        }
+        let min_run = self.config.min_run;
+        let mut next: Option<TimeMs> = None;
+        for i in 0..self.running.len() {
+            let Some(&slot) = self.running.get(i) else {
+                break;
+            };
+            let Some(job) = self.table.get_mut(slot) else {
+                continue;
+            };
+            if !job.in_quantum() {
+                continue;
+            }
+            // Elapsed time, not `end <= now`: a quantum whose end saturates at the end of
+            // time has not run out at `TimeMs::MAX`.
+            if now.saturating_since(job.running_since()) < min_run {
+                let end = job.running_since().saturating_add(min_run);
+                next = Some(next.map_or(end, |t| t.min(end)));
+                continue;
+            }
+            let was_pinned = job.is_pinned();
+            job.end_quantum();
+            if was_pinned && !job.is_pinned() {
+                self.pinned_count = self.pinned_count.saturating_sub(usize::from(job.gpus()));
+            }
+            self.rank.refresh(slot, self.table.by_slot());
+        }
+        self.quantum_end = next;
+    }
+
+    /// GPUs held by pinned jobs and the earliest end of a run quantum, from the job table
+    /// (after a restore). O(J).
+    fn derive_pins(&self) -> (usize, Option<TimeMs>) {
+        let mut pinned = 0usize;
+        let mut end: Option<TimeMs> = None;
+        for job in self.jobs() {
+            if job.is_pinned() {
+                pinned += usize::from(job.gpus());
+            }
+            if job.in_quantum() {
+                let at = job.running_since().saturating_add(self.config.min_run);
+                end = Some(end.map_or(at, |t| t.min(at)));
+            }
+        }
+        (pinned, end)
     }
 
     /// Requeues the running job in `slot`, freeing its GPUs. O(G + R + log J).
@@ -867,6 +1062,7 @@ where
         if self.table.get(slot).is_none() {
             return;
         }
+        self.unpin(slot);
         self.release(slot);
         let Some(job) = self.table.get_mut(slot) else {
             return;
@@ -916,6 +1112,10 @@ where
 
     /// As [`remove`](Self::remove), leaving `reject_due` to the caller.
     fn remove_indexed(&mut self, slot: Slot) -> Option<Job> {
+        if self.walking && slot == self.walk_next {
+            // The epoch walk goes on from the job after it.
+            self.walk_next = self.table.next_submitted(slot);
+        }
         self.rank.remove(slot, self.table.by_slot());
         let job = self.table.remove(slot)?;
         self.timers.clear(slot);
@@ -981,11 +1181,26 @@ where
         &self.topology
     }
 
-    /// The earliest time after the last event at which the order expects a key to change
-    /// with no event in between (see [`JobOrder::next_review`]): send [`Event::Tick`] then.
-    /// `None` when no job needs one. O(1) for [`KeyChanges::AtReview`] orders (the timer
-    /// heap's head); O(J) for [`KeyChanges::EveryPass`] ones.
+    /// The earliest time after the last event at which a decision may change with no event
+    /// in between: the order expects a key to change (see [`JobOrder::next_review`]), or,
+    /// when preemptive, a run quantum ends (the job may then be preempted): send
+    /// [`Event::Tick`] then. `None` when nothing needs one. O(1) for [`KeyChanges::AtReview`]
+    /// orders (the timer heap's head); O(J) for [`KeyChanges::EveryPass`] ones.
     pub fn next_review(&self) -> Option<TimeMs> {
+        let quantum = if self.config.preemption == Preemption::On {
+            self.quantum_end
+        } else {
+            None
+        };
+        let order = self.order_review();
+        match (order, quantum) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The order's part of [`next_review`](Self::next_review).
+    fn order_review(&self) -> Option<TimeMs> {
         let hooks = self.order.hooks();
         if !hooks.next_review {
             return None;
@@ -1029,9 +1244,10 @@ where
 
     /// Checks the core's invariants: no GPU held by two jobs (by construction: one owner per
     /// GPU) or by a job that is not running, no failed GPU held, every running job holding
-    /// exactly its gang, no final state or duplicate id in the table, and the internal indexes
-    /// (id index, submission list, running list, ranking and its summaries, timers, GPU
-    /// counters) in step with the table. O(J·G + J log J).
+    /// exactly its gang, no final state or duplicate id in the table, a run quantum only on
+    /// running jobs of a scheduler that has one, and the internal indexes (id index,
+    /// submission list, running list, ranking and its summaries, timers, GPU counters,
+    /// pinned GPUs, the earliest quantum end) in step with the table. O(J·G + J log J).
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.check_indexes()?;
         for (g, &owner) in self.owner.iter().enumerate() {
@@ -1073,9 +1289,17 @@ where
         if healthy != self.healthy_count || busy != self.busy_count {
             return Err(counter);
         }
+        if self.derive_pins() != (self.pinned_count, self.quantum_end) {
+            return Err(counter);
+        }
         let live = self.table.len();
         let by_slot = self.table.by_slot();
         if !self.table.check() || !self.rank.check(live, by_slot) || !self.timers.check() {
+            return Err(counter);
+        }
+        let walk_ok =
+            !self.walking || self.walk_next == NIL || self.table.get(self.walk_next).is_some();
+        if !walk_ok {
             return Err(counter);
         }
         let running = self
@@ -1092,7 +1316,10 @@ where
             let is_running = job.state() == JobState::Running;
             let fixed_key_ok = self.order.hooks().keys != KeyChanges::Never
                 || self.rank.key_of(slot) == Some(self.order.key(job, self.last_now));
+            // A quantum only under a scheduler that has one.
+            let quantum_ok = !job.in_quantum() || self.config.min_run.0 > 0;
             if self.table.find(job.id()) != Some(slot)
+                || !quantum_ok
                 || !self.rank.contains(slot)
                 || self.running.contains(&slot) != is_running
                 || !fixed_key_ok
@@ -1111,6 +1338,10 @@ pub mod snapshot;
 #[cfg(test)]
 #[path = "scheduler_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "scheduler_pin_tests.rs"]
+mod pin_tests;
 
 /// A GPU count as the `u32` [`JobOrder::on_capacity`] takes (saturating: `G` never comes
 /// near it).

@@ -27,6 +27,7 @@
 
 use super::{InvariantViolation, Scheduler, SchedulerConfig};
 use crate::avl::NIL;
+use crate::decode::{DecodeInPlace, IntoColumn, Reader, read};
 use crate::ids::{GpuId, MachineId};
 use crate::job_table::{JobTable, Slot};
 use crate::order::JobOrder;
@@ -42,7 +43,7 @@ use serde::{Deserialize, Serialize};
 /// The snapshot message's layout version: the first byte of the message, after the frame's
 /// own [`WIRE_VERSION`](crate::wire::WIRE_VERSION). Changes with any change of the state
 /// stored (a field of the scheduler, a job, an order or a placer).
-pub const SNAPSHOT_VERSION: u8 = 5;
+pub const SNAPSHOT_VERSION: u8 = 6;
 
 /// The capacities a snapshot was taken with: a scheduler restores only its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +138,9 @@ struct StateRef<'a, O, P, const J: usize> {
     healthy: &'a [bool],
     last_now: TimeMs,
     epoch: u32,
+    walking: bool,
+    walk_next: Slot,
+    walk_epoch: u32,
     reject_due: &'a [Slot],
     placer_faults: u32,
 }
@@ -168,6 +172,9 @@ struct State<O, P, const G: usize, const J: usize> {
     healthy: heapless::Vec<bool, G>,
     last_now: TimeMs,
     epoch: u32,
+    walking: bool,
+    walk_next: Slot,
+    walk_epoch: u32,
     reject_due: heapless::Vec<Slot, J>,
     placer_faults: u32,
 }
@@ -232,6 +239,9 @@ where
             healthy: &self.healthy,
             last_now: self.last_now,
             epoch: self.epoch,
+            walking: self.walking,
+            walk_next: self.walk_next,
+            walk_epoch: self.walk_epoch,
             reject_due: &self.reject_due,
             placer_faults: self.placer_faults,
         };
@@ -270,9 +280,11 @@ where
             *to = *from;
         }
         let gpus = topology.gpu_count().min(G);
-        let scheduler = Self {
+        let mut scheduler = Self {
             healthy_count: healthy.iter().take(gpus).filter(|&&h| h).count(),
             busy_count: owner.iter().filter(|&&o| o != NIL).count(),
+            pinned_count: 0,
+            quantum_end: None,
             topology,
             order: state.order,
             placer: state.placer,
@@ -285,9 +297,13 @@ where
             healthy,
             last_now: state.last_now,
             epoch: state.epoch,
+            walking: state.walking,
+            walk_next: state.walk_next,
+            walk_epoch: state.walk_epoch,
             reject_due: state.reject_due,
             placer_faults: state.placer_faults,
         };
+        (scheduler.pinned_count, scheduler.quantum_end) = scheduler.derive_pins();
         scheduler
             .check_invariants()
             .map_err(SnapshotError::Inconsistent)?;
@@ -345,113 +361,6 @@ where
     }
 }
 
-/// The postcard reader a snapshot is decoded with.
-pub(crate) type Reader<'de> = postcard::Deserializer<'de, postcard::de_flavors::Slice<'de>>;
-
-/// State that decodes into its own storage ([`Scheduler::restore_in_place`]): no copy of it
-/// is built on the stack. Reads exactly what the `Serialize` derive wrote, field by field.
-pub(crate) trait DecodeInPlace {
-    /// Overwrites `self` with the next value in `de`. On an error `self` is valid but
-    /// partly overwritten; [`reset`](Self::reset) empties it.
-    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()>;
-    /// Back to the empty state (as `new()`), in place.
-    fn reset(&mut self);
-}
-
-/// Reads a small value (a scalar, an order, a placer) by value into `into`.
-pub(crate) fn read<T: DeserializeOwned>(into: &mut T, de: &mut Reader<'_>) -> postcard::Result<()> {
-    *into = T::deserialize(&mut *de)?;
-    Ok(())
-}
-
-impl<T: DeserializeOwned, const N: usize> DecodeInPlace for heapless::Vec<T, N> {
-    fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
-        serde::de::DeserializeSeed::deserialize(IntoColumn(self), &mut *de)
-    }
-
-    fn reset(&mut self) {
-        self.clear();
-    }
-}
-
-/// Decodes a sequence into an existing buffer: a `heapless::Vec` (any length up to its
-/// capacity) or a fixed slice (exactly its length).
-struct IntoColumn<'a, C: ?Sized>(&'a mut C);
-
-/// What [`IntoColumn`] fills.
-trait Column {
-    type Item: DeserializeOwned;
-    /// Empties it (a `Vec`); nothing for a slice.
-    fn start(&mut self);
-    /// Puts item `i`; false when it does not fit.
-    fn put(&mut self, i: usize, item: Self::Item) -> bool;
-    /// Whether `n` items make a whole column.
-    fn complete(&self, n: usize) -> bool;
-}
-
-impl<T: DeserializeOwned, const N: usize> Column for heapless::Vec<T, N> {
-    type Item = T;
-    fn start(&mut self) {
-        self.clear();
-    }
-    fn put(&mut self, _: usize, item: T) -> bool {
-        self.push(item).is_ok()
-    }
-    fn complete(&self, _: usize) -> bool {
-        true
-    }
-}
-
-impl<T: DeserializeOwned> Column for [T] {
-    type Item = T;
-    fn start(&mut self) {}
-    fn put(&mut self, i: usize, item: T) -> bool {
-        match self.get_mut(i) {
-            Some(x) => {
-                *x = item;
-                true
-            }
-            None => false,
-        }
-    }
-    fn complete(&self, n: usize) -> bool {
-        n == self.len()
-    }
-}
-
-impl<'de, C: Column + ?Sized> serde::de::DeserializeSeed<'de> for IntoColumn<'_, C> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
-        de.deserialize_seq(self)
-    }
-}
-
-impl<'de, C: Column + ?Sized> serde::de::Visitor<'de> for IntoColumn<'_, C> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("a column of the scheduler's state")
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        use serde::de::Error;
-        let n = seq.size_hint().unwrap_or(0);
-        if !self.0.complete(n) {
-            return Err(A::Error::custom("column of the wrong length"));
-        }
-        self.0.start();
-        for i in 0..n {
-            let Some(item) = seq.next_element::<C::Item>()? else {
-                return Err(A::Error::custom("column ended early"));
-            };
-            if !self.0.put(i, item) {
-                return Err(A::Error::custom("column longer than its capacity"));
-            }
-        }
-        Ok(())
-    }
-}
-
 impl<O, P, const G: usize, const J: usize, const GANG: usize> Scheduler<O, P, G, J, GANG>
 where
     O: JobOrder + DeserializeOwned,
@@ -500,6 +409,9 @@ where
         serde::de::DeserializeSeed::deserialize(IntoColumn(&mut self.healthy[..]), &mut *de)?;
         read(&mut self.last_now, de)?;
         read(&mut self.epoch, de)?;
+        read(&mut self.walking, de)?;
+        read(&mut self.walk_next, de)?;
+        read(&mut self.walk_epoch, de)?;
         self.reject_due.decode_in_place(de)?;
         read(&mut self.placer_faults, de)?;
         Ok((order_name, placer_name))
@@ -516,6 +428,7 @@ where
         let gpus = self.topology.gpu_count().min(G);
         self.healthy_count = self.healthy.iter().take(gpus).filter(|&&h| h).count();
         self.busy_count = self.owner.iter().filter(|&&o| o != NIL).count();
+        (self.pinned_count, self.quantum_end) = self.derive_pins();
         self.check_invariants().map_err(SnapshotError::Inconsistent)
     }
 
@@ -533,8 +446,12 @@ where
         }
         self.healthy_count = gpus;
         self.busy_count = 0;
+        self.pinned_count = 0;
+        self.quantum_end = None;
         self.last_now = TimeMs(0);
         self.epoch = self.order.epoch();
+        self.walking = false;
+        self.walk_next = NIL;
         self.placer_faults = 0;
     }
 }

@@ -7,8 +7,8 @@
 //! as slots are first used (`const`-constructible, serialisable). Memory: 12 bytes per job.
 
 use crate::avl::NIL;
+use crate::decode::{DecodeInPlace, Reader};
 use crate::job_table::Slot;
-use crate::scheduler::snapshot::{DecodeInPlace, Reader};
 use crate::time::TimeMs;
 use serde::{Deserialize, Serialize};
 

@@ -35,10 +35,7 @@
 
 use crate::error::SchedError;
 use crate::event::{Decision, Event};
-use crate::order::JobOrder;
-use crate::placement::Placer;
-use crate::scheduler::Scheduler;
-use crate::time::TimeMs;
+use crate::time::{DurationMs, TimeMs};
 use crate::topology::{Levels, TopologyError};
 use postcard::ser_flavors::crc::CrcModifier;
 use postcard::ser_flavors::{Cobs, Slice};
@@ -46,7 +43,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// The frame layout's version: the first byte of every payload.
-pub const WIRE_VERSION: u8 = 1;
+pub const WIRE_VERSION: u8 = 2;
 
 /// The frame check: CRC-32/ISCSI (Castagnoli). Like any 32-bit CRC it catches every burst
 /// error of up to 32 bits; the tests change every byte of every kind of frame and see each
@@ -134,6 +131,9 @@ pub struct StreamHeader {
     pub placer: Name,
     /// The seed of randomised placers.
     pub seed: u64,
+    /// The scheduler's minimum run quantum
+    /// ([`SchedulerConfig::min_run`](crate::SchedulerConfig::min_run)); zero for none.
+    pub min_run: DurationMs,
 }
 
 /// Which part of a [`StreamHeader`] differs from the device's build.
@@ -514,28 +514,8 @@ impl<W: embedded_io::Write, const N: usize> FrameWriter<W, N> {
     }
 }
 
-/// Runs one event through `scheduler` and returns the [`OutboundRef::Outcome`] answering
-/// the inbound frame `frame`, borrowing the decisions from `out` (cleared first). The
-/// device side of the protocol, shared by the firmware and the host's reference loop.
-pub fn answer_event<'o, O, P, const G: usize, const J: usize, const GANG: usize, const D: usize>(
-    scheduler: &mut Scheduler<O, P, G, J, GANG>,
-    frame: u32,
-    now: TimeMs,
-    event: Event,
-    out: &'o mut heapless::Vec<Decision<GANG>, D>,
-) -> OutboundRef<'o, GANG>
-where
-    O: JobOrder,
-    P: Placer<G>,
-{
-    out.clear();
-    let error = scheduler.handle(now, event, out).err();
-    OutboundRef::Outcome {
-        frame,
-        error,
-        decisions: out,
-    }
-}
+mod answer;
+pub use answer::answer_event;
 
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,10 @@
 //! buffers of 1 to 64 slots, topologies smaller than the capacity — replayed into the core
 //! and into the model of `model/mod.rs`, which checks after every call that no GPU is given
 //! twice or while failed, no job changes state in a way the docs forbid, attained service is
-//! exact, no job is lost or duplicated, and (for orders that skip a blocked head) no GPU
-//! idles while a job that fits waits.
+//! exact, no job is lost or duplicated, no job of class `Never` or inside the minimum run
+//! quantum is preempted for priority, and (for orders that skip a blocked head) no GPU
+//! idles while a job that fits waits. One job in four is of class `Never`; the quantum is
+//! 0, 0.5 s or 20 s by stream.
 //!
 //! Sized for CI: `STREAMS` streams of `OPS` operations per order (about 2 s in release on
 //! the 2-core machine); CI also runs it in a debug build (`.ci/run`), where overflow checks
@@ -15,8 +17,8 @@ mod model;
 use gantry_core::order::{CompatPolicy, TiresiasCompat};
 use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};
 use gantry_core::{
-    BestFit, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig, LengthMetric,
-    LinkWeights, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
+    BestFit, DurationMs, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig,
+    LengthMetric, LinkWeights, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
 };
 use model::{G, OP_BYTES, Tally, check_stream};
 
@@ -53,15 +55,22 @@ fn topology(seed: u64) -> Topology<G> {
     Topology::uniform(r, m, g, weights).expect("shapes fit G")
 }
 
-/// One stream with the placer and buffer size chosen by `seed`.
+/// The minimum run quantum of stream `seed`: none, shorter than most time steps, or
+/// longer than many.
+fn min_run(seed: u64) -> DurationMs {
+    DurationMs([0, 500, 20_000][(seed % 3) as usize])
+}
+
+/// One stream with the placer, buffer size and quantum chosen by `seed`.
 fn check_one<O: JobOrder + Clone>(order: &O, seed: u64, bytes: &[u8]) -> Result<Tally, String> {
+    let q = min_run(seed);
     macro_rules! with_buffer {
         ($placer:expr) => {
             match seed % 4 {
-                0 => check_stream::<_, _, 1>(order.clone(), $placer, topology(seed), bytes),
-                1 => check_stream::<_, _, 2>(order.clone(), $placer, topology(seed), bytes),
-                2 => check_stream::<_, _, 3>(order.clone(), $placer, topology(seed), bytes),
-                _ => check_stream::<_, _, 64>(order.clone(), $placer, topology(seed), bytes),
+                0 => check_stream::<_, _, 1>(order.clone(), $placer, topology(seed), q, bytes),
+                1 => check_stream::<_, _, 2>(order.clone(), $placer, topology(seed), q, bytes),
+                2 => check_stream::<_, _, 3>(order.clone(), $placer, topology(seed), q, bytes),
+                _ => check_stream::<_, _, 64>(order.clone(), $placer, topology(seed), q, bytes),
             }
         };
     }
@@ -89,6 +98,7 @@ fn check_order<O: JobOrder + Clone>(name: &str, order: O, streams: u64) -> Tally
                 total.rejections += t.rejections;
                 total.follow_ups += t.follow_ups;
                 total.idle_checks += t.idle_checks;
+                total.pinned_checks += t.pinned_checks;
             }
             Err(e) => panic!("{name}, stream seed {seed}: {e}"),
         }
@@ -114,6 +124,7 @@ fn orders_agree_with_the_model(name: &str, order: impl JobOrder + Clone, preempt
     if preemptive {
         assert!(t.idle_checks > 0, "{name}: {t:?}");
     }
+    assert!(t.pinned_checks > 0, "{name}: {t:?}");
 }
 
 #[test]

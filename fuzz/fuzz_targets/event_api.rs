@@ -3,7 +3,7 @@
 //! `core/tests/model_check.rs` runs on seeded streams).
 //!
 //! The first `HEADER` bytes choose the order (all of them), the placer, the decision buffer
-//! (1 to 64 slots), the tree's shape, heterogeneous GPU speeds and the link weights — at any
+//! (1 to 64 slots) and the minimum run quantum (0 to 63 s), the tree's shape, heterogeneous GPU speeds and the link weights — at any
 //! scale from 2^-60 to 2^60 per level, or raw `f64` bits (NaN, infinities, negatives,
 //! subnormals: refused by `LinkWeights::from_bandwidths`, then the raw bits are taken as
 //! integer weights, any `u32`); the rest are operations of `model::OP_BYTES` bytes each: garbage events
@@ -18,8 +18,8 @@ mod model;
 use gantry_core::order::{CompatPolicy, TiresiasCompat};
 use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};
 use gantry_core::{
-    BestFit, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig, LengthMetric,
-    Levels, LinkWeights, Placer, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
+    BestFit, DurationMs, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig,
+    LengthMetric, Levels, LinkWeights, Placer, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
 };
 use libfuzzer_sys::fuzz_target;
 use model::{G, check_stream};
@@ -78,11 +78,13 @@ fn topology(h: &[u8]) -> Topology<G> {
 
 fn with_buffer<O: JobOrder, P: Placer<G>>(order: O, placer: P, h: &[u8], ops: &[u8]) {
     let topo = topology(h);
+    // The minimum run quantum: 0 to 63 s from the buffer byte's upper bits.
+    let q = DurationMs(u64::from(h[2] >> 2) * 1_000);
     let result = match h[2] % 4 {
-        0 => check_stream::<_, _, 1>(order, placer, topo, ops),
-        1 => check_stream::<_, _, 2>(order, placer, topo, ops),
-        2 => check_stream::<_, _, 4>(order, placer, topo, ops),
-        _ => check_stream::<_, _, 64>(order, placer, topo, ops),
+        0 => check_stream::<_, _, 1>(order, placer, topo, q, ops),
+        1 => check_stream::<_, _, 2>(order, placer, topo, q, ops),
+        2 => check_stream::<_, _, 4>(order, placer, topo, q, ops),
+        _ => check_stream::<_, _, 64>(order, placer, topo, q, ops),
     };
     if let Err(e) = result {
         panic!("model check: {e}");

@@ -4,8 +4,8 @@
 //! Run: `cargo bench -p gantry --bench placement`.
 
 use criterion::{Criterion, criterion_main};
-use gantry::learn::ppo::PpoPolicy;
 use gantry::learn::scorer::{PolicyScorer, TractScorer};
+use gantry::train::ppo::PpoPolicy;
 use gantry_core::placement::{
     GpuMask, GpuScorer, OptimalConfig, PlacementView, Placer, ScoredPlacer, optimal_placement,
 };

@@ -1,12 +1,9 @@
-//! What the `gantry` binary needs beyond parsing its arguments, kept here so it is tested:
-//! output that stops quietly when its reader goes away, error text without repeats, refusing
-//! flags that do not apply, and the rule for a learned placer whose model cannot be loaded.
+//! Console plumbing every command shares, kept here so it is tested: output that stops
+//! quietly when its reader goes away, error text without repeats, refusing flags that do not
+//! apply, and the name a `clap` value is given on the command line.
 
-use crate::learn::scorer::TractScorer;
-use crate::learn::tract_model::ModelError;
 use std::fmt::Display;
 use std::io::{ErrorKind, Write as _};
-use std::path::Path;
 
 /// stdout was closed by its reader (`gantry … | head`): not a failure; the binary stops
 /// quietly with status 0.
@@ -88,39 +85,6 @@ pub fn refuse_flags(
     Ok(())
 }
 
-/// What a `ppo` row runs when its model cannot be loaded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PpoModel {
-    /// The model loaded: the row is the learned placer.
-    Loaded,
-    /// `--allow-fallback`: proximity-greedy runs in its place, under this label.
-    Fallback(String),
-}
-
-/// The label of a `ppo` row that ran proximity-greedy because the model could not be loaded.
-pub fn fallback_label(err: &ModelError) -> String {
-    let why = match err {
-        ModelError::Missing { .. } => "model missing",
-        _ => "model unusable",
-    };
-    format!("ppo→greedy (fallback: {why})")
-}
-
-/// Checks the PPO model at `path` before a run that uses `--placement ppo`. Without
-/// `allow_fallback` a model that cannot be loaded is an error (a row labelled `ppo` must be
-/// the learned placer); with it the row runs proximity-greedy and is labelled so.
-pub fn check_ppo_model(path: &Path, allow_fallback: bool) -> anyhow::Result<PpoModel> {
-    match TractScorer::load(path) {
-        Ok(_) => Ok(PpoModel::Loaded),
-        Err(err) if allow_fallback => Ok(PpoModel::Fallback(fallback_label(&err))),
-        Err(err) => anyhow::bail!(
-            "placement ppo: {err}; train one (`gantry train placement`), pass --model PATH \
-             where the command has it, or --allow-fallback to run proximity-greedy in its \
-             place (the row is then labelled `ppo→greedy`)"
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,19 +108,6 @@ mod tests {
             error_text(&err),
             "writing the recording: /no/such/dir/x: No such file or directory"
         );
-    }
-
-    #[test]
-    fn a_missing_model_fails_unless_fallback_is_allowed() {
-        let missing = Path::new("/no/such/model.onnx");
-        let err = check_ppo_model(missing, false).unwrap_err().to_string();
-        assert!(err.contains("--allow-fallback"), "{err}");
-        assert_eq!(
-            check_ppo_model(missing, true).unwrap(),
-            PpoModel::Fallback("ppo→greedy (fallback: model missing)".into())
-        );
-        let shipped = Path::new(crate::learn::scorer::DEFAULT_PPO_MODEL);
-        assert_eq!(check_ppo_model(shipped, false).unwrap(), PpoModel::Loaded);
     }
 
     #[test]

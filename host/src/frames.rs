@@ -6,9 +6,9 @@
 //! names the first frame that differs ([`diff`]). The recording format is unchanged: this
 //! converts it. Codec: `gantry_core::wire`, over `std::io` through `embedded-io-adapters`.
 
-use crate::policy::{AnyOrder, AnyPlacer, CapacitySet, OrderKind, PlacerKind};
+use crate::cluster::ClusterSpec;
 use crate::record::{Recording, describe_event};
-use crate::sim::ClusterSpec;
+use crate::registry::{AnyOrder, AnyPlacer, CapacitySet, OrderKind, PlacerKind};
 use clap::ValueEnum;
 use gantry_core::wire::{
     self, Capacities, ClusterShape, FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS,
@@ -88,6 +88,7 @@ pub fn stream_header(recording: &Recording) -> Result<StreamHeader, FramesError>
         order: name(&cli_name(&h.order))?,
         placer: name(&cli_name(&h.placer))?,
         seed: h.config.seed,
+        min_run: gantry_core::DurationMs(h.config.min_run_ms),
     })
 }
 
@@ -166,10 +167,13 @@ fn open_session(header: &StreamHeader) -> Result<Box<FirmwareScheduler>, Fault> 
         gpus_per_machine: c.gpus_per_machine,
     };
     let topology: Topology<FIRMWARE_GPUS> = spec.topology().map_err(Fault::Topology)?;
-    Ok(Box::new(Scheduler::new(
+    let order = AnyOrder::new(order);
+    let config = gantry_core::SchedulerConfig::for_order(&order).with_min_run(header.min_run);
+    Ok(Box::new(Scheduler::with_config(
         topology,
-        AnyOrder::new(order),
+        order,
         AnyPlacer::new(placer, header.seed),
+        config,
     )))
 }
 

@@ -2,7 +2,8 @@
 //! from ([`RunInfo`]). A metric with nothing to average over (no deadline job, no finished
 //! job) is `None`: "—" in tables, `null` in JSON, never a misleading 0.
 
-use crate::sim::{ClusterSpec, JobRecord, SimConfig, SimOutput, SpeedModel};
+use crate::cluster::ClusterSpec;
+use crate::sim::{JobRecord, PreemptionMode, SimConfig, SimOutput, SpeedModel};
 use serde::Serialize;
 
 /// What was simulated: enough to re-run it (`--json` output carries it as `run`).
@@ -22,6 +23,12 @@ pub struct RunInfo {
     pub tick_s: f64,
     /// Restart overhead after a preemption, s.
     pub restart_overhead_s: f64,
+    /// What a preemption costs a job.
+    pub preemption: PreemptionMode,
+    /// Seconds of progress between checkpoints under `checkpoint` (0: free).
+    pub checkpoint_interval_s: f64,
+    /// The core's minimum run quantum, s.
+    pub min_run_s: f64,
     /// Injected GPU failures per GPU per day, if any.
     pub faults_per_gpu_day: Option<f64>,
     /// The gantry version that ran it.
@@ -39,6 +46,9 @@ impl RunInfo {
             speed_model: config.speed_model,
             tick_s: config.tick_ms as f64 / 1000.0,
             restart_overhead_s: config.restart_overhead_ms as f64 / 1000.0,
+            preemption: config.preemption,
+            checkpoint_interval_s: config.checkpoint_interval_ms as f64 / 1000.0,
+            min_run_s: config.min_run_ms as f64 / 1000.0,
             faults_per_gpu_day: config.faults.map(|f| f.rate_per_gpu_day),
             gantry_version: env!("CARGO_PKG_VERSION"),
         }
@@ -93,6 +103,11 @@ pub struct Metrics {
     pub avg_comm_cost: Option<f64>,
     /// Preemptions, all causes.
     pub preemptions: u64,
+    /// Starts after a job's first: runs that began again after a preemption.
+    pub restarts: u64,
+    /// GPU·hours of runs ended by a preemption that did not become kept progress (what the
+    /// preemption mode loses, and the restart overhead).
+    pub wasted_gpu_hours: f64,
     /// Deadline jobs among the trace's jobs.
     pub deadline_jobs: usize,
     /// Deadline jobs that finished late, were rejected or did not finish / deadline jobs.
@@ -224,6 +239,13 @@ impl Metrics {
                     .flat_map(|j| j.placement_costs.iter().copied()),
             ),
             preemptions: out.jobs.iter().map(|j| u64::from(j.preemptions)).sum(),
+            restarts: out
+                .jobs
+                .iter()
+                .map(|j| j.placement_costs.len().saturating_sub(1) as u64)
+                .sum(),
+            wasted_gpu_hours: out.jobs.iter().map(|j| j.wasted_gpu_ms as f64).sum::<f64>()
+                / 3_600_000.0,
             deadline_jobs: deadline_jobs.len(),
             deadline_miss_rate: (!deadline_jobs.is_empty())
                 .then(|| missed as f64 / deadline_jobs.len() as f64),
@@ -252,7 +274,7 @@ impl Metrics {
         let mut t = comfy_table::Table::new();
         t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
         t.set_header(["metric", "value"]);
-        let rows: [(&str, String); 20] = [
+        let rows: [(&str, String); 22] = [
             (
                 "order / placement / DAG planner",
                 format!(
@@ -280,6 +302,11 @@ impl Metrics {
             ("GPU utilisation", cell(self.utilization, 3)),
             ("avg comm cost", cell(self.avg_comm_cost, 4)),
             ("preemptions", self.preemptions.to_string()),
+            ("restarts", self.restarts.to_string()),
+            (
+                "GPU time wasted on killed runs (GPU·h)",
+                format!("{:.2}", self.wasted_gpu_hours),
+            ),
             (
                 "GPU failures / requeues / jobs lost",
                 format!(

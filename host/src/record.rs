@@ -10,8 +10,8 @@
 
 use crate::cli::value_name;
 use crate::cluster::Cluster;
-use crate::cluster::hints::PlacementHints;
-use crate::policy::{
+use crate::mixed::hints::PlacementHints;
+use crate::registry::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
 use crate::sim::{
@@ -27,8 +27,10 @@ use std::path::Path;
 
 /// The first bytes of every recording.
 pub const MAGIC: [u8; 8] = *b"GANTRYRL";
-/// Bumped whenever the layout of the header or the entries changes (2: GPU types).
-pub const FORMAT_VERSION: u32 = 2;
+/// Bumped whenever the layout of the header or the entries changes (2: GPU types; 3: a
+/// submitted job's preemption class, the simulator's preemption mode, checkpoint interval
+/// and minimum run quantum).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Everything needed to rebuild the core that produced a recording.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -316,7 +318,11 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
     let batched = header.order.batches_instants();
     let placer = header.build_placer::<G>();
     let run = || {
-        let mut core = Box::new(Scheduler::<_, _, G, J, GANG>::new(topology, order, placer));
+        let config = gantry_core::SchedulerConfig::for_order(&order)
+            .with_min_run(gantry_core::DurationMs(header.config.min_run_ms));
+        let mut core = Box::new(Scheduler::<_, _, G, J, GANG>::with_config(
+            topology, order, placer, config,
+        ));
         for (index, expected) in recording.entries.iter().enumerate() {
             let mut out: heapless::Vec<Decision<GANG>, DECISION_BUFFER> = heapless::Vec::new();
             // Batched runs (the Tiresias copies) defer every event but the scheduling Tick.

@@ -1,6 +1,6 @@
-//! `gantry tiresias-check`: the cross-check against the Tiresias simulator's own results (the
-//! peer anchor in `../shared/anchors/tiresias/`: `inputs/`, `perjob/*.job.csv.gz`,
-//! `results.md`).
+//! The Tiresias cross-check (`gantry tiresias-check`): gantry against the Tiresias
+//! simulator's own results (the peer anchor in `../shared/anchors/tiresias/`: `inputs/`,
+//! `perjob/*.job.csv.gz`, `results.md`).
 //!
 //! For every (input, cluster, Tiresias policy) with a per-job anchor it runs gantry twice on
 //! the same jobs, at ideal speed with no periodic ticks:
@@ -13,8 +13,9 @@
 //! Each row carries both average JCTs, Tiresias's, and the wall times: Tiresias's from
 //! `results.md` (CPython 2.7, whole process), gantry's measured around [`simulate`].
 
-use crate::policy::{OrderKind, PlacerKind};
-use crate::sim::{ClusterSpec, SimConfig, SimError, SimOutput, SpeedModel, simulate};
+use crate::cluster::ClusterSpec;
+use crate::registry::{OrderKind, PlacerKind};
+use crate::sim::{SimConfig, SimError, SimOutput, SpeedModel, simulate};
 use crate::trace::{self, TraceError, TraceJob};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -314,6 +315,7 @@ pub fn sim_config() -> SimConfig {
         seed: 0,
         speed_model: SpeedModel::Ideal,
         faults: None,
+        ..SimConfig::default()
     }
 }
 

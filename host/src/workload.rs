@@ -6,11 +6,12 @@
 //! on the homogeneous default cluster. `--cluster`, `--gpu-types` and `--cluster-file`
 //! override the cluster; `--deadlines` and `--dag-jobs` add to any trace.
 
+use crate::cluster::ClusterSpec;
 use crate::cluster::{self, Cluster, ClusterError, GpuTypes, Throughputs};
-use crate::mixed::sample::{MIXED_CLUSTER, MIXED_GPU_TYPES, MIXED_SAMPLE_NAME, mixed_sample};
 use crate::mixed::{DagJobsSpec, JobExtras, assign_models, format as mixed_format, make_dag_jobs};
 use crate::sample;
-use crate::sim::{ClusterSpec, FaultConfig, SimConfig, SpeedModel};
+use crate::sample::{MIXED_CLUSTER, MIXED_GPU_TYPES, MIXED_SAMPLE_NAME, mixed_sample};
+use crate::sim::{FaultConfig, PreemptionMode, SimConfig, SpeedModel};
 use crate::trace::deadlines::{DeadlineSpec, attach_synthetic_deadlines, keep_deadlines};
 use crate::trace::{self, Skipped, TraceFormat, TraceJob};
 use std::path::PathBuf;
@@ -91,6 +92,20 @@ pub struct WorkloadArgs {
     /// Restart overhead charged after each preemption, seconds.
     #[arg(long, default_value_t = 0)]
     pub restart_overhead_s: u64,
+    /// What a preemption costs a job: `checkpoint` resumes from the last checkpoint (every
+    /// `--checkpoint-interval-s` of progress; 0, the default: nothing is lost), `restart`
+    /// restarts from zero, `never` submits every job as never preemptible (it runs to
+    /// completion; a GPU failure restarts it from zero).
+    #[arg(long, value_enum, default_value_t = PreemptionMode::Checkpoint)]
+    pub preemption: PreemptionMode,
+    /// Under `--preemption checkpoint`: seconds of progress between checkpoints (0: a free
+    /// checkpoint at the preemption itself).
+    #[arg(long, default_value_t = 0)]
+    pub checkpoint_interval_s: u64,
+    /// The core's minimum run quantum, seconds: a job that has run less than this since its
+    /// start is not preempted for priority.
+    #[arg(long, default_value_t = 0)]
+    pub min_run_s: u64,
     /// Inject seeded GPU failures: mean failures per GPU per day (1 h mean repair, one in
     /// ten drains a whole machine).
     #[arg(long)]
@@ -99,7 +114,7 @@ pub struct WorkloadArgs {
 
 /// The clap ids of every [`WorkloadArgs`] flag: what `compare --scenario` refuses (it
 /// simulates no trace). A test keeps the list complete.
-pub const WORKLOAD_FLAG_IDS: [&str; 16] = [
+pub const WORKLOAD_FLAG_IDS: [&str; 19] = [
     "trace",
     "format",
     "sample",
@@ -115,6 +130,9 @@ pub const WORKLOAD_FLAG_IDS: [&str; 16] = [
     "speed_model",
     "tick_s",
     "restart_overhead_s",
+    "preemption",
+    "checkpoint_interval_s",
+    "min_run_s",
     "faults",
 ];
 
@@ -254,6 +272,9 @@ impl WorkloadArgs {
             seed: self.seed,
             speed_model: self.speed_model,
             faults: self.faults.map(FaultConfig::with_rate),
+            preemption: self.preemption,
+            checkpoint_interval_ms: self.checkpoint_interval_s.saturating_mul(1000),
+            min_run_ms: self.min_run_s.saturating_mul(1000),
         }
     }
 }

@@ -7,9 +7,9 @@
 //! Needs a C++17 compiler (`$CXX` or `c++`); without one the tests print a notice and pass,
 //! except under `CI=true`, where they fail.
 
+use gantry::dag::gpu_check::{EMULATED_EQUALITY_SIZES, EqualityCase, equality_check_with};
 use gantry::dag::on_big_stack;
 use gantry::gpu::GpuError;
-use gantry::gpu::check::{EMULATED_EQUALITY_SIZES, EqualityCase, equality_check_with};
 use gantry::gpu::emulate::{EmulatorBuild, EmulatorProgram, KernelEmulator, MemoryChecks};
 use std::path::PathBuf;
 

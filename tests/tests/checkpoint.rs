@@ -6,8 +6,8 @@
 //! after the restore must equal the recorded uninterrupted run's. (Seeded random streams, refused snapshots: `core/src/snapshot_tests.rs`.)
 
 use clap::ValueEnum;
-use gantry::policy::{CapacitySet, OrderKind, PlacerKind};
 use gantry::record::{self, RecordHeader};
+use gantry::registry::{CapacitySet, OrderKind, PlacerKind};
 use gantry::sample::philly_sample;
 use gantry::sim::{ClusterSpec, LogEntry, SimConfig, host_decision, simulate_with_capacities};
 use gantry::trace::deadlines::{DeadlineSpec, attach_synthetic_deadlines};

@@ -7,8 +7,8 @@
 //! -p gantry-tests --test golden`, then read the diff of `gantry replay --dump` outputs.
 
 use clap::ValueEnum;
-use gantry::policy::{OrderKind, PlacerKind};
 use gantry::record::{self, RecordHeader};
+use gantry::registry::{OrderKind, PlacerKind};
 use gantry::sample::philly_sample;
 use gantry::sim::{ClusterSpec, FaultConfig, SimConfig, simulate};
 use std::path::PathBuf;

@@ -5,8 +5,8 @@
 use gantry::cluster::{Cluster, Throughputs};
 use gantry::metrics::Metrics;
 use gantry::mixed::JobExtras;
-use gantry::mixed::sample::{MIXED_CLUSTER, MIXED_GPU_TYPES, mixed_sample};
-use gantry::policy::{OrderKind, PlacerKind};
+use gantry::registry::{OrderKind, PlacerKind};
+use gantry::sample::{MIXED_CLUSTER, MIXED_GPU_TYPES, mixed_sample};
 use gantry::sim::{
     DagPlannerKind, FaultConfig, SchedulerSpec, SimConfig, SimOutput, Simulation, run,
 };
@@ -180,7 +180,7 @@ fn worl_plans_finish_dag_jobs_sooner_than_heft_and_list() {
 #[test]
 fn planners_on_the_same_gangs() {
     use gantry::mixed::DagProgress;
-    use gantry::policy::HOST_GPUS;
+    use gantry::registry::HOST_GPUS;
     use gantry::sim::dag_run::DagPlanning;
     let (jobs, extras, cluster) = sample(1500);
     let out = simulate(

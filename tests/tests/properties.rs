@@ -6,20 +6,23 @@
 //! - every accepted job is in exactly one place: live in the table, or finished, cancelled
 //!   or rejected — never two, never none;
 //! - GPU accounting balances: busy GPUs = Σ GPUs of running jobs;
-//! - an event that returned an error changed nothing.
+//! - an event that returned an error changed nothing;
+//! - no running job of class `Never`, nor one inside the minimum run quantum (0 or 1–3,000
+//!   ms, drawn per case), is preempted for priority.
 //!
 //! And the orders whose keys the scheduler keeps in its index between passes (2D-LAS and
 //! TIAS re-key a job only at its review times) decide exactly like the same order re-ranked
-//! in full on every pass, on the same arbitrary sequences.
+//! in full on every pass, on the same arbitrary sequences (a quarter of the jobs `Never`,
+//! with a drawn quantum).
 
 use gantry_core::placement::{
     ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy, RandomPlacer,
 };
 use gantry_core::{
-    BestFit, Decision, Edf, Event, Fifo, FirstFit, GpuId, HeadOfLine, HopelessPolicy, Job, JobId,
-    JobOrder, JobSpec, JobState, KeyChanges, Las, LasConfig, LinkWeights, OrderHooks, Placer,
-    Preemption, PriorityKey, RejectReason, Scheduler, Sjf, Srtf, Tias, TiasConfig, TimeMs,
-    Topology,
+    BestFit, Decision, DurationMs, Edf, Event, Fifo, FirstFit, GpuId, HeadOfLine, HopelessPolicy,
+    Job, JobId, JobOrder, JobSpec, JobState, KeyChanges, Las, LasConfig, LinkWeights, OrderHooks,
+    Placer, PreemptReason, Preemption, PreemptionClass, PriorityKey, RejectReason, SchedError,
+    Scheduler, SchedulerConfig, Sjf, Srtf, Tias, TiasConfig, TimeMs, Topology,
 };
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -35,6 +38,8 @@ enum Op {
         gpus: u16,
         deadline_in: Option<u64>,
         length: Option<u64>,
+        /// Submitted as `PreemptionClass::Never`.
+        never: bool,
     },
     Finish(u32),
     FinishRunning(usize),
@@ -48,8 +53,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0u32..24, 0u16..12, proptest::option::of(0u64..5_000), proptest::option::of(1u64..10_000))
-            .prop_map(|(id, gpus, deadline_in, length)| Op::Submit { id, gpus, deadline_in, length }),
+        4 => (0u32..24, 0u16..12, proptest::option::of(0u64..5_000), proptest::option::of(1u64..10_000), proptest::bool::weighted(0.25))
+            .prop_map(|(id, gpus, deadline_in, length, never)| Op::Submit { id, gpus, deadline_in, length, never }),
         1 => (0u32..24).prop_map(Op::Finish),
         3 => (0usize..8).prop_map(Op::FinishRunning),
         1 => (0u32..24).prop_map(Op::Cancel),
@@ -63,6 +68,36 @@ fn op() -> impl Strategy<Value = Op> {
 
 type Snapshot = (Vec<Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
 
+fn spec_of(
+    id: u32,
+    gpus: u16,
+    deadline_in: Option<u64>,
+    length: Option<u64>,
+    never: bool,
+    now: u64,
+) -> JobSpec {
+    let mut spec = JobSpec::new(JobId(id), gpus);
+    spec.deadline = deadline_in.map(|d| TimeMs(now + d));
+    spec.declared_length = length.map(DurationMs);
+    if never {
+        spec.preemption = PreemptionClass::Never;
+    }
+    spec
+}
+
+/// A scheduler on 2 racks × 2 machines × 4 GPUs with the order's own behaviour and the
+/// minimum run quantum `min_run_ms`.
+fn scheduler<O: JobOrder, P: Placer<G>>(
+    order: O,
+    placer: P,
+    min_run_ms: u64,
+) -> Result<Scheduler<O, P, G, J, GANG>, String> {
+    let topology =
+        Topology::<G>::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).map_err(|e| e.to_string())?;
+    let config = SchedulerConfig::for_order(&order).with_min_run(DurationMs(min_run_ms));
+    Ok(Scheduler::with_config(topology, order, placer, config))
+}
+
 fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snapshot {
     let gpus = (0..G as u16).map(GpuId);
     (
@@ -74,10 +109,15 @@ fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snaps
 }
 
 /// Runs `ops` and checks the properties after each; returns an error message on violation.
-fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(), String> {
-    let topology =
-        Topology::<G>::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).map_err(|e| e.to_string())?;
-    let mut s: Scheduler<O, P, G, J, GANG> = Scheduler::new(topology, order, placer);
+/// A running job of class `Never`, or one that has run less than `min_run_ms` since its
+/// start, is never preempted for priority.
+fn check<O: JobOrder, P: Placer<G>>(
+    order: O,
+    placer: P,
+    ops: &[Op],
+    min_run_ms: u64,
+) -> Result<(), String> {
+    let mut s = scheduler(order, placer, min_run_ms)?;
     let mut now = 0u64;
     let mut live: BTreeSet<u32> = BTreeSet::new();
     let mut gone: BTreeSet<u32> = BTreeSet::new();
@@ -89,12 +129,8 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
                 gpus,
                 deadline_in,
                 length,
-            } => {
-                let mut spec = JobSpec::new(JobId(id), gpus);
-                spec.deadline = deadline_in.map(|d| TimeMs(now + d));
-                spec.declared_length = length.map(gantry_core::DurationMs);
-                Event::Submit(spec)
-            }
+                never,
+            } => Event::Submit(spec_of(id, gpus, deadline_in, length, never, now)),
             Op::Finish(id) => Event::Finish(JobId(id)),
             Op::FinishRunning(k) => {
                 let running: Vec<JobId> = s
@@ -121,6 +157,15 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
             }
         };
         let before = snapshot(&s);
+        let protected: BTreeSet<u32> = s
+            .jobs()
+            .filter(|j| j.state() == JobState::Running)
+            .filter(|j| {
+                j.preemption_class() == PreemptionClass::Never
+                    || at.saturating_sub(j.running_since().0) < min_run_ms
+            })
+            .map(|j| j.id().0)
+            .collect();
         let mut out: heapless::Vec<Decision<GANG>, 32> = heapless::Vec::new();
         match s.handle(TimeMs(at), event, &mut out) {
             Err(err) => {
@@ -152,6 +197,16 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
                         live.remove(&job.0);
                         gone.insert(job.0);
                     }
+                    if let Decision::Preempt {
+                        job,
+                        reason: PreemptReason::Priority,
+                    } = d
+                        && protected.contains(&job.0)
+                    {
+                        return Err(format!(
+                            "step {step}: {event:?}: pinned {job:?} preempted for priority"
+                        ));
+                    }
                 }
             }
         }
@@ -182,18 +237,19 @@ fn check<O: JobOrder, P: Placer<G>>(order: O, placer: P, ops: &[Op]) -> Result<(
 }
 
 /// Every order × every placer on the same ops.
-fn check_all(ops: &[Op], seed: u64) -> Result<(), String> {
+fn check_all(ops: &[Op], seed: u64, min_run_ms: u64) -> Result<(), String> {
     macro_rules! each_placer {
         ($order:expr) => {
-            check($order, FirstFit, ops)?;
-            check($order, BestFit, ops)?;
-            check($order, RandomPlacer::new(seed), ops)?;
-            check($order, LoadBalance, ops)?;
-            check($order, ProximityGreedy, ops)?;
+            check($order, FirstFit, ops, min_run_ms)?;
+            check($order, BestFit, ops, min_run_ms)?;
+            check($order, RandomPlacer::new(seed), ops, min_run_ms)?;
+            check($order, LoadBalance, ops, min_run_ms)?;
+            check($order, ProximityGreedy, ops, min_run_ms)?;
             check(
                 $order,
                 ExactOptimal::<G>::new(OptimalConfig::default()),
                 ops,
+                min_run_ms,
             )?;
         };
     }
@@ -272,13 +328,13 @@ impl<O: JobOrder> JobOrder for FullRerank<O> {
 /// Runs `ops` through `order` (indexed) and through [`FullRerank`] of it with a 2-slot
 /// decision buffer (passes cut short); every call must answer the same, leave the same jobs
 /// and announce the same next review.
-fn same_as_full_rerank<O: JobOrder + Clone>(order: O, ops: &[Op]) -> Result<(), String> {
-    let topology =
-        Topology::<G>::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).map_err(|e| e.to_string())?;
-    let mut fast: Scheduler<O, BestFit, G, J, GANG> =
-        Scheduler::new(topology.clone(), order.clone(), BestFit);
-    let mut full: Scheduler<FullRerank<O>, BestFit, G, J, GANG> =
-        Scheduler::new(topology, FullRerank(order), BestFit);
+fn same_as_full_rerank<O: JobOrder + Clone>(
+    order: O,
+    ops: &[Op],
+    min_run_ms: u64,
+) -> Result<(), String> {
+    let mut fast = scheduler(order.clone(), BestFit, min_run_ms)?;
+    let mut full = scheduler(FullRerank(order), BestFit, min_run_ms)?;
     let mut now = 0u64;
     for (step, op) in ops.iter().enumerate() {
         let event = match *op {
@@ -287,12 +343,8 @@ fn same_as_full_rerank<O: JobOrder + Clone>(order: O, ops: &[Op]) -> Result<(), 
                 gpus,
                 deadline_in,
                 length,
-            } => {
-                let mut spec = JobSpec::new(JobId(id), gpus);
-                spec.deadline = deadline_in.map(|d| TimeMs(now + d));
-                spec.declared_length = length.map(gantry_core::DurationMs);
-                Event::Submit(spec)
-            }
+                never,
+            } => Event::Submit(spec_of(id, gpus, deadline_in, length, never, now)),
             Op::Finish(id) => Event::Finish(JobId(id)),
             Op::FinishRunning(k) => {
                 let running: Vec<JobId> = (fast.jobs())
@@ -312,45 +364,64 @@ fn same_as_full_rerank<O: JobOrder + Clone>(order: O, ops: &[Op]) -> Result<(), 
                 Event::Tick
             }
         };
-        let mut event = event;
-        loop {
-            let mut a: heapless::Vec<Decision<GANG>, 2> = heapless::Vec::new();
-            let mut b: heapless::Vec<Decision<GANG>, 2> = heapless::Vec::new();
-            let ra = fast.handle(TimeMs(now), event, &mut a);
-            let rb = full.handle(TimeMs(now), event, &mut b);
-            if (&ra, &a) != (&rb, &b) || !fast.jobs().eq(full.jobs()) {
-                return Err(format!(
-                    "step {step}: {event:?}: indexed {ra:?} {a:?}, full re-rank {rb:?} {b:?}"
-                ));
-            }
-            // The indexed scheduler may review early (an epoch leaves a job's earlier
-            // review armed; it then changes nothing), never late.
-            let late = match (fast.next_review(), full.next_review()) {
-                (Some(f), Some(r)) => f > r,
-                (None, Some(_)) => true,
-                (_, None) => false,
-            };
-            if late {
-                return Err(format!(
-                    "step {step}: next review {:?} after {:?}",
-                    fast.next_review(),
-                    full.next_review()
-                ));
-            }
-            if !ra.is_ok_and(|o| o.more_pending) {
-                break;
-            }
-            event = Event::Tick;
+        // Each side is driven to the end of its pass at this instant (follow-up ticks while
+        // it asks: a full buffer, or the order's job budget per pass), and the instant's
+        // decisions compared whole. A buffer of 2 leaves no room for a consolidation's
+        // moves in either, so where a pass was cut cannot change them.
+        let (ra, a) = drive_instant(&mut fast, TimeMs(now), event);
+        let (rb, b) = drive_instant(&mut full, TimeMs(now), event);
+        if (&ra, &a) != (&rb, &b) || !fast.jobs().eq(full.jobs()) {
+            return Err(format!(
+                "step {step}: {event:?}: indexed {ra:?} {a:?}, full re-rank {rb:?} {b:?}"
+            ));
+        }
+        // The indexed scheduler may review early (an epoch leaves a job's earlier review
+        // armed; it then changes nothing), never late.
+        let late = match (fast.next_review(), full.next_review()) {
+            (Some(f), Some(r)) => f > r,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if late {
+            return Err(format!(
+                "step {step}: next review {:?} after {:?}",
+                fast.next_review(),
+                full.next_review()
+            ));
         }
     }
     Ok(())
+}
+
+/// `event` at `now` with a decision buffer of 2, then follow-up ticks while the pass asks
+/// for them: the event's result and every decision of the instant.
+fn drive_instant<O: JobOrder, P: Placer<G>>(
+    s: &mut Scheduler<O, P, G, J, GANG>,
+    now: TimeMs,
+    event: Event,
+) -> (Result<(), SchedError>, Vec<Decision<GANG>>) {
+    let mut all = Vec::new();
+    let mut event = event;
+    let mut first = None;
+    for _ in 0..10_000 {
+        let mut out: heapless::Vec<Decision<GANG>, 2> = heapless::Vec::new();
+        let result = s.handle(now, event, &mut out);
+        all.extend_from_slice(&out);
+        let more = result.is_ok_and(|o| o.more_pending);
+        first.get_or_insert(result.map(|_| ()));
+        if !more {
+            break;
+        }
+        event = Event::Tick;
+    }
+    (first.unwrap_or(Ok(())), all)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn indexed_orders_decide_like_a_full_rerank(ops in proptest::collection::vec(op(), 1..160)) {
+    fn indexed_orders_decide_like_a_full_rerank(ops in proptest::collection::vec(op(), 1..160), min_run_ms in prop_oneof![Just(0u64), 1u64..3_000]) {
         let mut guarded = LasConfig::default();
         guarded.promote_knob_permille = 1_000;
         let learning = TiasConfig {
@@ -363,12 +434,18 @@ proptest! {
             ..TiasConfig::default()
         };
         for result in [
-            same_as_full_rerank(Las::new(LasConfig::default()), &ops),
-            same_as_full_rerank(Las::new(guarded), &ops),
-            same_as_full_rerank(Tias::default(), &ops),
-            same_as_full_rerank(Tias::new(learning), &ops),
-            same_as_full_rerank(Edf, &ops),
-            same_as_full_rerank(Fifo, &ops),
+            same_as_full_rerank(Las::new(LasConfig::default()), &ops, min_run_ms),
+            same_as_full_rerank(Las::new(guarded), &ops, min_run_ms),
+            same_as_full_rerank(Tias::default(), &ops, min_run_ms),
+            same_as_full_rerank(Tias::new(learning), &ops, min_run_ms),
+            // Passes of 2 jobs: walks and due re-keys in slices over follow-up ticks.
+            same_as_full_rerank(
+                Tias::new(TiasConfig { jobs_per_pass: 2, ..learning }),
+                &ops,
+                min_run_ms,
+            ),
+            same_as_full_rerank(Edf, &ops, min_run_ms),
+            same_as_full_rerank(Fifo, &ops, min_run_ms),
         ] {
             if let Err(msg) = result {
                 prop_assert!(false, "{}", msg);
@@ -377,8 +454,8 @@ proptest! {
     }
 
     #[test]
-    fn invariants_hold_under_arbitrary_event_sequences(ops in proptest::collection::vec(op(), 1..120), seed in 0u64..1000) {
-        if let Err(msg) = check_all(&ops, seed) {
+    fn invariants_hold_under_arbitrary_event_sequences(ops in proptest::collection::vec(op(), 1..120), seed in 0u64..1000, min_run_ms in prop_oneof![Just(0u64), 1u64..3_000]) {
+        if let Err(msg) = check_all(&ops, seed, min_run_ms) {
             prop_assert!(false, "{}", msg);
         }
     }

@@ -2,7 +2,7 @@
 //! slice, and byte-identical decision logs for identical inputs.
 
 use gantry::metrics::Metrics;
-use gantry::policy::{OrderKind, PlacerKind};
+use gantry::registry::{OrderKind, PlacerKind};
 use gantry::sample::philly_sample;
 use gantry::sim::{ClusterSpec, SimConfig, SimOutput, simulate};
 use gantry::trace::{TraceJob, philly};

@@ -52,6 +52,18 @@
 #define GANTRY_MAX_FRAME_BYTES 2459
 
 /**
+ * `GantryJobSpec::preemption`: the job checkpoints and may be preempted (after the
+ * scheduler's minimum run quantum) and moved.
+ */
+#define GANTRY_PREEMPTION_CHECKPOINTING 0
+
+/**
+ * `GantryJobSpec::preemption`: once started the job runs to completion (a GPU failure still
+ * stops it).
+ */
+#define GANTRY_PREEMPTION_NEVER 1
+
+/**
  * `GantryEvent::kind`: a job arrives (`spec`).
  */
 #define GANTRY_EVENT_SUBMIT 0
@@ -264,6 +276,11 @@ typedef struct GantryConfig {
    * Seed of randomised placers.
    */
   uint64_t seed;
+  /**
+   * Minimum run quantum, ms: a job that has run less than this since its (re)start is
+   * not preempted for priority (0: none).
+   */
+  uint64_t min_run_ms;
 } GantryConfig;
 
 /**
@@ -320,6 +337,11 @@ typedef struct GantryJobSpec {
    * Gradient size, MB (0 = unknown).
    */
   uint32_t gradient_mb;
+  /**
+   * One of `GANTRY_PREEMPTION_*`: whether the job may be preempted once it runs (0, the
+   * zeroed default, may be).
+   */
+  uint8_t preemption;
 } GantryJobSpec;
 
 /**

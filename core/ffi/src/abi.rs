@@ -44,7 +44,11 @@ pub unsafe extern "C" fn gantry_scheduler_init(
             return GantryStatus::BadTopology;
         }
     };
-    let scheduler = FfiScheduler::new(topology, order::new(), placer::new(config.seed));
+    let order = order::new();
+    let scheduler_config =
+        SchedulerConfig::for_order(&order).with_min_run(DurationMs(config.min_run_ms));
+    let scheduler =
+        FfiScheduler::with_config(topology, order, placer::new(config.seed), scheduler_config);
     let slot = storage.cast::<FfiScheduler>();
     // SAFETY: `slot` is non-null, aligned for FfiScheduler and has room for one (checked
     // above), and the caller reserves it for this handle; `write` does not drop old bytes.

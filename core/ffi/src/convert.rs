@@ -13,25 +13,33 @@ impl From<&JobSpec> for GantryJobSpec {
             has_declared_length: s.declared_length.is_some(),
             declared_length_ms: s.declared_length.map_or(0, |d| d.0),
             gradient_mb: s.comm.gradient_mb,
+            preemption: match s.preemption {
+                PreemptionClass::Checkpointing => GANTRY_PREEMPTION_CHECKPOINTING,
+                PreemptionClass::Never => GANTRY_PREEMPTION_NEVER,
+            },
         }
     }
 }
 
-impl From<&GantryJobSpec> for JobSpec {
-    fn from(s: &GantryJobSpec) -> Self {
-        let mut spec = JobSpec::new(JobId(s.id), s.gpus);
-        spec.deadline = s.has_deadline.then_some(TimeMs(s.deadline_ms));
-        spec.declared_length = s
-            .has_declared_length
-            .then_some(DurationMs(s.declared_length_ms));
-        spec.comm.gradient_mb = s.gradient_mb;
-        spec
-    }
+/// The job a C spec describes; `None` for a `preemption` outside `GANTRY_PREEMPTION_*`.
+pub(crate) fn spec_from_c(s: &GantryJobSpec) -> Option<JobSpec> {
+    let mut spec = JobSpec::new(JobId(s.id), s.gpus);
+    spec.deadline = s.has_deadline.then_some(TimeMs(s.deadline_ms));
+    spec.declared_length = s
+        .has_declared_length
+        .then_some(DurationMs(s.declared_length_ms));
+    spec.comm.gradient_mb = s.gradient_mb;
+    spec.preemption = match s.preemption {
+        GANTRY_PREEMPTION_CHECKPOINTING => PreemptionClass::Checkpointing,
+        GANTRY_PREEMPTION_NEVER => PreemptionClass::Never,
+        _ => return None,
+    };
+    Some(spec)
 }
 
 pub(crate) fn event_from_c(e: &GantryEvent) -> Option<Event> {
     Some(match e.kind {
-        GANTRY_EVENT_SUBMIT => Event::Submit(JobSpec::from(&e.spec)),
+        GANTRY_EVENT_SUBMIT => Event::Submit(spec_from_c(&e.spec)?),
         GANTRY_EVENT_FINISH => Event::Finish(JobId(e.job)),
         GANTRY_EVENT_CANCEL => Event::Cancel(JobId(e.job)),
         GANTRY_EVENT_GPU_DOWN => Event::GpuDown(GpuId(e.gpu)),
@@ -221,7 +229,7 @@ pub(crate) fn error_from_c(c: &GantryError) -> Option<SchedError> {
             earliest_finish: other,
         },
         x if x == code(GantryStatus::JobTableFull) => {
-            SchedError::JobTableFull(JobSpec::from(&c.spec))
+            SchedError::JobTableFull(spec_from_c(&c.spec)?)
         }
         x if x == code(GantryStatus::JobNotRunning) => SchedError::JobNotRunning(job),
         x if x == code(GantryStatus::UnknownGpu) => SchedError::UnknownGpu(GpuId(c.gpu)),
@@ -260,6 +268,7 @@ pub(crate) fn config_from_header(h: &wire::StreamHeader) -> Result<GantryConfig,
         machines_per_rack: h.cluster.machines_per_rack,
         gpus_per_machine: h.cluster.gpus_per_machine,
         seed: h.seed,
+        min_run_ms: h.min_run.0,
     })
 }
 

@@ -31,7 +31,8 @@ use gantry_core::wire::{
 };
 use gantry_core::{
     Decision, DurationMs, Event, GpuId, GpuSet, JobId, JobSpec, LinkWeights, PreemptReason,
-    RejectReason, SchedError, Scheduler, SnapshotError, TimeMs, Topology,
+    PreemptionClass, RejectReason, SchedError, Scheduler, SchedulerConfig, SnapshotError, TimeMs,
+    Topology,
 };
 
 #[cfg(all(feature = "tias", not(any(feature = "las", feature = "fifo"))))]
@@ -218,7 +219,17 @@ pub struct GantryJobSpec {
     pub declared_length_ms: u64,
     /// Gradient size, MB (0 = unknown).
     pub gradient_mb: u32,
+    /// One of `GANTRY_PREEMPTION_*`: whether the job may be preempted once it runs (0, the
+    /// zeroed default, may be).
+    pub preemption: u8,
 }
+
+/// `GantryJobSpec::preemption`: the job checkpoints and may be preempted (after the
+/// scheduler's minimum run quantum) and moved.
+pub const GANTRY_PREEMPTION_CHECKPOINTING: u8 = 0;
+/// `GantryJobSpec::preemption`: once started the job runs to completion (a GPU failure still
+/// stops it).
+pub const GANTRY_PREEMPTION_NEVER: u8 = 1;
 
 /// `GantryEvent::kind`: a job arrives (`spec`).
 pub const GANTRY_EVENT_SUBMIT: u8 = 0;
@@ -314,6 +325,9 @@ pub struct GantryConfig {
     pub gpus_per_machine: u16,
     /// Seed of randomised placers.
     pub seed: u64,
+    /// Minimum run quantum, ms: a job that has run less than this since its (re)start is
+    /// not preempted for priority (0: none).
+    pub min_run_ms: u64,
 }
 
 /// An opaque scheduler living in caller storage.

@@ -72,6 +72,7 @@ fn header(order: &str, placer: &str) -> StreamHeader {
         order: Name::try_from(order).unwrap(),
         placer: Name::try_from(placer).unwrap(),
         seed: 5,
+        min_run: gantry_core::DurationMs(45_000),
     }
 }
 
@@ -87,6 +88,9 @@ fn events() -> Vec<Inbound> {
                 let mut spec = JobSpec::new(JobId(i), 1 + rng.below(10) as u16);
                 if rng.below(3) == 0 {
                     spec.deadline = Some(TimeMs(now + u64::from(rng.below(900_000))));
+                }
+                if rng.below(4) == 0 {
+                    spec.preemption = gantry_core::PreemptionClass::Never;
                 }
                 Event::Submit(spec)
             }
@@ -116,10 +120,14 @@ fn reference(stream: &[Inbound]) -> Vec<u8> {
         unreachable!()
     };
     let config = config_from_header(h).unwrap();
-    let mut s = std::boxed::Box::new(FfiScheduler::new(
+    let order = order::new();
+    let scheduler_config =
+        SchedulerConfig::for_order(&order).with_min_run(DurationMs(config.min_run_ms));
+    let mut s = std::boxed::Box::new(FfiScheduler::with_config(
         topology(&config).unwrap(),
-        order::new(),
+        order,
         placer::new(config.seed),
+        scheduler_config,
     ));
     let ready: OutboundRef<'_, 8> = OutboundRef::Ready { frame: 0 };
     out.extend_from_slice(wire::encode(&ready, &mut buf).unwrap());
@@ -262,6 +270,7 @@ fn misuse_is_a_status_never_a_crash() {
         machines_per_rack: 4,
         gpus_per_machine: 8,
         seed: 0,
+        min_run_ms: 0,
     };
     #[repr(C, align(8))]
     struct Storage([u8; GANTRY_SCHEDULER_STORAGE_BYTES + 8]);
@@ -422,6 +431,7 @@ fn a_bad_snapshot_is_a_status_and_changes_nothing() {
         machines_per_rack: 4,
         gpus_per_machine: 8,
         seed: 5,
+        min_run_ms: 30_000,
     };
     let mut storage = std::boxed::Box::new(Storage([0; GANTRY_SCHEDULER_STORAGE_BYTES]));
     let handle = busy_scheduler(&mut storage.0, &config);
@@ -519,11 +529,16 @@ fn the_widest_state_fits_the_snapshot_buffer() {
         machines_per_rack: 4,
         gpus_per_machine: 8,
         seed: u64::MAX,
+        min_run_ms: u64::MAX,
     };
-    let mut s = std::boxed::Box::new(FfiScheduler::new(
+    let order = order::new();
+    let scheduler_config =
+        SchedulerConfig::for_order(&order).with_min_run(DurationMs(config.min_run_ms));
+    let mut s = std::boxed::Box::new(FfiScheduler::with_config(
         topology(&config).unwrap(),
-        order::new(),
+        order,
         placer::new(config.seed),
+        scheduler_config,
     ));
     let mut out = heapless::Vec::<Decision<8>, 64>::new();
     let t0 = u64::MAX / 2;

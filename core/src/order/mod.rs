@@ -57,7 +57,11 @@ pub enum Preemption {
     /// Running jobs keep their GPUs until they finish.
     Off,
     /// Running jobs outside the current top-priority set are preempted (job-level,
-    /// all-or-nothing) and requeued with their attained service.
+    /// all-or-nothing) and requeued with their attained service; except pinned ones
+    /// ([`Job::is_pinned`]: preemption class
+    /// [`Never`](crate::job::PreemptionClass::Never), or run for less than the scheduler's
+    /// minimum run quantum since their last start), which keep their GPUs whatever their
+    /// key, so the top-priority set is chosen from the GPUs they leave.
     On,
 }
 
@@ -75,8 +79,10 @@ pub enum KeyChanges {
     /// `refresh(job, t)` changes nothing; `key`, `reject` and `next_review` at `t` give what
     /// they gave at `t0`; and a state change alone (a start, a preemption) changes neither
     /// what `refresh` makes of the job nor its `key` at the moment it happens, only its
-    /// `next_review`: the scheduler then arms the review and calls nothing else. A test
-    /// checks each order against [`KeyChanges::EveryPass`].
+    /// `next_review`: the scheduler then arms the review and calls nothing else, unless
+    /// [`JobOrder::state_change_rekeys`] says this change does move them (TIAS: a deadline
+    /// job preempted past the point where waiting makes it hopeless). A test checks each
+    /// order against [`KeyChanges::EveryPass`].
     AtReview,
     /// Any key may change at any pass: every job is refreshed and re-keyed on every pass,
     /// O(J log J) per event (always correct; the default, and the Tiresias-simulator copies
@@ -144,7 +150,10 @@ pub trait JobOrder {
         HeadOfLine::Skip
     }
 
-    /// Whether this order preempts.
+    /// Whether this order preempts. Keys rank jobs; they never override a job's
+    /// [`PreemptionClass`](crate::job::PreemptionClass) or the scheduler's minimum run
+    /// quantum ([`SchedulerConfig::min_run`](crate::SchedulerConfig::min_run)): a key that
+    /// ranks a pinned job low leaves it running.
     fn preemption(&self) -> Preemption {
         Preemption::Off
     }
@@ -236,6 +245,35 @@ pub trait JobOrder {
     /// relaxed job turns critical). O(1).
     fn epoch_effect(&self, _job: &Job, _now: TimeMs) -> EpochEffect {
         EpochEffect::Rekey
+    }
+
+    /// [`KeyChanges::AtReview`]: the most jobs one scheduling pass may touch (visit in the
+    /// walk of an [`epoch`](Self::epoch) change, or re-key at their review), so that no
+    /// event's cost grows with the number of live jobs. When a pass reaches it, it decides
+    /// nothing and returns `more_pending`; the follow-up ticks at the same instant go on
+    /// where it stopped, and the decisions are those of one pass that touched them all
+    /// (but for a gang's consolidation, which moves jobs only if the buffer has room for
+    /// every move, and may find more room at a follow-up tick). Default: no limit. O(1).
+    fn jobs_per_pass(&self) -> usize {
+        usize::MAX
+    }
+
+    /// [`KeyChanges::AtReview`]: the scheduler has applied the last change of the
+    /// [`epoch`](Self::epoch) to every live job. Until then an order that changes its epoch
+    /// again must keep the earlier change in what [`epoch_effect`](Self::epoch_effect)
+    /// reports (the scheduler restarts its walk, and the jobs it had not reached still need
+    /// the earlier change). Default: nothing. O(1).
+    fn epoch_walked(&mut self) {}
+
+    /// [`KeyChanges::AtReview`]: whether the state change the job has just had (it started
+    /// or was preempted; `job` is in its new state) moves what [`refresh`](Self::refresh)
+    /// makes of it or its [`key`](Self::key) at `now`, so the scheduler re-keys it at once
+    /// instead of only arming its review. An order whose standing reads the state (TIAS: a
+    /// running deadline job is never hopeless, a waiting one is once too little time is
+    /// left) says so here; a key left stale until the next review would rank the job by a
+    /// standing it no longer has in the very pass that preempted it. Default: false. O(1).
+    fn state_change_rekeys(&self, _job: &Job, _now: TimeMs) -> bool {
+        false
     }
 
     /// The earliest time after `now` at which this job's key or queue may change with no

@@ -55,7 +55,9 @@
 //! job turning critical, a waiting one hopeless, a critical job's bound crossing a bin edge,
 //! its deadline. What TIAS learns is published at once: a new index table with the `ρ` and
 //! `ρ₀` of that moment, at most every [`TiasConfig::table_every_ms`], built a few rows per
-//! event. It reaches job `id` `(1 + id mod 64)` steps after it is published (until then the
+//! event. It reaches job `id` `(1 + h(id))` steps after it is published, `h` a hash of the id
+//! onto 0..64 ([`switch_step`](Tias::switch_step)), so any id scheme (sequential, a stride
+//! of 64) is spread over the steps (until then the
 //! job reads the previous table, `ρ` and `ρ₀`); [`JobOrder::advance`] moves the steps, each
 //! an epoch that re-keys only the jobs it reaches, so no event re-keys every job (session
 //! 11: a publication that re-keyed every deadline job at once cost the Cortex-M4F 166,680
@@ -102,7 +104,7 @@ const INDEX_CLASS: u32 = 2;
 const RELAXED_BELOW_CLASS: u32 = LAS_CLASS + 2 * 16;
 /// Hopeless jobs under [`HopelessPolicy::Background`]: after everything, by 2D-LAS queue.
 const BACKGROUND_CLASS: u32 = RELAXED_BELOW_CLASS + 1;
-/// A new table reaches job `id` after `1 + id mod SWITCH_STEPS` switch steps.
+/// A new table reaches job `id` after `1 + h(id)` switch steps, `h(id) < SWITCH_STEPS`.
 const SWITCH_STEPS: u64 = 64;
 
 /// What TIAS does with a deadline job that can no longer make its deadline.
@@ -185,7 +187,8 @@ pub struct TiasConfig {
     /// it as good as a table per finish.
     pub table_every_ms: u64,
     /// A new table (and the `ρ` of critical jobs' index, published with it) reaches job `id`
-    /// `(1 + id mod 64)` steps of this many ms after it is published, so a table re-keys a
+    /// `(1 + h(id))` steps of this many ms after it is published (`h` hashes the id onto
+    /// 0..64), so a table re-keys a
     /// 64th of the jobs per step instead of every job in one event (session 11: switching
     /// all at once preempted and started 47 jobs in one event on the firmware's stream). The
     /// next table is started only once every job has switched.
@@ -200,6 +203,14 @@ pub struct TiasConfig {
     /// every switch re-keys the jobs whose index changed; in a steady workload the tables
     /// settle and a switch re-keys few jobs (the per-event cost stays flat in the queue).
     pub table_tolerance_log2_q8: u8,
+    /// The most jobs one scheduling pass touches ([`JobOrder::jobs_per_pass`]): the walk of
+    /// a publication (every live job) and the re-keys of a switch step go in slices of this
+    /// many, each at a follow-up tick of the same instant, so each job is reached at the
+    /// instant it would have been and no event's cost grows with the queue. 16: a re-key
+    /// (refresh, index, ranking move, timer) is the costliest per-job step on the
+    /// Cortex-M4F, and 16 of them with a pass's placements stay under the 60,000
+    /// instructions a firmware integrator budgets per event (`scripts/firmware-check.sh`).
+    pub jobs_per_pass: u16,
 }
 
 impl Default for TiasConfig {
@@ -222,6 +233,7 @@ impl Default for TiasConfig {
             table_switch_step_ms: 1_000,
             table_rows_per_event: 4,
             table_tolerance_log2_q8: 4,
+            jobs_per_pass: 16,
         }
     }
 }
@@ -269,6 +281,16 @@ struct EpochChange {
     gangs: bool,
 }
 
+impl EpochChange {
+    /// Both changes: what a job needs that neither has reached. O(1).
+    fn union(self, other: Self) -> Self {
+        Self {
+            published: self.published || other.published,
+            gangs: self.gangs || other.gangs,
+        }
+    }
+}
+
 /// The TIAS job order. Preemptive; skips queue heads that do not fit.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Tias {
@@ -286,6 +308,9 @@ pub struct Tias {
     /// What changed since: published at the next pass ([`JobOrder::advance`]), so that
     /// what one event changes reaches the jobs as one epoch.
     pending: EpochChange,
+    /// Whether the scheduler's walk has applied `last_change` to every live job
+    /// ([`JobOrder::epoch_walked`]); until then a new change is published together with it.
+    walked: bool,
     /// What is known of job sizes.
     sizes: SizeSketch,
     /// The index table published last.
@@ -298,7 +323,8 @@ pub struct Tias {
     previous_is_las: bool,
     /// When `table` was published (`None`: no table yet).
     table_at: Option<TimeMs>,
-    /// The newest table has reached the jobs with `id mod 64` below this (64: every job).
+    /// The newest table has reached the jobs whose switch step `h(id)` is below this (64:
+    /// every job).
     /// Moved by the clock ([`catch_up`](Self::catch_up)) at the start of every pass and in
     /// the hooks after which a key or review is read before the pass (a submission, a
     /// change of capacity, whose `GpuDown` preempts); a finish moves it to the steps
@@ -333,6 +359,7 @@ impl Tias {
             epoch: 0,
             last_change: EpochChange::default(),
             pending: EpochChange::default(),
+            walked: true,
             sizes: SizeSketch::new(),
             table: GittinsTable::new(),
             previous: GittinsTable::new(),
@@ -525,9 +552,16 @@ impl Tias {
         }
     }
 
-    /// The switch step at which the newest table reaches job `id`: `id mod 64`. O(1).
+    /// The switch step at which the newest table reaches job `id`: the top 6 bits of
+    /// `(id ^ id >> 16) · 0x9E37_79B1` (Fibonacci hashing, after folding the high half onto
+    /// the low one). Ids are the caller's: `id mod 64` would put ids 0, 64, 128, … all on
+    /// one step and re-key every job in one event, while the product's top bits spread any
+    /// arithmetic progression of ids evenly over the 64 steps (120 jobs of stride 1, 64 or
+    /// 65,536: at most 3 on one step). O(1), one 32-bit multiplication.
     fn switch_step(job: &Job) -> u8 {
-        (u64::from(job.id().0) % SWITCH_STEPS) as u8
+        let id = job.id().0;
+        let mixed = (id ^ (id >> 16)).wrapping_mul(0x9E37_79B1);
+        (mixed >> (32 - SWITCH_STEPS.trailing_zeros())) as u8
     }
 
     /// Whether the newest table (and index `ρ`) has reached this job. O(1).
@@ -564,7 +598,7 @@ impl Tias {
         self.switched_steps = self.switched_steps.max(due);
     }
 
-    /// When the job switches to the newest table: `(1 + id mod 64)` steps after its
+    /// When the job switches to the newest table: `(1 + h(id))` steps after its
     /// publication (`None` once it has, or before the first table). O(1).
     fn switch_at(&self, job: &Job) -> Option<TimeMs> {
         if self.has_switched(job) {
@@ -573,7 +607,7 @@ impl Tias {
         self.step_due_at(Self::switch_step(job))
     }
 
-    /// When the switch reaches the jobs of step `step` (`id mod 64`): `step + 1` steps of
+    /// When the switch reaches the jobs of step `step` (`h(id)`): `step + 1` steps of
     /// `table_switch_step_ms` after the publication (`None` before the first table). O(1).
     fn step_due_at(&self, step: u8) -> Option<TimeMs> {
         let steps = u64::from(step) + 1;
@@ -694,7 +728,8 @@ impl Tias {
     /// is old enough, and enough sizes are known; then computes this event's rows, and
     /// publishes the table (with the current `ρ` for critical jobs' index) when its last
     /// row is done. Publishing changes no key: every job reads the table before it until
-    /// the switch reaches it ([`JobOrder::advance`]). O(B log B) plus
+    /// the switch reaches it ([`JobOrder::advance`]; with steps of 0 ms, at once, and the
+    /// keys given before move at the pass's epoch). O(B log B) plus
     /// `table_rows_per_event` rows of O(B).
     fn build_table(&mut self, now: TimeMs, may_start: bool) {
         let building = usize::from(self.next_row) < SIZE_BINS;
@@ -745,6 +780,10 @@ impl Tias {
         self.previous_bound_share = self.bound_share;
         self.previous_least_share = self.least_share;
         (self.bound_share, self.least_share) = shares;
+        // The steps due at the publication itself (all of them with steps of 0 ms): a job
+        // submitted in this event is then refreshed under the `ρ` it will read at the
+        // pass, not latched critical under the previous one before the pass's `advance`.
+        self.catch_up(now);
     }
 
     /// The deadline job's GPUs and window, for its provisional size sample.
@@ -866,6 +905,19 @@ impl JobOrder for Tias {
             .then_some(RejectReason::DeadlineUnreachable)
     }
 
+    /// A deadline job not yet marked hopeless that its state change made hopeless: a
+    /// running job is never hopeless (it makes the most of its time), so a preemption (a
+    /// GPU failure, a job of higher priority) with less than `ρ₀·W − e` left before its
+    /// deadline makes it hopeless at that instant, which no review announced. Without a
+    /// re-key it would keep its critical or lifted key and take GPUs back from the jobs
+    /// that preempted it (and under [`HopelessPolicy::Reject`] be rejected out of rank
+    /// order). O(1).
+    fn state_change_rekeys(&self, job: &Job, now: TimeMs) -> bool {
+        job.deadline().is_some()
+            && job.order_queue & HOPELESS_FLAG == 0
+            && self.standing(job, now) == Standing::Hopeless
+    }
+
     /// A deadline job's window becomes a provisional size sample; a table being built gets
     /// this event's rows. O(B log B) plus the rows.
     fn on_submitted(&mut self, job: &Job, now: TimeMs) {
@@ -912,17 +964,34 @@ impl JobOrder for Tias {
         }
     }
 
-    /// Moves the table switch to the steps due by `now` (job `id` switches `(1 + id mod 64)`
+    /// Moves the table switch to the steps due by `now` (job `id` switches `(1 + h(id))`
     /// steps after the publication: a review of its own, not an epoch), and publishes what
     /// changed since the last pass (a new table, the cluster's size) as one change of the
     /// epoch. O(1).
     fn advance(&mut self, now: TimeMs) {
         self.catch_up(now);
         if self.pending != EpochChange::default() {
-            self.last_change = self.pending;
+            // A walk not yet done restarts under the new epoch: the jobs it had not reached
+            // need the earlier change too (an extra re-key is never wrong).
+            self.last_change = if self.walked {
+                self.pending
+            } else {
+                self.last_change.union(self.pending)
+            };
             self.pending = EpochChange::default();
+            self.walked = false;
             self.epoch = self.epoch.wrapping_add(1);
         }
+    }
+
+    /// [`TiasConfig::jobs_per_pass`] (at least 1).
+    fn jobs_per_pass(&self) -> usize {
+        usize::from(self.config.jobs_per_pass.max(1))
+    }
+
+    /// The last change has reached every live job: the next one is published alone.
+    fn epoch_walked(&mut self) {
+        self.walked = true;
     }
 
     fn epoch(&self) -> u32 {

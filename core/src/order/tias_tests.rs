@@ -392,11 +392,16 @@ fn learned_shares_reach_a_job_with_its_switch_step() {
         tias.on_finished(&done, TimeMs(0));
     }
     assert_eq!(tias.shares(), (272, 272));
-    // Job 5 (step 5) reads `ρ` = 1 until 6 s: critical from its submission. Then `ρ·W` =
-    // 27,200 ms and `σ·W` = 10,200 ms: relaxed until 102,400 − 10,200 − 27,200 = 65,000.
-    // The publication (the next pass) gives each a review at its switch.
+    // Job 5 (hashed to step 5) reads `ρ` = 1 until 6 s: critical from its submission. Then
+    // `ρ·W` = 27,200 ms and `σ·W` = 10,200 ms: relaxed until 102,400 − 10,200 − 27,200 =
+    // 65,000. Job 39 (step 6) switches at 7 s. The publication (the next pass) gives each a
+    // review at its switch.
     let waiting = job(5, 1, Some(W), 0, JobState::Waiting);
-    let other = job(6, 1, Some(W), 0, JobState::Waiting);
+    let other = job(39, 1, Some(W), 0, JobState::Waiting);
+    assert_eq!(
+        (Tias::switch_step(&waiting), Tias::switch_step(&other)),
+        (5, 6)
+    );
     tias.advance(TimeMs(0));
     assert!(tias.follows_epoch(&waiting) && tias.follows_epoch(&other));
     assert_eq!(
@@ -459,14 +464,15 @@ fn a_table_is_built_a_few_rows_per_event_and_published_once_whole() {
     let expected = GittinsTable::compute(&tias.sizes().blended(8));
     assert_eq!(tias.table(), Some((&expected, TimeMs(9))));
     // Publishing changes no key: every job reads 2D-LAS until the switch reaches it, job
-    // `id` `(1 + id mod 64)` s after the publication. The publication is one epoch, at the
-    // next pass, that gives each job whose key the switch moves a review at its switch; the
-    // steps themselves are no epochs.
+    // `id` `(1 + h(id))` s after the publication (job 68: step 1). The publication is one
+    // epoch, at the next pass, that gives each job whose key the switch moves a review at
+    // its switch; the steps themselves are no epochs.
     let epoch = tias.epoch();
     tias.advance(TimeMs(9));
     assert_eq!(tias.epoch(), epoch + 1);
     assert!(tias.last_change.published && !tias.last_change.gangs);
-    let j = job(1, 1, None, 0, JobState::Waiting);
+    let j = job(68, 1, None, 0, JobState::Waiting);
+    assert_eq!(Tias::switch_step(&j), 1);
     assert_eq!(tias.switch_at(&j), Some(TimeMs(2_009)));
     assert!(tias.follows_epoch(&j));
     assert_eq!(
@@ -530,7 +536,7 @@ fn with_table(config: TiasConfig) -> Tias {
 }
 
 #[test]
-fn a_new_table_reaches_job_id_after_one_plus_id_mod_64_seconds() {
+fn a_new_table_reaches_job_id_after_one_plus_its_hashed_step_seconds() {
     let mut tias = Tias::new(TiasConfig {
         table_rows_per_event: 40,
         ..TiasConfig::default()
@@ -539,9 +545,10 @@ fn a_new_table_reaches_job_id_after_one_plus_id_mod_64_seconds() {
     let (table, at) = tias.table().unwrap();
     let (table, index) = (table.clone(), i64::from(table.bin_log_index(0)));
     assert_eq!(at, TimeMs(0));
-    // Job 70 (70 mod 64 = 6) reads 2D-LAS until the step at 7 s, then the table: the
+    // Job 39 (hashed to step 6) reads 2D-LAS until the step at 7 s, then the table: the
     // publication gives it a review then.
-    let mut j = job(70, 1, None, 0, JobState::Waiting);
+    let mut j = job(39, 1, None, 0, JobState::Waiting);
+    assert_eq!(Tias::switch_step(&j), 6);
     tias.refresh(&mut j, TimeMs(0));
     tias.advance(TimeMs(0));
     assert_eq!(
@@ -612,9 +619,9 @@ fn a_switch_reviews_only_the_jobs_whose_key_it_moves() {
         tias.table.bin_log_index(last)
     );
     // The publication: a young job (bin 0, whose index moved) is reviewed at its switch
-    // (job 1: 2 s on), a long one (the last bin, unmoved) not.
+    // (job 68, step 1: 2 s on), a long one (the last bin, unmoved) not.
     tias.advance(TimeMs(64_000));
-    let young = job(1, 1, None, 0, JobState::Waiting);
+    let young = job(68, 1, None, 0, JobState::Waiting);
     let long = job(65, 1, None, SIZE_EDGES_GPU_MS[last], JobState::Waiting);
     assert!(tias.follows_epoch(&young) && tias.follows_epoch(&long));
     assert_eq!(
@@ -671,4 +678,28 @@ fn no_review_is_announced_for_a_switch_while_no_job_is_live() {
     assert_eq!(tias.next_step_at(), Some(TimeMs(1_000)));
     let s = sched(4, tias);
     assert_eq!(s.next_review(), None);
+}
+
+/// The switch step hashes the id: 120 ids in an arithmetic progression put at most 3 jobs
+/// on one of the 64 steps for strides 1, 64 and 65,536 and at most 5 for 1,024 and 4,096
+/// (as many as 120 random ids would: 1.9 a step on average), where `id mod 64` put every id
+/// of stride 64 on step 0 (and one event re-keyed them all); every step is in range.
+#[test]
+fn switch_steps_spread_ids_of_any_stride_over_the_64_steps() {
+    for (stride, most_allowed) in [(1u32, 3), (64, 3), (65_536, 3), (1_024, 5), (4_096, 5)] {
+        let mut per_step = [0u32; SWITCH_STEPS as usize];
+        for k in 0..120u32 {
+            let j = job(k.wrapping_mul(stride), 1, None, 0, JobState::Waiting);
+            let step = usize::from(Tias::switch_step(&j));
+            assert!(step < per_step.len());
+            per_step[step] += 1;
+        }
+        let most = per_step.iter().copied().max().unwrap_or(0);
+        assert!(
+            most <= most_allowed,
+            "stride {stride}: {most} jobs on one step"
+        );
+    }
+    let top = job(u32::MAX, 1, None, 0, JobState::Waiting);
+    assert!(u64::from(Tias::switch_step(&top)) < SWITCH_STEPS);
 }

@@ -7,6 +7,7 @@ use crate::job::JobSpec;
 use crate::order::Fifo;
 use crate::placement::{BestFit, GpuSet};
 use crate::rng::SeededRng;
+use crate::scheduler::Scheduler;
 use crate::topology::{LinkWeights, Topology};
 use std::vec::Vec;
 
@@ -24,6 +25,7 @@ fn header() -> StreamHeader {
         order: Name::try_from("tias").unwrap(),
         placer: Name::try_from("best-fit").unwrap(),
         seed: 7,
+        min_run: crate::time::DurationMs::ZERO,
     }
 }
 
@@ -202,7 +204,12 @@ fn bad_frames_are_typed_errors_and_the_next_frame_still_decodes() {
     trailing.push(0x55);
     let cases: [(Vec<u8>, FrameError); 6] = [
         (flipped, FrameError::Crc { computed, received }),
-        (raw_frame(2, &tick), FrameError::Version { found: 2 }),
+        (
+            raw_frame(WIRE_VERSION + 1, &tick),
+            FrameError::Version {
+                found: WIRE_VERSION + 1,
+            },
+        ),
         (raw_frame(WIRE_VERSION, &[9, 1, 2]), FrameError::Malformed),
         (raw_frame(WIRE_VERSION, &trailing), FrameError::Malformed),
         (std::vec![2, 7, 0], FrameError::TooShort { bytes: 1 }),

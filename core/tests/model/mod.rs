@@ -13,6 +13,10 @@
 //!   topology; only a running job is preempted (for priority only under a preemptive order;
 //!   a `GpuDown` under a running job preempts it first, naming that GPU); only a queued job is
 //!   rejected; a deferred call (`handle_deferred`) makes no other decision;
+//! - a job of class `Never` is never preempted for priority (nor moved: a move is a priority
+//!   preemption and a start), and no job is while it has run less than the scheduler's
+//!   minimum run quantum since its last start (a move is a start); a GPU failure stops
+//!   either; after a complete pass the core's quantum flag says exactly that;
 //! - attained service is exactly Σ GPUs × running time (saturating at `u64::MAX`), and
 //!   executed time Σ running time;
 //! - every accepted job is live exactly once until it finishes, is cancelled or is rejected;
@@ -26,7 +30,8 @@
 
 use gantry_core::{
     Decision, DurationMs, Event, GpuId, HeadOfLine, JobId, JobOrder, JobSpec, JobState, Placer,
-    PreemptReason, Preemption, SchedError, Scheduler, TimeMs, Topology,
+    PreemptReason, Preemption, PreemptionClass, SchedError, Scheduler, SchedulerConfig, TimeMs,
+    Topology,
 };
 use std::collections::BTreeMap;
 
@@ -71,7 +76,7 @@ impl Op {
         let deferred = b(0) & 0xC0 == 0xC0;
         let at = *now;
         let event = match kind % 16 {
-            0..=3 => Event::Submit(submit(a, b(2), b(3), wide, at)),
+            0..=3 => Event::Submit(submit(a, b(2), b(3), b(4), wide, at)),
             4..=6 => pick(running, a).map_or(Event::Tick, Event::Finish),
             7 => Event::Finish(JobId(u32::from(a % IDS))),
             8 => pick(live, a).map_or(Event::Tick, Event::Cancel),
@@ -112,7 +117,7 @@ fn pick(ids: &[JobId], a: u8) -> Option<JobId> {
     (!ids.is_empty()).then(|| ids[usize::from(a) % ids.len()])
 }
 
-fn submit(a: u8, gpus: u8, flags: u8, wide: u64, now: u64) -> JobSpec {
+fn submit(a: u8, gpus: u8, flags: u8, class: u8, wide: u64, now: u64) -> JobSpec {
     // Mostly 1–4 GPUs; one in two draws anything in 0..12 (zero and above the gang too).
     let gpus = if gpus & 0x80 == 0 {
         gpus % 4 + 1
@@ -131,6 +136,10 @@ fn submit(a: u8, gpus: u8, flags: u8, wide: u64, now: u64) -> JobSpec {
     if flags & 0x08 != 0 {
         spec.declared_length = Some(DurationMs(wide >> (flags >> 4)));
     }
+    // One job in four runs to completion once started.
+    if class & 0x03 == 0 {
+        spec.preemption = PreemptionClass::Never;
+    }
     spec
 }
 
@@ -141,6 +150,9 @@ struct ModelJob {
     state: JobState,
     attained_gpu_ms: u128,
     executed_ms: u128,
+    class: PreemptionClass,
+    /// When it last started (or moved); meaningful while it runs.
+    running_since: u64,
 }
 
 /// Why the core may refuse an event, as the model judges it.
@@ -184,6 +196,8 @@ pub struct Model {
     last_now: u64,
     preemptive: bool,
     skips_blocked_head: bool,
+    /// The scheduler's minimum run quantum, ms.
+    min_run: u64,
     /// Accepted submissions, and how they left: finished, cancelled, rejected.
     accepted: u64,
     left: u64,
@@ -206,6 +220,8 @@ pub struct Tally {
     pub follow_ups: u64,
     /// Idle-GPU checks made after complete passes with a queue.
     pub idle_checks: u64,
+    /// Pinned running jobs seen after complete passes (class `Never` or inside the quantum).
+    pub pinned_checks: u64,
 }
 
 impl Model {
@@ -220,6 +236,7 @@ impl Model {
             last_now: 0,
             preemptive: config.preemption == Preemption::On,
             skips_blocked_head: config.head_of_line == HeadOfLine::Skip,
+            min_run: config.min_run.0,
             accepted: 0,
             left: 0,
         }
@@ -322,6 +339,8 @@ impl Model {
                         state: JobState::Waiting,
                         attained_gpu_ms: 0,
                         executed_ms: 0,
+                        class: spec.preemption,
+                        running_since: 0,
                     },
                 );
                 self.accepted += 1;
@@ -360,6 +379,18 @@ impl Model {
                 Decision::Preempt { job, .. } => {
                     if !self.preemptive {
                         return Err(format!("non-preemptive order preempted {job:?}"));
+                    }
+                    if let Some(j) = self.jobs.get(&job.0) {
+                        if j.class == PreemptionClass::Never {
+                            return Err(format!("{job:?} of class Never preempted for priority"));
+                        }
+                        let ran = self.last_now.saturating_sub(j.running_since);
+                        if j.state == JobState::Running && ran < self.min_run {
+                            return Err(format!(
+                                "{job:?} preempted after {ran} ms, inside its {} ms quantum",
+                                self.min_run
+                            ));
+                        }
                     }
                     self.preempt(*job)?;
                     tally.preemptions += 1;
@@ -405,8 +436,47 @@ impl Model {
             }
             self.owner[i] = Some(id);
         }
+        let now = self.last_now;
         if let Some(job) = self.jobs.get_mut(&id.0) {
             job.state = JobState::Running;
+            job.running_since = now;
+        }
+        Ok(())
+    }
+
+    /// After a complete pass: each job's class, start and quantum flag as the core reports
+    /// them (the flag is brought up to date by the pass, so only then).
+    fn check_quanta<O: JobOrder, P: Placer<G>>(
+        &self,
+        core: &Scheduler<O, P, G, J, GANG>,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        for job in core.jobs() {
+            let m = &self.jobs[&job.id().0];
+            let running = m.state == JobState::Running;
+            let in_quantum =
+                running && self.last_now.saturating_sub(m.running_since) < self.min_run;
+            let pinned = running && (in_quantum || m.class == PreemptionClass::Never);
+            let seen = (
+                job.preemption_class(),
+                job.in_quantum(),
+                job.is_pinned(),
+                running.then(|| job.running_since().0),
+            );
+            let want = (
+                m.class,
+                in_quantum,
+                pinned,
+                running.then_some(m.running_since),
+            );
+            if seen != want {
+                return Err(format!(
+                    "{:?}: core (class, in quantum, pinned, running since) {seen:?}, model \
+                     {want:?}",
+                    job.id()
+                ));
+            }
+            tally.pinned_checks += u64::from(pinned);
         }
         Ok(())
     }
@@ -510,16 +580,18 @@ fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snaps
 }
 
 /// Replays the operations encoded in `bytes` (`OP_BYTES` each) into a scheduler with this
-/// order, placer and topology and a `D`-slot decision buffer, and into the model; returns
-/// the first disagreement as text, naming the operation.
+/// order, placer, topology and minimum run quantum and a `D`-slot decision buffer, and into
+/// the model; returns the first disagreement as text, naming the operation.
 pub fn check_stream<O: JobOrder, P: Placer<G>, const D: usize>(
     order: O,
     placer: P,
     topology: Topology<G>,
+    min_run: DurationMs,
     bytes: &[u8],
 ) -> Result<Tally, String> {
+    let config = SchedulerConfig::for_order(&order).with_min_run(min_run);
     let mut core: Box<Scheduler<O, P, G, J, GANG>> =
-        Box::new(Scheduler::new(topology, order, placer));
+        Box::new(Scheduler::with_config(topology, order, placer, config));
     let mut model = Model::new(&core);
     let mut tally = Tally::default();
     let mut clock = 0u64;
@@ -606,6 +678,7 @@ fn one_call<O: JobOrder, P: Placer<G>, const D: usize>(
     model.compare(core)?;
     if !op.deferred {
         model.check_no_idle_fit(tally)?;
+        model.check_quanta(core, tally)?;
     }
     Ok(())
 }
@@ -678,6 +751,32 @@ mod catches {
         apply(&mut m, &[start(1, &[0, 1])]).unwrap();
         let err = m.check_no_idle_fit(&mut Tally::default()).unwrap_err();
         assert!(err.contains("waits while 2 healthy GPUs are idle"), "{err}");
+    }
+
+    #[test]
+    fn a_pinned_job_preempted_for_priority_is_caught() {
+        let preempt = |job: u32| Decision::Preempt {
+            job: JobId(job),
+            reason: PreemptReason::Priority,
+        };
+        // Class Never.
+        let mut m = model_with_two_jobs();
+        m.preemptive = true;
+        m.jobs.get_mut(&1).unwrap().class = PreemptionClass::Never;
+        apply(&mut m, &[start(1, &[0, 1])]).unwrap();
+        m.accrue(5_000);
+        let err = apply(&mut m, &[preempt(1)]).unwrap_err();
+        assert!(err.contains("class Never"), "{err}");
+        // Inside a 1 s quantum at 999 ms, allowed at 1,000 ms.
+        let mut m = model_with_two_jobs();
+        m.preemptive = true;
+        m.min_run = 1_000;
+        apply(&mut m, &[start(2, &[0, 1])]).unwrap();
+        m.accrue(999);
+        let err = apply(&mut m, &[preempt(2)]).unwrap_err();
+        assert!(err.contains("inside its 1000 ms quantum"), "{err}");
+        m.accrue(1_000);
+        apply(&mut m, &[preempt(2)]).unwrap();
     }
 
     #[test]

@@ -7,11 +7,11 @@
 //! needs a C++ compiler), at the smaller sizes of `EMULATED_EQUALITY_SIZES`.
 
 use clap::Parser;
-use gantry::dag::on_big_stack;
-use gantry::gpu::check::{
+use gantry::dag::gpu_check::{
     BenchRow, EMULATED_EQUALITY_SIZES, EqualityCase, GPU_EQUALITY_SIZES, benchmark, equality_check,
     equality_check_with,
 };
+use gantry::dag::on_big_stack;
 use gantry::gpu::emulate::{EmulatorBuild, EmulatorProgram, KernelEmulator};
 use std::fmt::Write as _;
 use std::path::PathBuf;

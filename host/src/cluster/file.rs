@@ -19,7 +19,7 @@
 //! field.
 
 use super::{Cluster, ClusterError, GpuTypeSpec, GpuTypes, MachineTypes, Throughputs};
-use crate::sim::ClusterSpec;
+use crate::cluster::ClusterSpec;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

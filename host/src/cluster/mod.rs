@@ -10,9 +10,9 @@
 //!   model ([`Cluster::gang_speed`]), a DAG task at its GPU's speed for the task's model;
 //! - every **placer** a same-type rule ([`same_type`]): once a gang holds a GPU, it only
 //!   takes GPUs of that type while enough are usable, so no gang runs at a K80's pace
-//!   because one of its eight GPUs is a K80. DAG jobs are exempt ([`hints`]): their tasks
+//!   because one of its eight GPUs is a K80. DAG jobs are exempt ([`hints`](crate::mixed::hints)): their tasks
 //!   run independently and their planner uses each GPU at its own speed;
-//! - gantry's placer (`ppo-gavel`) a per-model type choice ([`hints`]): each gang starts on
+//! - gantry's placer (`ppo-gavel`) a per-model type choice ([`hints`](crate::mixed::hints)): each gang starts on
 //!   the type where its model runs fastest among those with room.
 //!
 //! Inputs: `--cluster 4x8x8 --gpu-types v100:0-15,p100:16-23,k80:24-31` ([`gpu_types`]) or
@@ -21,14 +21,14 @@
 
 pub mod file;
 pub mod gpu_types;
-pub mod hints;
 pub mod same_type;
+pub mod spec;
 pub mod throughputs;
 
 pub use gpu_types::{GpuTypeSpec, MachineTypes};
+pub use spec::ClusterSpec;
 pub use throughputs::Throughputs;
 
-use crate::sim::ClusterSpec;
 use gantry_core::topology::REFERENCE_SPEED_PERMILLE;
 use gantry_core::{GpuId, Topology, TopologyError};
 use std::fmt;

@@ -10,7 +10,7 @@
 //! step counts. Ratios range from 0.09 (ResNet-18 on a K80) to 2.3 (Recommendation on a
 //! P100).
 
-use crate::trace::TraceError;
+use crate::jobs::TraceError;
 use std::path::Path;
 
 /// The bundled table's CSV text.

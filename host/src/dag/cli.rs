@@ -117,7 +117,7 @@ pub const DEFAULT_PLANNERS: [PlannerKind; 6] = [
 
 /// `--woa-population`: an integer in `1..=WOA_POP`.
 fn woa_population_parser() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::new().range(1..=super::report::WOA_POP as u64)
+    clap::builder::RangedU64ValueParser::new().range(1..=super::planners::WOA_POP as u64)
 }
 
 impl DagArgs {
@@ -160,7 +160,7 @@ impl DagArgs {
                 heft_seed: !self.no_heft_seed,
                 ..super::worl_rtgs::WorlConfig::new(self.seed)
             },
-            search: super::search::SearchOptions {
+            search: super::SearchOptions {
                 budget_ms: self.budget_ms,
                 list_seeds: !self.no_list_seeds,
                 ddqn_seeds: self.ddqn_seeds,

@@ -23,7 +23,9 @@ pub mod ddqn_env;
 pub mod error;
 pub mod exact;
 pub mod gantt;
+pub mod gpu_check;
 pub mod matrix;
+pub mod planners;
 pub mod report;
 pub mod search;
 pub mod stg;
@@ -33,9 +35,8 @@ pub mod worl;
 pub mod worl_rtgs;
 
 pub use error::DagLoadError;
-pub use report::{
-    DagRunError, PlannerKind, PlannerOptions, PlannerReport, ScheduledTask, run_planners,
-};
+pub use planners::{DagRunError, PlannerKind, PlannerOptions, SearchOptions};
+pub use report::{PlannerReport, ScheduledTask, run_planners};
 
 use gantry_core::dag::{Bandwidth, CostTable, Dag, GpuPool};
 use std::path::{Path, PathBuf};

@@ -12,9 +12,9 @@
 //! development machine; `plan_ms` in the report says what it really took). The list
 //! schedulers' seeds are computed before the search and are not part of the budget.
 //!
-//! Default budget ([`SearchOptions::budget_ms`] `None`): 1 ms per task, at least 1,000 ms.
+//! Default budget ([`SearchOptions::budget_ms`](super::SearchOptions::budget_ms) `None`): 1 ms per task, at least 1,000 ms.
 
-use super::report::{DagRunError, PlannerKind, PlannerOptions, WOA_POP, list_schedule};
+use super::planners::{DagRunError, PlannerKind, PlannerOptions, WOA_POP, list_schedule};
 use super::worl_rtgs::{DdqnAdvisor, WorlConfig, load_model};
 use super::{MAX_GPUS, MAX_TASKS};
 use crate::gpu::{CudaBatch, run_woa_batched};
@@ -29,40 +29,6 @@ pub const WORK_UNITS_PER_MS: u64 = 200_000;
 /// Share of the budget `worl-ls` keeps for its end: variable-neighbourhood and iterated
 /// local search from the elite ([`WoaConfig::intensify`]).
 pub const INTENSIFY_SHARE: f64 = 0.25;
-
-/// How `worl-ls` searches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct SearchOptions {
-    /// Budget in ms of search (converted to work units); `None`: 1 ms per task, ≥ 1,000.
-    pub budget_ms: Option<u64>,
-    /// Seed the population with the list schedulers' plans (HEFT, PEFT, CPOP, lookahead
-    /// HEFT, IPPTS): the result is then never worse than any of them.
-    pub list_seeds: bool,
-    /// DDQN plans in the initial population (greedy + perturbed); 0 = no DDQN.
-    pub ddqn_seeds: usize,
-}
-
-impl SearchOptions {
-    /// Default budget, list seeds on, no DDQN.
-    pub const fn new() -> Self {
-        Self {
-            budget_ms: None,
-            list_seeds: true,
-            ddqn_seeds: 0,
-        }
-    }
-
-    /// The budget in ms for a DAG of `tasks` tasks.
-    pub fn budget_ms_for(&self, tasks: usize) -> u64 {
-        self.budget_ms.unwrap_or((tasks as u64).max(1000))
-    }
-}
-
-impl Default for SearchOptions {
-    fn default() -> Self {
-        Self::new()
-    }
-}
 
 /// What a `worl-ls` run did, for the report.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,6 +115,7 @@ fn ddqn_advisor(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dag::SearchOptions;
     use crate::dag::report::run_planners;
     use crate::dag::{HostDag, HostPlatform, HostPool, Problem, on_big_stack};
     use gantry_core::SeededRng;

@@ -176,7 +176,7 @@ fn row_options(args: &DagTableArgs, big: bool) -> PlannerOptions {
             heft_seed: !args.no_heft_seed,
             ..base.worl
         },
-        search: super::search::SearchOptions {
+        search: super::SearchOptions {
             budget_ms: args.budget_ms,
             ..base.search
         },
@@ -298,7 +298,7 @@ pub fn run(args: &DagTableArgs) -> anyhow::Result<String> {
             && let Some(at) = args.planners.iter().position(|&k| k == PlannerKind::WorlLs)
         {
             let unseeded = PlannerOptions {
-                search: super::search::SearchOptions {
+                search: super::SearchOptions {
                     list_seeds: false,
                     ..options.search
                 },
@@ -558,7 +558,7 @@ fn gap_section(args: &DagTableArgs) -> anyhow::Result<String> {
         let mut reports = run_planners(&small.problem, &args.planners, &options)?;
         if !args.no_unseeded {
             let unseeded = PlannerOptions {
-                search: super::search::SearchOptions {
+                search: super::SearchOptions {
                     list_seeds: false,
                     ..options.search
                 },

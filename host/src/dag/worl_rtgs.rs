@@ -32,7 +32,6 @@
 
 use super::MAX_GPUS;
 use super::ddqn_env::{Exploration, RolloutError, rollout};
-use crate::learn::ddqn::INPUT_NAME;
 use crate::learn::tract_model::{InputSpec, ModelError, TractModel};
 use gantry_core::dag::{
     AdvisorContext, Dag, DagPlanner, Heft, ListState, OBS_WIDTH, Plan, PlanAdvisor, Platform,
@@ -40,6 +39,9 @@ use gantry_core::dag::{
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::path::Path;
+
+/// Graph input name of the exported Q-network (`[N, OBS_WIDTH]`, one row per GPU).
+pub const INPUT_NAME: &str = "gpu_features";
 
 /// Default model path.
 pub const DEFAULT_MODEL: &str = "models/worl_ddqn.onnx";
@@ -210,10 +212,10 @@ impl<const T: usize, const E: usize> PlanAdvisor<T, E> for DdqnAdvisor<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dag::report::{PlannerKind, PlannerOptions, run_planners};
     use crate::dag::{HostDag, HostPlatform, HostPool, MAX_TASKS, Problem, on_big_stack};
-    use crate::learn::ddqn::{DdqnConfig, export_onnx, net_config};
+    use crate::dag::{PlannerKind, PlannerOptions, run_planners};
     use crate::learn::mlp::Mlp;
+    use crate::train::ddqn::{DdqnConfig, export_onnx, net_config};
     use gantry_core::SeededRng;
     use gantry_core::dag::{Bandwidth, Evaluator, TaskId, Woa, WoaConfig};
     use std::path::PathBuf;

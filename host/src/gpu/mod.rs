@@ -27,7 +27,6 @@
 //! is missing, so every entry point checks presence first and returns
 //! [`GpuError::DriverMissing`] / [`GpuError::NvrtcMissing`].
 
-pub mod check;
 pub mod cuda;
 pub mod emulate;
 pub mod flat;

@@ -1,5 +1,6 @@
-//! Learning: a small MLP with hand-written backprop (training), ONNX export (shipping) and a
-//! tract runner (inference).
+//! The learned-policy toolkit: a small MLP with hand-written backprop (for the trainers in
+//! [`crate::train`]), ONNX export (shipping) and loading (tract), and the placement scorer
+//! that runs a shipped model.
 //!
 //! - [`mlp`]: `Mlp` (Linear + ReLU/Tanh layers on `ndarray`), batch forward, backward,
 //!   `AdamW`, seeded bit-exact init, `weight_hash` for determinism tests.
@@ -10,10 +11,8 @@
 //! - [`tract_model`]: `TractModel` loads an ONNX file, checks its declared shapes, runs it
 //!   with a reused plan state and rejects non-finite outputs, with typed `ModelError`s.
 
-pub mod ddqn;
 pub mod mlp;
 pub mod onnx;
-pub mod ppo;
 pub mod scorer;
 pub mod split_mlp;
 pub mod tract_model;

@@ -6,13 +6,17 @@
 //! - [`TractScorer`]: every call through tract — the reference the direct path is tested
 //!   against (same scores within 10⁻⁵, same picks).
 
-use super::ppo::{INPUT_GPUS, INPUT_JOB};
 use super::split_mlp::SplitMlp;
 use super::tract_model::{InputSpec, ModelError, TractModel};
 use gantry_core::placement::observation::{GPU_FEATURES, JOB_FEATURES};
 use gantry_core::placement::{GpuScorer, ScoreError};
 use ndarray::ArrayView2;
 use std::path::Path;
+
+/// ONNX input name of the per-GPU rows, `[N, 12]`.
+pub const INPUT_GPUS: &str = "gpu_features";
+/// ONNX input name of the job row, `[1, 8]`.
+pub const INPUT_JOB: &str = "job_features";
 
 /// Default location of the shipped PPO placement model.
 pub const DEFAULT_PPO_MODEL: &str = "models/proximity_ppo.onnx";
@@ -224,7 +228,7 @@ impl GpuScorer for PolicyScorer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learn::ppo::PpoPolicy;
+    use crate::train::ppo::PpoPolicy;
     use gantry_core::placement::observation::encode;
     use gantry_core::placement::{
         GpuMask, PlacementView, Placer, ProximityGreedy, ScoreFault, ScoredPlacer,

@@ -6,13 +6,13 @@
 //!   [`DagJob`].
 //! - [`DagJobsSpec`] / [`make_dag_jobs`]: `--dag-jobs FRACTION[:TASKS_LO:TASKS_HI]` turns a
 //!   seeded share of any trace's jobs into generated DAG jobs ([`generate`]).
-//! - [`format`](mod@format): the mixed workload file (JSON lines), which can carry all of it, and the
-//!   bundled sample ([`sample`]).
+//! - [`format`](mod@format): the mixed workload file (JSON lines), which can carry all of it
+//!   (the bundled sample is [`crate::sample`]).
 
 pub mod dag_job;
 pub mod format;
 pub mod generate;
-pub mod sample;
+pub mod hints;
 
 pub use dag_job::{
     DagEdge, DagJob, DagJobError, DagProgress, DagTask, JobDag, MAX_DAG_EDGES, MAX_DAG_TASKS,

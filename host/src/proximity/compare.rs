@@ -1,16 +1,51 @@
-//! `gantry compare --scenario proximity-drl`: every placer on the same episodes, with the
-//! anchor's figures beside ours when the episodes are theirs.
+//! The placers compared on Proximity-DRL's episodes (`gantry compare --scenario
+//! proximity-drl`): every placer on the same episodes, with the anchor's figures beside ours
+//! when the episodes are theirs.
 
 use super::env::{EpisodeResult, Variant, run_episode};
 use super::jobs::ProxJob;
 use super::{PROXIMITY_GPUS, proximity_tree};
 use crate::learn::scorer::TractScorer;
-use crate::policy::PlacerKind;
+use crate::registry::PlacerKind;
 use gantry_core::placement::{
     BestFit, ExactOptimal, FirstFit, LoadBalance, Placer, ProximityGreedy, RandomPlacer,
     ScoredPlacer,
 };
 use std::path::Path;
+
+/// What a scenario run was: printed above its table, and carried by every JSON row.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ScenarioInfo {
+    /// The scenario.
+    pub scenario: &'static str,
+    /// The environment variant.
+    pub variant: Variant,
+    /// Episode seeds, as given.
+    pub seeds: String,
+    /// Where the episodes come from: their recorded sequences, or gantry's generator.
+    pub episodes: String,
+    /// The PPO model, when the `ppo` placer ran one.
+    pub model: Option<String>,
+    /// The gantry version that ran it.
+    pub gantry_version: &'static str,
+}
+
+impl std::fmt::Display for ScenarioInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "scenario: {} (variant {}), seeds {}; episodes: {}",
+            self.scenario,
+            crate::cli::value_name(&self.variant),
+            self.seeds,
+            self.episodes
+        )?;
+        if let Some(model) = &self.model {
+            write!(f, "; ppo model {model}")?;
+        }
+        Ok(())
+    }
+}
 
 const G: usize = PROXIMITY_GPUS;
 
@@ -50,8 +85,8 @@ pub struct ScenarioRow {
     pub anchor_avg_jct: Option<f64>,
     /// The anchor's makespan, if known.
     pub anchor_makespan: Option<f64>,
-    /// What ran (set by [`run_scenario`](super::cli::run_scenario)).
-    pub run: Option<super::cli::ScenarioInfo>,
+    /// What ran (set by `gantry compare --scenario`).
+    pub run: Option<ScenarioInfo>,
 }
 
 /// A placer on their tree by kind. `model` is the PPO scorer (loaded once by the caller).

@@ -7,9 +7,9 @@
 //!   driving any core `Placer` on the 2 × 4 × 4 tree; [`env::Variant::Compat`] reproduces
 //!   their quirks, [`env::Variant::Fixed`] removes them.
 //! - [`reward`]: their per-job reward `1 − (cost − min_k)/(max_k − min_k)` on the last pick.
-//! - [`compare`] and [`cli`]: `gantry compare --scenario proximity-drl`.
+//! - [`compare`]: the placers on their episodes, one row each, for `gantry compare
+//!   --scenario proximity-drl` (the command is [`crate::commands::proximity`]).
 
-pub mod cli;
 pub mod compare;
 pub mod env;
 pub mod jobs;

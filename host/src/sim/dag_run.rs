@@ -45,7 +45,7 @@ use crate::dag::worl_rtgs::{DdqnAdvisor, WorlConfig, load_model};
 use crate::learn::resolve_model_path;
 use crate::learn::tract_model::TractModel;
 use crate::mixed::{DagJob, DagProgress, JobDag, MAX_DAG_TASKS};
-use crate::policy::HOST_GANG;
+use crate::registry::HOST_GANG;
 use gantry_core::dag::{
     Bandwidth, DagPlanner, Decoding, Evaluator, Heft, NoAdvisor, Plan, PlanError, Platform, Woa,
     WoaConfig,

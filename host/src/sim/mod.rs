@@ -12,30 +12,29 @@
 //! ([`dag_run`]: the design of DAG jobs in the cluster). [`simulate`] is the homogeneous,
 //! DAG-free special case every older caller uses; it gives the same results as before.
 
-pub mod cluster;
 pub mod dag_run;
 mod dag_run_list;
 mod event_queue;
 pub mod scheduler;
 pub mod speed;
 
-pub use cluster::ClusterSpec;
+pub use crate::cluster::ClusterSpec;
 pub use dag_run::{DagPlannerKind, PlannedRun, TaskRun};
 pub use scheduler::SchedulerSpec;
 pub use speed::{SpeedModel, SpeedTable};
 
 use crate::cluster::Cluster;
 use crate::mixed::{DagProgress, JobExtras};
-use crate::policy::{
+use crate::progress::RunProgress;
+use crate::registry::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
-use crate::progress::RunProgress;
 use crate::trace::TraceJob;
 use dag_run::{DagPlanning, planning_seed};
 use event_queue::EventQueue;
 use gantry_core::{
-    CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, SchedError, Scheduler, TimeMs,
-    Topology,
+    CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, PreemptionClass, SchedError,
+    Scheduler, TimeMs, Topology,
 };
 use std::collections::VecDeque;
 
@@ -61,6 +60,14 @@ pub struct SimConfig {
     pub speed_model: SpeedModel,
     /// Injected GPU failures, if any.
     pub faults: Option<FaultConfig>,
+    /// What a preemption costs a job.
+    pub preemption: PreemptionMode,
+    /// Under [`PreemptionMode::Checkpoint`]: the job saves its progress every this many ms
+    /// of progress in a run, and a preemption loses what it made since the last save; 0:
+    /// it loses nothing (a checkpoint taken at the preemption itself, free).
+    pub checkpoint_interval_ms: u64,
+    /// The core's minimum run quantum ([`gantry_core::SchedulerConfig::min_run`]), ms.
+    pub min_run_ms: u64,
 }
 
 impl Default for SimConfig {
@@ -71,8 +78,39 @@ impl Default for SimConfig {
             seed: 0,
             speed_model: SpeedModel::CommCost,
             faults: None,
+            preemption: PreemptionMode::Checkpoint,
+            checkpoint_interval_ms: 0,
+            min_run_ms: 0,
         }
     }
+}
+
+/// What a preemption (for priority, or a GPU failure) costs a gang job in the simulator.
+/// Every restart also waits [`SimConfig::restart_overhead_ms`] before making progress.
+/// DAG jobs keep the tasks they finished under every mode.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+pub enum PreemptionMode {
+    /// The job resumes from its last checkpoint, taken every
+    /// [`SimConfig::checkpoint_interval_ms`] of progress (0: at the preemption itself, so
+    /// nothing is lost: the simulator's behaviour when no mode is asked for).
+    #[default]
+    Checkpoint,
+    /// The job is killed and restarts from zero (Slurm's requeue of a job that does not
+    /// checkpoint): a preemption loses all its progress.
+    Restart,
+    /// Every job is submitted as [`PreemptionClass::Never`]: once started it runs to
+    /// completion; a GPU failure still stops it, and it restarts from zero.
+    Never,
 }
 
 /// Seeded fault injection: GPU failures arrive as a Poisson process over the whole cluster;
@@ -126,6 +164,9 @@ pub struct JobRecord {
     pub placement_costs: Vec<f64>,
     /// GPU·ms it held GPUs for (progress or not).
     pub busy_gpu_ms: u64,
+    /// GPU·ms of runs ended by a preemption that did not become kept progress: the
+    /// progress the preemption mode loses plus the restart overhead.
+    pub wasted_gpu_ms: u64,
     /// The core refused it at submission (with the error's text).
     pub refused: Option<String>,
     /// The core rejected it after accepting it.
@@ -310,7 +351,7 @@ fn run_on<const G: usize, const J: usize, const GANG: usize>(
         .map_err(|_| SimError::Cluster(spec, G))?;
     let batched = r.scheduler.order.batches_instants();
     let order = AnyOrder::new(r.scheduler.order);
-    let hints = crate::cluster::hints::PlacementHints::new(r.cluster, r.extras, r.jobs.len());
+    let hints = crate::mixed::hints::PlacementHints::new(r.cluster, r.extras, r.jobs.len());
     let placer = AnyPlacer::<G>::new(r.scheduler.placer, r.config.seed)
         .with_hints(hints.map(std::sync::Arc::new));
     std::thread::scope(|scope| {
@@ -324,8 +365,11 @@ fn run_on<const G: usize, const J: usize, const GANG: usize>(
                         std::path::Path::new(crate::dag::worl_rtgs::DEFAULT_MODEL),
                     )
                 });
-                let scheduler =
-                    Box::new(Scheduler::<_, _, G, J, GANG>::new(topology, order, placer));
+                let config = gantry_core::SchedulerConfig::for_order(&order)
+                    .with_min_run(DurationMs(r.config.min_run_ms));
+                let scheduler = Box::new(Scheduler::<_, _, G, J, GANG>::with_config(
+                    topology, order, placer, config,
+                ));
                 let mut engine = Engine::new(r.jobs, scheduler, r.config);
                 engine.batched = batched;
                 engine.mixed = Some(Mixed {
@@ -766,6 +810,12 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             comm: CommProfile {
                 gradient_mb: t.gradient_mb,
             },
+            preemption: match self.config.preemption {
+                PreemptionMode::Never => PreemptionClass::Never,
+                PreemptionMode::Checkpoint | PreemptionMode::Restart => {
+                    PreemptionClass::Checkpointing
+                }
+            },
         }
     }
 
@@ -869,7 +919,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         match decision {
             Decision::Start { job, gpus } => self.start(now, job.0, gpus.as_slice()),
             Decision::Preempt { job, reason } => {
-                self.stop_run(now, job.0);
+                self.kill_run(now, job.0);
                 self.records[job.0 as usize].preemptions += 1;
                 if matches!(reason, gantry_core::PreemptReason::GpuFailed(_)) {
                     self.records[job.0 as usize].requeues += 1;
@@ -981,6 +1031,40 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         Some(makespan)
     }
 
+    /// Ends the job's run at `now` by a preemption: what the preemption mode says is lost
+    /// of a gang job's progress since its start is taken back, and the GPU time of the run
+    /// that did not become kept progress (restart overhead included) is counted as wasted.
+    fn kill_run(&mut self, now: u64, job: u32) {
+        let dag = self
+            .mixed
+            .as_ref()
+            .is_some_and(|m| m.extras.dag_of(job as usize).is_some());
+        let Some(run) = self.progress[job as usize].run.clone() else {
+            return;
+        };
+        let before = self.progress[job as usize].remaining_ms;
+        self.stop_run(now, job);
+        let useful_ms = now.saturating_sub(run.progress_from_ms);
+        let kept_ms = if dag {
+            useful_ms
+        } else {
+            match self.config.preemption {
+                PreemptionMode::Checkpoint => match self.config.checkpoint_interval_ms {
+                    0 => useful_ms,
+                    every => useful_ms / every * every,
+                },
+                PreemptionMode::Restart | PreemptionMode::Never => 0,
+            }
+        };
+        if !dag && kept_ms < useful_ms {
+            let kept = &mut self.progress[job as usize];
+            kept.remaining_ms = (before - kept_ms as f64 * run.speed).max(0.0);
+        }
+        let held_ms = now.saturating_sub(run.started_ms);
+        let record = &mut self.records[job as usize];
+        record.wasted_gpu_ms += held_ms.saturating_sub(kept_ms) * u64::from(run.gpus);
+    }
+
     /// Ends the job's current run at `now`: credits its progress (a DAG job: the tasks its
     /// plan had finished by now) and GPU time.
     fn stop_run(&mut self, now: u64, job: u32) {
@@ -1005,3 +1089,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         }
     }
 }
+
+#[cfg(test)]
+#[path = "preemption_tests.rs"]
+mod preemption_tests;

@@ -3,7 +3,7 @@
 
 use super::dag_run::DagPlannerKind;
 use crate::cli::value_name;
-use crate::policy::{OrderKind, PlacerKind};
+use crate::registry::{OrderKind, PlacerKind};
 
 /// The three choices a cluster scheduler makes, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

@@ -24,7 +24,7 @@ use super::action::{Action, StartPlan};
 use super::gres::{GpuRequest, job_request, node_gpus};
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
-use crate::policy::{AnyOrder, AnyPlacer, HOST_JOBS, OrderKind, PlacerKind};
+use crate::registry::{AnyOrder, AnyPlacer, HOST_JOBS, OrderKind, PlacerKind};
 use crate::sim::{DECISION_BUFFER, HostDecision, HostScheduler, LogEntry};
 use gantry_core::{
     CommProfile, Decision, Event, GpuId, JobId, JobSpec, JobState, SchedError, TimeMs,
@@ -718,6 +718,7 @@ impl Controller {
             deadline: job.deadline_s.map(|s| TimeMs(s.saturating_mul(1000))),
             declared_length: None,
             comm: CommProfile::default(),
+            preemption: gantry_core::PreemptionClass::Checkpointing,
         };
         let mut result = self.handle(now, Event::Submit(spec), cycle);
         if let Err(SchedError::DeadlineAlreadyPassed { .. }) = result {

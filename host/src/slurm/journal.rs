@@ -213,7 +213,7 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{OrderKind, PlacerKind};
+    use crate::registry::{OrderKind, PlacerKind};
     use crate::sim::SimConfig;
     use crate::slurm::controller::{Controller, ControllerConfig, Snapshot};
     use crate::slurm::json::{SlurmJob, SlurmNode};

@@ -11,7 +11,7 @@
 use super::gres::{PartitionGpus, node_gpus};
 use super::hostlist;
 use super::json::SlurmNode;
-use crate::policy::HOST_GPUS;
+use crate::registry::HOST_GPUS;
 use crate::sim::ClusterSpec;
 use gantry_core::GpuId;
 

@@ -3,7 +3,7 @@
 //! Jobs are submitted held (`sbatch --hold`). Each cycle gantry reads `squeue --json` and
 //! `sinfo --json`, turns what differs from its core's state into core events (submit,
 //! finish, cancel, GPU down/up for nodes, ticks), calls the same `Scheduler::handle` as the
-//! simulator (any order and placer of [`crate::policy`]), writes every call to its journal,
+//! simulator (any order and placer of [`crate::registry`]), writes every call to its journal,
 //! then carries the decisions out: a `Start` pins the job to the nodes of its GPUs
 //! (`scontrol update JobId= NodeList= …`) and releases it, a `Preempt` requeues and holds it,
 //! a `Reject` writes the reason into the job's comment and cancels it.
@@ -35,8 +35,8 @@ pub use command::{CommandError, ProcessRunner, SlurmRunner};
 pub use controller::{Controller, ControllerConfig, Snapshot};
 pub use summary::Summary;
 
-use crate::policy::{OrderKind, PlacerKind};
 use crate::record::RecordHeader;
+use crate::registry::{OrderKind, PlacerKind};
 use crate::sim::SimConfig;
 use action::{Action, shell_line};
 use journal::Journal;

@@ -23,7 +23,7 @@
 
 use super::loaded::{RowOutcome, gpu_count, read_rows, to_ms};
 use super::{LineCounter, Loaded, Row, TraceError, TraceJob, column, csv_reader, read_file};
-use crate::sim::ClusterSpec;
+use crate::cluster::ClusterSpec;
 use std::path::Path;
 
 /// The jobs of a Tiresias trace, sorted as Tiresias sorts them, the first `limit` kept.

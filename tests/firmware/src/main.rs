@@ -10,10 +10,10 @@
 //!
 //! Which job orders and placers it runs is chosen by cargo features (`tias`, `las`, `fifo`;
 //! `best-fit`, `optimal`, …); with several, the stream's header picks the pair. No
-//! allocator; the scheduler lives in `run`'s stack frame, built by `Scheduler::new`. With
-//! the `checkpoint` feature it also snapshots and restores its scheduler every 1,000 events,
-//! alternately into a new one (`Scheduler::restore`) and in place
-//! (`Scheduler::restore_in_place`).
+//! allocator; the scheduler lives in `run`'s stack frame, built by
+//! `Scheduler::with_config` with the header's minimum run quantum. With the `checkpoint`
+//! feature it also snapshots and restores its scheduler every 1,000 events, alternately
+//! into a new one (`Scheduler::restore`) and in place (`Scheduler::restore_in_place`).
 #![no_std]
 #![no_main]
 
@@ -27,8 +27,8 @@ use gantry_core::wire::{
     FrameReader, FrameWriter, HeaderField, Inbound, OutboundRef, StreamHeader,
 };
 use gantry_core::{
-    Decision, Event, HandleOutcome, JobOrder, LinkWeights, Placer, SchedError, Scheduler, TimeMs,
-    Topology,
+    Decision, DurationMs, Event, HandleOutcome, JobOrder, LinkWeights, Placer, SchedError,
+    Scheduler, SchedulerConfig, TimeMs, Topology,
 };
 use host_io::HostFile;
 use measure::{Clock, paint, stack_pointer};
@@ -161,8 +161,10 @@ fn build<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
     topology: Topology<FIRMWARE_GPUS>,
     order: O,
     placer: P,
+    min_run: DurationMs,
 ) -> Sched<O, P> {
-    Scheduler::new(topology, order, placer)
+    let config = SchedulerConfig::for_order(&order).with_min_run(min_run);
+    Scheduler::with_config(topology, order, placer, config)
 }
 
 #[inline(never)]
@@ -293,7 +295,7 @@ fn run<O: Order, P: Place>(
     let sp = stack_pointer();
     let painted = paint(CONSTRUCT_PROBE_BYTES);
     let start = io.clock.now();
-    let mut scheduler = build(topology, order, placer);
+    let mut scheduler = build(topology, order, placer, header.min_run);
     let end = io.clock.now();
     let used = painted.used_below(sp);
     io.stats.construct_stack_bytes = io.stats.construct_stack_bytes.max(used);

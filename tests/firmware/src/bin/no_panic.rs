@@ -11,8 +11,8 @@
 use cortex_m_rt::entry;
 use gantry_core::wire::{FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
 use gantry_core::{
-    Decision, DurationMs, Event, GpuId, JobId, JobOrder, JobSpec, LinkWeights, Placer, Scheduler,
-    TimeMs, Topology,
+    Decision, DurationMs, Event, GpuId, JobId, JobOrder, JobSpec, LinkWeights, Placer,
+    PreemptionClass, Scheduler, SchedulerConfig, TimeMs, Topology,
 };
 
 /// xorshift64: the events' source.
@@ -39,6 +39,9 @@ impl Draw {
                     spec.deadline = Some(TimeMs(self.next()));
                 }
                 spec.declared_length = Some(DurationMs(self.below(1 << 30)));
+                if self.below(4) == 0 {
+                    spec.preemption = PreemptionClass::Never;
+                }
                 Event::Submit(spec)
             }
             3 | 4 => Event::Finish(job),
@@ -63,8 +66,10 @@ fn drive<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(draw: &mut Draw, order: O, place
         Ok(t) => t,
         Err(_) => semihosting::process::exit(2),
     };
+    let min_run = DurationMs(draw.next());
+    let config = SchedulerConfig::for_order(&order).with_min_run(min_run);
     let mut scheduler: Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG> =
-        Scheduler::new(topology, order, placer);
+        Scheduler::with_config(topology, order, placer, config);
     let mut out = heapless::Vec::<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>::new();
     let mut now = 0u64;
     for _ in 0..10_000 {

@@ -20,12 +20,13 @@
 //! Single-threaded ndarray and one ChaCha8 stream seeded by [`DdqnConfig::seed`] make a run
 //! bit-exact: same seed → same weights hash (tested).
 
-use super::mlp::{Activation, AdamW, AdamWConfig, Mlp, MlpConfig};
-use super::onnx::{ExportError, OnnxIo, mlp_model};
 use crate::dag::ddqn_env::{
     Exploration, MlpScorer, ProblemGen, RewardConfig, TRAIN_GPUS, TRAIN_TASKS, TrainDag, argmax,
     choose, rollout,
 };
+use crate::dag::worl_rtgs::INPUT_NAME;
+use crate::learn::mlp::{Activation, AdamW, AdamWConfig, Mlp, MlpConfig};
+use crate::learn::onnx::{ExportError, OnnxIo, mlp_model};
 use gantry_core::dag::{
     DagPlanner, Evaluator, Heft, ListState, OBS_LAYOUT_VERSION, OBS_WIDTH, Plan, Platform,
 };
@@ -35,8 +36,6 @@ use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Graph input name of the exported Q-network (`[N, OBS_WIDTH]`, one row per GPU).
-pub const INPUT_NAME: &str = "gpu_features";
 /// Graph output name (`[N]`, one Q-value per GPU).
 pub const OUTPUT_NAME: &str = "q_values";
 

@@ -25,8 +25,8 @@
 //! Type-blind placers (first-fit, best-fit, …) do not do this: they are the baselines. The
 //! same-type rule and the DAG-job exemption apply to every placer.
 
-use super::Cluster;
-use crate::mixed::JobExtras;
+use super::JobExtras;
+use crate::cluster::Cluster;
 use gantry_core::GpuId;
 use gantry_core::placement::{GpuMask, PlacementView};
 
@@ -178,9 +178,9 @@ impl PlacementHints {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::ClusterSpec;
     use crate::cluster::Throughputs;
     use crate::mixed::{DagJob, DagTask};
-    use crate::sim::ClusterSpec;
     use gantry_core::{Job, JobId, JobSpec, TimeMs, Topology};
     use std::sync::Arc;
 

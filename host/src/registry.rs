@@ -1,12 +1,13 @@
-//! Named job orders and placers for the CLI and the simulator.
+//! The registry of job orders and placers by name (`--order`, `--placement`), for the
+//! commands and the simulator, and the core capacity sets.
 //!
 //! The core dispatches statically (`Scheduler<O: JobOrder, P: Placer>`); the host picks one at
 //! run time from a name, so it wraps the core's types in enums whose trait impls `match` on
 //! the variant. Adding an order = one variant here plus one arm per method.
 
-use crate::cluster::hints::PlacementHints;
 use crate::cluster::same_type::same_type_mask;
 use crate::learn::scorer::{DEFAULT_PPO_MODEL, PolicyScorer};
+use crate::mixed::hints::PlacementHints;
 use gantry_core::order::{
     CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig,
     TiresiasCompat,
@@ -148,7 +149,7 @@ pub enum PlacerKind {
     /// the ONNX weights); a missing or broken model falls back to greedy and says so once.
     Ppo,
     /// gantry's placer: the learned scorer within the GPU type where the job runs fastest by
-    /// Gavel's throughputs (`cluster::hints`); the same as `ppo` on one GPU type.
+    /// Gavel's throughputs (`mixed::hints`); the same as `ppo` on one GPU type.
     PpoGavel,
 }
 
@@ -270,6 +271,15 @@ impl JobOrder for AnyOrder {
     }
     fn consolidates_gangs(&self) -> bool {
         each_order!(self, o => o.consolidates_gangs())
+    }
+    fn jobs_per_pass(&self) -> usize {
+        each_order!(self, o => o.jobs_per_pass())
+    }
+    fn epoch_walked(&mut self) {
+        each_order!(self, o => o.epoch_walked())
+    }
+    fn state_change_rekeys(&self, job: &Job, now: TimeMs) -> bool {
+        each_order!(self, o => o.state_change_rekeys(job, now))
     }
 }
 
@@ -460,9 +470,9 @@ impl<const G: usize> AnyPlacer<G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::ClusterSpec;
     use crate::cluster::{Cluster, Throughputs};
     use crate::mixed::{DagJob, DagTask, JobExtras};
-    use crate::sim::ClusterSpec;
     use gantry_core::{JobId, JobSpec, Topology};
 
     /// On mixed hardware a gang job keeps to its first GPU's type; a DAG job does not (its

@@ -1,13 +1,17 @@
-//! Command-line arguments and drivers for the Proximity-DRL scenario and PPO training.
+//! The Proximity-DRL pieces of two commands: `gantry compare --scenario proximity-drl` (its
+//! arguments, the run over their episodes, the table) and `gantry train placement` (PPO on
+//! their environment, the model exported to ONNX).
 
-use super::compare::{ScenarioRow, compare, kind_name, load_anchor_episodes};
-use super::env::Variant;
-use super::jobs::{generate_episode, load_anchor_sequences, load_models};
-use crate::cli::{PpoModel, check_ppo_model};
-use crate::learn::ppo::{Credit, PpoConfig, train, write_curve, write_model};
+use super::shared::{PpoModel, check_ppo_model};
 use crate::learn::scorer::{DEFAULT_PPO_MODEL, TractScorer};
 use crate::paths::{default_training_out, require_input};
-use crate::policy::PlacerKind;
+use crate::proximity::compare::{
+    ScenarioInfo, ScenarioRow, compare, kind_name, load_anchor_episodes,
+};
+use crate::proximity::env::Variant;
+use crate::proximity::jobs::{generate_episode, load_anchor_sequences, load_models};
+use crate::registry::PlacerKind;
+use crate::train::ppo::{Credit, PpoConfig, train, write_curve, write_model};
 use clap::{Args, ValueEnum};
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -59,40 +63,6 @@ pub struct ScenarioArgs {
 
 /// The clap ids of the scenario's own flags (refused on a trace run).
 pub const SCENARIO_FLAG_IDS: [&str; 5] = ["seeds", "jobs", "variant", "model", "model_table"];
-
-/// What a scenario run was: printed above its table, and carried by every JSON row.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct ScenarioInfo {
-    /// The scenario.
-    pub scenario: &'static str,
-    /// The environment variant.
-    pub variant: Variant,
-    /// Episode seeds, as given.
-    pub seeds: String,
-    /// Where the episodes come from: their recorded sequences, or gantry's generator.
-    pub episodes: String,
-    /// The PPO model, when the `ppo` placer ran one.
-    pub model: Option<String>,
-    /// The gantry version that ran it.
-    pub gantry_version: &'static str,
-}
-
-impl std::fmt::Display for ScenarioInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "scenario: {} (variant {}), seeds {}; episodes: {}",
-            self.scenario,
-            crate::cli::value_name(&self.variant),
-            self.seeds,
-            self.episodes
-        )?;
-        if let Some(model) = &self.model {
-            write!(f, "; ppo model {model}")?;
-        }
-        Ok(())
-    }
-}
 
 /// A scenario run: what ran, and one row per placer.
 #[derive(Clone, Debug, PartialEq)]
@@ -352,7 +322,7 @@ impl TrainProgress {
         }
     }
 
-    fn update(&self, row: &crate::learn::ppo::CurveRow) {
+    fn update(&self, row: &crate::train::ppo::CurveRow) {
         let msg = format!(
             "return {:.3} comm/job {:.4} (opt {:.4}) H {:.3}",
             row.mean_return, row.comm_per_job, row.optimum_per_job, row.entropy

@@ -1,9 +1,9 @@
 //! The GPU check (`scripts/gpu-check.sh` → the `gantry-gpu-check` binary): CPU-vs-GPU
 //! equality on random DAGs and populations, and evaluation throughput of both paths.
 
-use super::flat::{CpuBatch, FlatDag, Orders, PlanOutcome, Population, PopulationEvaluator};
-use super::{CudaBatch, CudaConfig, GpuError, KernelVariant};
-use crate::dag::{HostDag, HostPool, MAX_GPUS, MAX_TASKS};
+use super::{HostDag, HostPool, MAX_GPUS, MAX_TASKS};
+use crate::gpu::flat::{CpuBatch, FlatDag, Orders, PlanOutcome, Population, PopulationEvaluator};
+use crate::gpu::{CudaBatch, CudaConfig, GpuError, KernelVariant};
 use gantry_core::SeededRng;
 use gantry_core::dag::{Bandwidth, Platform, TaskId};
 use std::collections::BinaryHeap;
@@ -345,7 +345,7 @@ mod tests {
     }
 
     /// Runs the whole equality check where a GPU is present; a typed error elsewhere.
-    /// `cargo test -p gantry --release gpu::check -- --ignored --nocapture`
+    /// `cargo test -p gantry --release dag::gpu_check -- --ignored --nocapture`
     #[test]
     #[ignore = "needs a CUDA GPU (scripts/gpu-check.sh runs it)"]
     fn gpu_equals_cpu_on_random_dags() {

@@ -56,8 +56,9 @@
 //! AdamW. All randomness from one ChaCha8 stream seeded by `--seed`; all arithmetic
 //! single-threaded, so a seed gives the same weights bit for bit.
 
-use super::mlp::{Activation, AdamW, AdamWConfig, Mlp, MlpConfig};
-use super::onnx::{ExportError, OnnxIo, split_input_model};
+use crate::learn::mlp::{Activation, AdamW, AdamWConfig, Mlp, MlpConfig};
+use crate::learn::onnx::{ExportError, OnnxIo, split_input_model};
+use crate::learn::scorer::{INPUT_GPUS, INPUT_JOB};
 use crate::proximity::PROXIMITY_GPUS;
 use crate::proximity::env::{Variant, round3, run_episode};
 use crate::proximity::jobs::{DnnModel, generate_episode};
@@ -79,10 +80,6 @@ pub const BC_LR: f32 = 1e-3;
 pub const ROW: usize = GPU_FEATURES + JOB_FEATURES;
 /// Width of the critic input.
 pub const CRITIC_IN: usize = 2 * GPU_FEATURES + JOB_FEATURES;
-/// ONNX input name of the per-GPU rows, `[N, 12]`.
-pub const INPUT_GPUS: &str = "gpu_features";
-/// ONNX input name of the job row, `[1, 8]`.
-pub const INPUT_JOB: &str = "job_features";
 /// ONNX output name, `[N]`: one score per GPU row, higher = better; masked rows' scores are
 /// meaningless and must be ignored by the caller.
 pub const OUTPUT_SCORES: &str = "scores";

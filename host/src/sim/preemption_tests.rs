@@ -1,0 +1,99 @@
+//! The simulator's preemption modes on a two-job workload, every JCT computed by hand.
+//!
+//! One GPU, preemptive EDF, ideal speed, no periodic ticks. Job 0: submitted at 0, 100 s of
+//! work, deadline 1,000 s. Job 1: submitted at 30 s, 10 s of work, deadline 50 s, so EDF
+//! preempts job 0 for it at 30 s (job 0 has made 30 s of progress) unless job 0 is pinned.
+
+use super::*;
+use crate::policy::{OrderKind, PlacerKind};
+
+fn jobs() -> Vec<TraceJob> {
+    let job = |id: u32, submit_s: u64, work_s: u64, deadline_s: u64| TraceJob {
+        id,
+        submit_ms: submit_s * 1000,
+        duration_ms: work_s * 1000,
+        gpus: 1,
+        deadline_ms: Some(deadline_s * 1000),
+        gradient_mb: 0,
+        source_line: 0,
+    };
+    vec![job(0, 0, 100, 1_000), job(1, 30, 10, 50)]
+}
+
+/// (JCT of job 0, JCT of job 1) in s, restarts, and GPU·s wasted on killed runs.
+fn run(config: SimConfig) -> ((u64, u64), u64, u64) {
+    let config = SimConfig {
+        tick_ms: 0,
+        speed_model: SpeedModel::Ideal,
+        ..config
+    };
+    let cluster: ClusterSpec = "1x1x1".parse().unwrap();
+    let out = simulate(
+        &jobs(),
+        cluster,
+        OrderKind::Edf,
+        PlacerKind::FirstFit,
+        &config,
+    )
+    .unwrap();
+    let jct = |j: &JobRecord| (j.finish_ms.unwrap() - j.submit_ms) / 1000;
+    let restarts = out
+        .jobs
+        .iter()
+        .map(|j| j.placement_costs.len() as u64 - 1)
+        .sum();
+    let wasted = out.jobs.iter().map(|j| j.wasted_gpu_ms).sum::<u64>() / 1000;
+    ((jct(&out.jobs[0]), jct(&out.jobs[1])), restarts, wasted)
+}
+
+#[test]
+fn checkpoint_by_default_loses_nothing() {
+    // Job 0 runs 0–30 s, job 1 30–40 s, job 0 resumes at 40 s with 70 s left: done at 110.
+    assert_eq!(run(SimConfig::default()), ((110, 10), 1, 0));
+}
+
+#[test]
+fn checkpoint_loses_the_progress_since_the_last_checkpoint_and_pays_the_overhead() {
+    // Checkpoints every 20 s: at 30 s job 0 keeps 20 s and loses 10 s. It restarts at 40 s,
+    // makes progress from 45 s (5 s overhead) and needs 80 s more: done at 125 s. Wasted:
+    // 30 s held − 20 s kept = 10 GPU·s (the overhead of the last run is not a killed run's).
+    let config = SimConfig {
+        preemption: PreemptionMode::Checkpoint,
+        checkpoint_interval_ms: 20_000,
+        restart_overhead_ms: 5_000,
+        ..SimConfig::default()
+    };
+    assert_eq!(run(config), ((125, 10), 1, 10));
+}
+
+#[test]
+fn restart_loses_all_progress_since_the_start() {
+    // Job 0 loses its 30 s; restarts at 40 s, progress from 45 s, 100 s of work: 145 s.
+    let config = SimConfig {
+        preemption: PreemptionMode::Restart,
+        restart_overhead_ms: 5_000,
+        ..SimConfig::default()
+    };
+    assert_eq!(run(config), ((145, 10), 1, 30));
+}
+
+#[test]
+fn never_runs_every_started_job_to_completion() {
+    // Job 0 runs 0–100 s; job 1 waits and runs 100–110 s (JCT 80 s).
+    let config = SimConfig {
+        preemption: PreemptionMode::Never,
+        ..SimConfig::default()
+    };
+    assert_eq!(run(config), ((100, 80), 0, 0));
+}
+
+#[test]
+fn the_min_run_quantum_delays_the_preemption() {
+    // Quantum 60 s: job 1 waits until job 0 has run 60 s, runs 60–70 s; job 0 resumes at
+    // 70 s with 40 s left: done at 110 s. Job 1's JCT: 70 − 30 = 40 s.
+    let config = SimConfig {
+        min_run_ms: 60_000,
+        ..SimConfig::default()
+    };
+    assert_eq!(run(config), ((110, 40), 1, 0));
+}
