@@ -137,7 +137,9 @@ fn relative_markdown_links_resolve() {
             {
                 let linked_text = std::fs::read_to_string(&linked).expect("readable Markdown");
                 if !anchors(&linked_text).contains(anchor) {
-                    broken.push(format!("{shown}:{line}: {target}: no heading with that anchor"));
+                    broken.push(format!(
+                        "{shown}:{line}: {target}: no heading with that anchor"
+                    ));
                 }
             }
         }

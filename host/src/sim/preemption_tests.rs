@@ -5,7 +5,7 @@
 //! preempts job 0 for it at 30 s (job 0 has made 30 s of progress) unless job 0 is pinned.
 
 use super::*;
-use crate::policy::{OrderKind, PlacerKind};
+use crate::registry::{OrderKind, PlacerKind};
 
 fn jobs() -> Vec<TraceJob> {
     let job = |id: u32, submit_s: u64, work_s: u64, deadline_s: u64| TraceJob {
