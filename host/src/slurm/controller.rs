@@ -150,8 +150,6 @@ pub struct Controller {
     operator_held: BTreeSet<u32>,
     /// The last wait reason logged per job (a new reason is logged again).
     wait_said: BTreeMap<u32, String>,
-    /// Since when an uneven start has waited for Slurm's split to be gantry's, ms.
-    uneven_since: BTreeMap<u32, u64>,
 }
 
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
@@ -197,7 +195,6 @@ impl Controller {
             preempted_by_core: BTreeSet::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
-            uneven_since: BTreeMap::new(),
         })
     }
 
@@ -540,7 +537,6 @@ impl Controller {
             self.start_failures.remove(&id);
             self.preempted_by_core.remove(&id);
             self.wait_said.remove(&id);
-            self.uneven_since.remove(&id);
             self.said.retain(|(j, _)| *j != id);
             cycle.outcomes.push(outcome);
         }
@@ -867,6 +863,11 @@ impl Controller {
         cycle.actions.extend(holds);
         // Work conserving: every start whose GPUs Slurm has free now is released, in the
         // core's order; one that must wait holds back no other.
+        let mut split_blocked: Vec<SplitBlocked> = Vec::new();
+        // Whether anything can still change Slurm's counts for the split-blocked starts
+        // other than jobs ending: a release pending in Slurm, one made this cycle, or a
+        // start waiting for Slurm's count or a completing node.
+        let mut moving = !busy.is_empty();
         for (_, plan) in starts {
             let short = plan
                 .shape
@@ -888,32 +889,24 @@ impl Controller {
                 // Slurm splits a per-job count itself (one GPU per node, then node by node):
                 // release only when that split is gantry's and nothing else released onto
                 // these nodes can change Slurm's counts first.
-                let free: Vec<i64> = plan
-                    .shape
-                    .iter()
-                    .map(|(n, _)| room.get(n).copied().unwrap_or(0))
-                    .collect();
-                let split = super::shape::cons_tres_split(&plan.shape, &free);
+                let split =
+                    super::shape::cons_tres_split(&plan.shape, &node_room(&room, &plan.shape));
                 if plan.shape.iter().any(|(n, _)| busy.contains(n)) {
                     Some(format!(
                         "waits until the jobs released onto {} run (Slurm splits this uneven start by its counts then)",
                         shape_text(&plan.shape)
                     ))
-                } else if split.as_deref() != Some(plan.shape.as_slice())
-                    && now.saturating_sub(*self.uneven_since.entry(plan.job).or_insert(now))
-                        <= self.config.slow_start_ms
-                {
-                    Some(format!(
-                        "waits: Slurm would split it as {}, gantry chose {}",
-                        split.map_or("nothing (no room)".to_string(), |s| shape_text(&s)),
-                        shape_text(&plan.shape)
-                    ))
+                } else if split.as_deref() != Some(plan.shape.as_slice()) {
+                    // Decided after every other start of the cycle (see below).
+                    split_blocked.push((plan, split));
+                    continue;
                 } else {
                     None
                 }
             } else {
                 None
             };
+            moving = true;
             if let Some(text) = wait {
                 self.wait_note(cycle, plan.job, text);
                 if !plan.release {
@@ -925,10 +918,87 @@ impl Controller {
             take_room(&mut room, &plan.shape);
             busy.extend(plan.shape.iter().map(|(n, _)| n.clone()));
             self.wait_said.remove(&plan.job);
-            // (After `slow_start_ms` an uneven start goes even if Slurm splits it otherwise:
-            // the counts can stay apart while other starts wait, which would stall both.)
-            self.uneven_since.remove(&plan.job);
             cycle.actions.push(Action::Start(plan));
+        }
+        self.split_blocked(cycle, split_blocked, moving, &mut room, &mut busy);
+    }
+
+    /// Uneven starts whose split Slurm would make otherwise than gantry chose. Slurm's count
+    /// on their nodes includes the GPUs the core gave other starts that are not released
+    /// yet; usually those are released first (this cycle or later: a start waiting for
+    /// Slurm's count or a completing node) and run, and the uneven start's split is then
+    /// gantry's, so it waits. When its only obstacle is the GPUs of *other uneven starts
+    /// that wait for their split* — each counting the other's GPUs, so none can ever be
+    /// released exactly (two gangs that each take "all free GPUs" of one node, placed at
+    /// different times) — waiting cannot help: the first of them in the core's order is
+    /// released with Slurm's split (logged), at most one per cycle. Slurm then runs it on
+    /// the nodes gantry chose with Slurm's counts, and a start that needs the GPUs Slurm
+    /// gave it waits for them (Slurm's count lags gantry's) until it ends. The same when
+    /// nothing but jobs ending can change Slurm's counts any more (`moving` false: no
+    /// release pending or made this cycle, no start waiting for anything but its split):
+    /// a job whose split Slurm made otherwise, or GPUs of several blocked starts that
+    /// overlap, can keep every split apart while nothing else is left to run.
+    fn split_blocked(
+        &mut self,
+        cycle: &mut Cycle,
+        blocked: Vec<SplitBlocked>,
+        moving: bool,
+        room: &mut BTreeMap<String, i64>,
+        busy: &mut BTreeSet<String>,
+    ) {
+        let mut released_one = false;
+        for (i, (plan, split)) in blocked.iter().enumerate() {
+            let text = if plan.shape.iter().any(|(n, _)| busy.contains(n)) {
+                // A start released this cycle shares its nodes: Slurm's counts change.
+                format!(
+                    "waits until the jobs released onto {} run (Slurm splits this uneven start by its counts then)",
+                    shape_text(&plan.shape)
+                )
+            } else {
+                let mut without = room.clone();
+                for (j, (other, _)) in blocked.iter().enumerate() {
+                    if j != i {
+                        take_room(&mut without, &other.shape);
+                    }
+                }
+                let exact_without =
+                    super::shape::cons_tres_split(&plan.shape, &node_room(&without, &plan.shape))
+                        .as_deref()
+                        == Some(plan.shape.as_slice());
+                let deadlocked = !released_one && (!moving || exact_without);
+                let chosen = split.as_ref().filter(|_| deadlocked);
+                if let Some(slurm_split) = chosen {
+                    let note = format!(
+                        "job {}: released with Slurm's split {} (gantry chose {}): {}",
+                        plan.job,
+                        shape_text(slurm_split),
+                        shape_text(&plan.shape),
+                        if exact_without {
+                            "the uneven starts on these nodes each wait for the others' GPUs"
+                        } else {
+                            "nothing left to release can change Slurm's counts there"
+                        }
+                    );
+                    cycle.notes.push(note);
+                    take_room(room, slurm_split);
+                    busy.extend(plan.shape.iter().map(|(n, _)| n.clone()));
+                    self.wait_said.remove(&plan.job);
+                    cycle.actions.push(Action::Start(plan.clone()));
+                    released_one = true;
+                    continue;
+                }
+                format!(
+                    "waits: Slurm would split it as {}, gantry chose {}",
+                    split
+                        .as_ref()
+                        .map_or("nothing (no room)".to_string(), |s| shape_text(s)),
+                    shape_text(&plan.shape)
+                )
+            };
+            self.wait_note(cycle, plan.job, text);
+            if !plan.release {
+                cycle.actions.push(Action::Hold { job: plan.job });
+            }
         }
     }
 
@@ -1083,6 +1153,10 @@ impl Controller {
     }
 }
 
+/// An uneven start whose split Slurm would make otherwise, with that split (`None`: it
+/// does not fit Slurm's counts at all).
+type SplitBlocked = (StartPlan, Option<Vec<(String, u16)>>);
+
 /// Whether a placement spans nodes with different GPU counts: Slurm 22.05 can only be
 /// asked for a per-job total there, and splits it itself.
 fn is_uneven(shape: &[(String, u16)]) -> bool {
@@ -1111,8 +1185,16 @@ fn close_requeued_nodes(
     }
 }
 
-/// Takes a placement's GPUs from `room`. Exact for uneven placements too: they are
-/// released only when Slurm's split is gantry's (see [`super::shape`]).
+/// Slurm's free GPUs on each node of `shape`, in its order.
+fn node_room(room: &BTreeMap<String, i64>, shape: &[(String, u16)]) -> Vec<i64> {
+    shape
+        .iter()
+        .map(|(n, _)| room.get(n).copied().unwrap_or(0))
+        .collect()
+}
+
+/// Takes a placement's GPUs from `room` (an uneven one by the split Slurm makes of it:
+/// gantry's, except for one released out of a split deadlock, see `split_blocked`).
 fn take_room(room: &mut BTreeMap<String, i64>, shape: &[(String, u16)]) {
     for (node, n) in shape {
         if let Some(free) = room.get_mut(node) {

@@ -1000,3 +1000,128 @@ fn a_job_gantry_requeue_held_and_started_again_is_not_an_operators_hold() {
         assert_eq!(kinds(&cycle), [(1, "start")]);
     });
 }
+
+/// A start for `job` on `shape` (as the core placed it), held until released.
+fn plan(job: u32, shape: &[(&str, u16)]) -> StartPlan {
+    StartPlan {
+        job,
+        shape: shape.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
+        gpu_type: None,
+        other_per_node: Vec::new(),
+        had_per_job: true,
+        had_per_node_gpus: false,
+        had_per_task: false,
+        release: true,
+        start_now: false,
+    }
+}
+
+/// The split blocks of `plans` given Slurm's `room`, as `desired` hands them over.
+fn blocked(plans: Vec<StartPlan>, room: &BTreeMap<String, i64>) -> Vec<SplitBlocked> {
+    plans
+        .into_iter()
+        .map(|p| {
+            let split = crate::slurm::shape::cons_tres_split(&p.shape, &node_room(room, &p.shape));
+            assert_ne!(split.as_deref(), Some(p.shape.as_slice()), "{p:?}");
+            (p, split)
+        })
+        .collect()
+}
+
+#[test]
+fn uneven_starts_that_wait_for_each_others_gpus_release_the_first_with_slurms_split() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        // Seen on the lab after a node went down: job 24 was placed on n1:2,n2:4,n3:2 (n1's
+        // 2 free GPUs in full), job 36 later on n1:3,n3:5 (n1's 3 then free, in full). Slurm
+        // counts both jobs' GPUs free on n1 (5): each split puts 5 there, neither is
+        // gantry's, and neither changes while the other waits.
+        let room: BTreeMap<String, i64> = [("n1", 5), ("n2", 4), ("n3", 7), ("n4", 8)]
+            .iter()
+            .map(|(n, f)| (n.to_string(), *f))
+            .collect();
+        let plans = vec![
+            plan(24, &[("n1", 2), ("n2", 4), ("n3", 2)]),
+            plan(36, &[("n1", 3), ("n3", 5)]),
+        ];
+        let mut cycle = Cycle::default();
+        let mut left = room.clone();
+        let mut busy = BTreeSet::new();
+        // (Some other start waits for Slurm's count elsewhere: `moving`.)
+        c.split_blocked(
+            &mut cycle,
+            blocked(plans.clone(), &room),
+            true,
+            &mut left,
+            &mut busy,
+        );
+        // The first in the core's order goes, with the split Slurm makes; the other waits.
+        assert_eq!(kinds(&cycle), [(24, "start")]);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains(
+                "job 24: released with Slurm's split n1:5,n2:2,n3:1 (gantry chose n1:2,n2:4,n3:2)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("job 36: waits until the jobs released onto n1:3,n3:5 run"),
+            "{text}"
+        );
+        assert_eq!(left["n1"], 0, "Slurm's split taken from the room: {left:?}");
+        assert_eq!(left["n2"], 2);
+        // Another start released this cycle onto these nodes changes Slurm's counts: both
+        // wait for it to run.
+        let mut cycle = Cycle::default();
+        let mut busy: BTreeSet<String> = ["n3".to_string()].into();
+        c.split_blocked(
+            &mut cycle,
+            blocked(plans, &room),
+            true,
+            &mut room.clone(),
+            &mut busy,
+        );
+        assert!(kinds(&cycle).is_empty(), "{:?}", cycle.actions);
+        // One uneven start whose split differs for another reason (here Slurm counts 2 GPUs
+        // on n1 more than any waiting start holds, as after a job it split otherwise) while
+        // other starts wait for Slurm's count: those can still change it, so it waits.
+        let mut wider = room.clone();
+        wider.insert("n1".into(), 4);
+        let mut cycle = Cycle::default();
+        let alone = vec![plan(24, &[("n1", 2), ("n2", 4), ("n3", 2)])];
+        c.split_blocked(
+            &mut cycle,
+            blocked(alone.clone(), &wider),
+            true,
+            &mut wider.clone(),
+            &mut BTreeSet::new(),
+        );
+        assert!(kinds(&cycle).is_empty(), "{:?}", cycle.actions);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 24: waits: Slurm would split it as n1:4,n2:3,n3:1"),
+            "{:?}",
+            cycle.notes
+        );
+        // Nothing else left that could change Slurm's counts: it goes with Slurm's split.
+        let mut cycle = Cycle::default();
+        c.split_blocked(
+            &mut cycle,
+            blocked(alone, &wider),
+            false,
+            &mut wider.clone(),
+            &mut BTreeSet::new(),
+        );
+        assert_eq!(kinds(&cycle), [(24, "start")]);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 24: released with Slurm's split n1:4,n2:3,n3:1"),
+            "{:?}",
+            cycle.notes
+        );
+    });
+}
