@@ -2,7 +2,7 @@
 # A private Slurm cluster on loopback, for testing `gantry slurm` against the real thing.
 #
 #   scripts/slurm-lab.sh up DIR [--nodes N] [--gpus G] [--racks R] [--partition P]
-#                               [--auth munge|none] [--timeout S]
+#                               [--auth munge|none] [--timeout S] [--sched builtin|backfill]
 #   scripts/slurm-lab.sh down DIR
 #
 # `up` writes everything under DIR (config, state, spool, logs, pid files, munge key and
@@ -14,7 +14,9 @@
 # DIR's pid files (and any job step whose environment names DIR's slurm.conf), never by name.
 #
 # Defaults: 4 nodes x 8 GPUs, one rack (no topology.conf; R > 1 writes leaf switches s1..sR),
-# partition `gpu`, private munged. GPUs are fake: GRES File= points at symlinks to /dev/null
+# partition `gpu`, private munged, sched/builtin (what `gantry slurm` drives; `--sched backfill`
+# gives Slurm's own scheduler: sched/backfill with priority/multifactor, all weights 0, i.e.
+# FIFO priority plus backfill, for measuring Slurm alone). GPUs are fake: GRES File= points at symlinks to /dev/null
 # (Slurm 22.05 drops file-less GPUs and refuses plain files). Ports: a block of N+1 free TCP
 # ports derived from DIR's path, so two labs in two folders do not collide. Installs
 # slurm-wlm and munge with apt-get when missing (needs root). Facts this relies on:
@@ -36,6 +38,7 @@ racks=1
 partition=gpu
 auth=munge
 timeout_s=60
+sched=builtin
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --nodes) nodes=$2; shift 2 ;;
@@ -44,6 +47,7 @@ while [[ $# -gt 0 ]]; do
         --partition) partition=$2; shift 2 ;;
         --auth) auth=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
+        --sched) sched=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -52,6 +56,7 @@ for n in "$nodes" "$gpus" "$racks" "$timeout_s"; do
 done
 (( racks <= nodes )) || { echo "slurm-lab: --racks $racks > --nodes $nodes" >&2; exit 64; }
 [[ $auth == munge || $auth == none ]] || usage
+[[ $sched == builtin || $sched == backfill ]] || usage
 
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd -P)
@@ -209,8 +214,7 @@ TaskPlugin=task/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
-SchedulerType=sched/builtin
-SchedulerParameters=batch_sched_delay=0,sched_interval=2
+$sched_lines
 JobRequeue=1
 ReturnToService=1
 SlurmdTimeout=10
@@ -237,6 +241,15 @@ EOF
         echo "SwitchName=root Switches=s[1-${#leaves[@]}]" >> "$dir/etc/topology.conf"
     fi
 }
+
+if [[ $sched == backfill ]]; then
+    sched_lines="SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=1,bf_continue,bf_resolution=10
+PriorityType=priority/multifactor"
+else
+    sched_lines="SchedulerType=sched/builtin
+SchedulerParameters=batch_sched_delay=0,sched_interval=2"
+fi
 
 fail_up() {
     log "bring-up failed: $*"

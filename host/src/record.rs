@@ -122,10 +122,12 @@ impl RecordHeader {
             .map_err(|_| bad())
     }
 
-    /// The placer the recording was made with, with its hints.
+    /// The placer the recording was made with, with its hints (and, for a `gantry slurm`
+    /// journal, the rule that keeps placements to shapes Slurm allocates exactly).
     fn build_placer<const G: usize>(&self) -> AnyPlacer<G> {
         AnyPlacer::<G>::new(self.placer, self.config.seed)
             .with_hints(self.placement_hints.clone().map(std::sync::Arc::new))
+            .with_slurm_exact(crate::slurm::is_slurm_journal(&self.trace))
     }
 
     /// The same header for a run on the core capacities `set`.

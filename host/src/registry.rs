@@ -290,6 +290,8 @@ impl JobOrder for AnyOrder {
 pub struct AnyPlacer<const G: usize = HOST_GPUS> {
     placer: PlacerImpl<G>,
     hints: Option<Arc<PlacementHints>>,
+    /// Only placements Slurm allocates exactly (`gantry slurm`; see [`crate::slurm::shape`]).
+    slurm_exact: bool,
 }
 
 /// The placers behind [`AnyPlacer`], for clusters of up to `G` GPUs.
@@ -370,7 +372,16 @@ impl<const G: usize> AnyPlacer<G> {
         Self {
             placer,
             hints: None,
+            slurm_exact: false,
         }
+    }
+
+    /// The placer limited to placements Slurm's `cons_tres` allocates exactly as chosen
+    /// (multi-node gangs filled in node order, [`crate::slurm::shape`]); `gantry slurm` and
+    /// the replay of its journals use it.
+    pub fn with_slurm_exact(mut self, on: bool) -> Self {
+        self.slurm_exact = on;
+        self
     }
 
     /// The placer with a heterogeneous cluster's hints (`None`: one GPU type).
@@ -425,6 +436,25 @@ impl<const G: usize> Placer<G> for AnyPlacer<G> {
             }
             None => view,
         };
+        let first = self.pick_inner(view);
+        if !self.slurm_exact || first.is_some_and(|g| crate::slurm::shape::allows(view, g)) {
+            return first;
+        }
+        let Some(mask) = crate::slurm::shape::exact_mask(view) else {
+            return first;
+        };
+        let exact = PlacementView {
+            usable: &mask,
+            ..*view
+        };
+        self.pick_inner(&exact)
+            .filter(|g| mask.allows(*g))
+            .or_else(|| mask.first())
+    }
+}
+
+impl<const G: usize> AnyPlacer<G> {
+    fn pick_inner(&mut self, view: &PlacementView<'_, G>) -> Option<GpuId> {
         match &mut self.placer {
             PlacerImpl::FirstFit(p) => p.pick(view),
             PlacerImpl::BestFit(p) => p.pick(view),

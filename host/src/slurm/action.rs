@@ -93,7 +93,9 @@ impl Action {
                 }
                 lines
             }
-            Action::Hold { job } => vec![scontrol(&["hold".into(), job.to_string()])],
+            // A user hold: an administrator hold (`scontrol hold`) is an operator's, which
+            // gantry honours.
+            Action::Hold { job } => vec![scontrol(&["uhold".into(), job.to_string()])],
             Action::RequeueHold { job } => {
                 vec![scontrol(&["requeuehold".into(), job.to_string()])]
             }
@@ -250,7 +252,7 @@ mod tests {
             lines(&Action::RequeueHold { job: 3 }),
             ["scontrol requeuehold 3"]
         );
-        assert_eq!(lines(&Action::Hold { job: 3 }), ["scontrol hold 3"]);
+        assert_eq!(lines(&Action::Hold { job: 3 }), ["scontrol uhold 3"]);
         assert_eq!(
             lines(&Action::Reject {
                 job: 3,

@@ -64,7 +64,7 @@ impl Default for ControllerConfig {
 }
 
 /// A job that ended, as Slurm recorded it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct JobOutcome {
     /// Slurm's job id.
     pub id: u32,
@@ -107,8 +107,8 @@ pub struct Cycle {
 enum Said {
     Foreign,
     WaitsForGpus,
-    WaitsForSlurm,
     SlowStart,
+    OperatorHold,
     Moved,
     Split,
     UnknownState,
@@ -140,6 +140,22 @@ pub struct Controller {
     /// The nodes each job was last seen holding (for the requeue wait, see
     /// [`StartPlan::start_now`]).
     last_nodes: BTreeMap<u32, BTreeSet<String>>,
+    /// Jobs gantry requeue-held (the core preempted them, or gantry moved them), whose
+    /// hold may still be the administrator hold `scontrol requeuehold` leaves: gantry turns
+    /// it into a user hold (`scontrol uhold`), so that an administrator hold on any other
+    /// job is an operator's, and honoured.
+    preempted_by_core: BTreeSet<u32>,
+    /// Jobs an operator holds (`scontrol hold` / `requeuehold`): out of the core until
+    /// released.
+    operator_held: BTreeSet<u32>,
+    /// The last wait reason logged per job (a new reason is logged again).
+    wait_said: BTreeMap<u32, String>,
+}
+
+/// Whether a held job's reason is an administrator's hold (`scontrol hold`,
+/// `requeuehold`), not the user hold `sbatch --hold` and gantry's own `scontrol uhold` set.
+fn admin_hold(job: &SlurmJob) -> bool {
+    job.held && job.reason != "JobHeldUser"
 }
 
 impl Controller {
@@ -156,7 +172,7 @@ impl Controller {
         let core = Box::new(HostScheduler::new(
             topology,
             AnyOrder::new(order),
-            AnyPlacer::new(placer, seed),
+            AnyPlacer::new(placer, seed).with_slurm_exact(true),
         ));
         let machines = layout.machines.len();
         Ok(Self {
@@ -176,6 +192,9 @@ impl Controller {
             preempted_seq: BTreeMap::new(),
             next_seq: 0,
             last_nodes: BTreeMap::new(),
+            preempted_by_core: BTreeSet::new(),
+            operator_held: BTreeSet::new(),
+            wait_said: BTreeMap::new(),
         })
     }
 
@@ -241,7 +260,9 @@ impl Controller {
         self.give_up_stuck(now, &jobs, &mut cycle);
         self.nodes(now, &snapshot.nodes, &mut cycle);
         self.ends(now, &jobs, &mut cycle);
+        self.operator_holds(now, &jobs, &mut cycle);
         self.submissions(now, &jobs, &mut cycle);
+        self.deadline_rule(now, &jobs, &mut cycle);
         self.tick(now, &mut cycle);
         if self.batched && cycle.entries.iter().any(|e| e.event != Event::Tick) {
             self.handle(now, Event::Tick, &mut cycle).ok();
@@ -275,6 +296,15 @@ impl Controller {
             }
             (Action::Reject { .. }, Ok(())) => {
                 self.refused.remove(&job);
+            }
+            (Action::RequeueHold { .. }, Ok(())) => {
+                // Held by gantry: a hold seen from now on is not an operator's.
+                self.preempted_by_core.insert(job);
+                self.released_at_ms.remove(&job);
+            }
+            (Action::Hold { .. }, Ok(())) => {
+                // Held by gantry: a hold seen from now on is not an operator's.
+                self.released_at_ms.remove(&job);
             }
             _ => {}
         }
@@ -331,6 +361,8 @@ impl Controller {
                     self.start_seq.insert(job.0, (seq, nodes));
                 }
                 Decision::Preempt { job, .. } => {
+                    self.preempted_by_core.insert(job.0);
+                    self.released_at_ms.remove(&job.0);
                     if let Some((seq, nodes)) = self.start_seq.remove(&job.0) {
                         self.preempted_seq.insert(job.0, (now, seq, nodes));
                     }
@@ -466,7 +498,28 @@ impl Controller {
                 .core
                 .job(JobId(id))
                 .is_some_and(|j| j.state() == JobState::Running);
-            let event = if running {
+            // Only a run that completed finishes; any other end (cancelled by its user or
+            // an operator, DEADLINE, FAILED, TIMEOUT, NODE_FAIL) is a cancellation, so a
+            // deadline job Slurm cancelled counts as missed (`gantry replay --metrics`).
+            // (A job squeue no longer lists ended long enough ago to be purged: taken as
+            // completed, as before it was listed.)
+            let completed = slurm.is_none_or(|j| j.state == JobStateName::Completed);
+            if let Some(job) = slurm.filter(|j| j.state != JobStateName::Completed)
+                && !job.comment.starts_with(super::action::REJECT_PREFIX)
+            {
+                let why = match job.state.name() {
+                    "CANCELLED" => "cancelled in Slurm (scancel by its user or an operator)",
+                    "DEADLINE" => "cancelled by Slurm: its time limit passed its --deadline",
+                    "TIMEOUT" => "ended by Slurm: it ran out of its time limit",
+                    "NODE_FAIL" => "ended by Slurm: its node failed",
+                    _ => "ended in Slurm without completing",
+                };
+                cycle.notes.push(format!(
+                    "job {id}: {why} ({}); gantry drops it",
+                    job.state.name()
+                ));
+            }
+            let event = if running && completed {
                 Event::Finish(JobId(id))
             } else {
                 Event::Cancel(JobId(id))
@@ -482,8 +535,90 @@ impl Controller {
             self.last_nodes.remove(&id);
             self.released_at_ms.remove(&id);
             self.start_failures.remove(&id);
+            self.preempted_by_core.remove(&id);
+            self.wait_said.remove(&id);
             self.said.retain(|(j, _)| *j != id);
             cycle.outcomes.push(outcome);
+        }
+    }
+
+    /// Administrator holds on jobs the core holds: a job held by an operator (`scontrol
+    /// hold`, or `requeuehold` of a running job) leaves the core (`Cancel`, its GPUs go to
+    /// others) and stays held; once the operator releases it, it is submitted again. Holds
+    /// that gantry's own `requeuehold` left (the core preempted the job) are not an
+    /// operator's: gantry turns them into user holds in [`desired`](Self::desired).
+    fn operator_holds(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        let live: Vec<(u32, JobState)> = self.core.jobs().map(|j| (j.id().0, j.state())).collect();
+        for (id, state) in live {
+            let Some(job) = jobs.get(&id) else { continue };
+            // Slurm 22.05 may show a `requeuehold` with the job's old user-hold reason, so a
+            // hold of a job gantry released and did not hold again is an operator's too.
+            let held_after_release =
+                state == JobState::Running && job.held && self.released_at_ms.contains_key(&id);
+            if job.state != JobStateName::Pending
+                || !(admin_hold(job) || held_after_release)
+                || self.preempted_by_core.contains(&id)
+            {
+                continue;
+            }
+            if let Err(err) = self.handle(now, Event::Cancel(JobId(id)), cycle) {
+                cycle
+                    .notes
+                    .push(format!("job {id}: core refused its cancel: {err}"));
+                continue;
+            }
+            self.start_seq.remove(&id);
+            self.preempted_seq.remove(&id);
+            self.released_at_ms.remove(&id);
+            self.wait_said.remove(&id);
+            self.operator_held.insert(id);
+            self.said.insert((id, Said::OperatorHold));
+            cycle.notes.push(format!(
+                "job {id}: held by an operator ({}); gantry leaves it held, gives its GPUs to others and schedules it again once it is released",
+                job.reason
+            ));
+        }
+    }
+
+    /// Slurm's deadline rule, applied before Slurm applies it: a job whose time limit,
+    /// counted from now, ends after its `--deadline` is cancelled by Slurm when it starts
+    /// (`deadline_ok`). gantry cancels such a job while it still holds it (not released
+    /// yet), with the reason, instead of releasing it to be cancelled; the core sees a
+    /// cancellation, so `gantry replay --metrics` counts the deadline missed.
+    fn deadline_rule(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        let live: Vec<u32> = self.core.jobs().map(|j| j.id().0).collect();
+        for id in live {
+            let Some(job) = jobs.get(&id) else { continue };
+            let (Some(deadline_s), Some(limit_min)) = (job.deadline_s, job.time_limit_min) else {
+                continue;
+            };
+            let ends_s = (now / 1000).saturating_add(limit_min.saturating_mul(60));
+            if job.state != JobStateName::Pending || !job.held || ends_s <= deadline_s {
+                continue;
+            }
+            if let Err(err) = self.handle(now, Event::Cancel(JobId(id)), cycle) {
+                cycle
+                    .notes
+                    .push(format!("job {id}: core refused its cancel: {err}"));
+                continue;
+            }
+            self.start_seq.remove(&id);
+            self.preempted_seq.remove(&id);
+            let reason = format!(
+                "its time limit ({limit_min} min) from now ends {} s after its --deadline; Slurm cancels such a job when it starts",
+                ends_s - deadline_s
+            );
+            self.refuse(cycle, id, reason);
+            // It ends here for gantry (Slurm shows it CANCELLED): a missed deadline.
+            cycle.outcomes.push(JobOutcome {
+                id,
+                state: "CANCELLED".into(),
+                gpus: job_request(job, &self.layout.gpus).map_or(0, |r| r.gpus),
+                submit_s: job.submit_s,
+                start_s: 0,
+                end_s: now / 1000,
+                deadline_s: Some(deadline_s),
+            });
         }
     }
 
@@ -497,7 +632,25 @@ impl Controller {
                 continue;
             }
             match &job.state {
+                JobStateName::Pending
+                    if admin_hold(job) || (job.held && self.operator_held.contains(&job.id)) =>
+                {
+                    let text = format!(
+                        "job {}: held by an operator ({}); gantry schedules it once it is released",
+                        job.id, job.reason
+                    );
+                    self.note(cycle, job.id, Said::OperatorHold, text);
+                    self.operator_held.insert(job.id);
+                }
                 JobStateName::Pending if job.held => candidates.push(job),
+                JobStateName::Pending if self.operator_held.remove(&job.id) => {
+                    self.said.remove(&(job.id, Said::OperatorHold));
+                    cycle.notes.push(format!(
+                        "job {}: released by an operator; gantry holds it and schedules it again",
+                        job.id
+                    ));
+                    cycle.actions.push(Action::Hold { job: job.id });
+                }
                 JobStateName::Pending => {
                     let text = format!(
                         "job {}: pending but not held (reason {}); holding it so gantry schedules it",
@@ -660,7 +813,14 @@ impl Controller {
                 }
             } else {
                 match &slurm.state {
-                    JobStateName::Pending if slurm.held => {}
+                    JobStateName::Pending if admin_hold(slurm) => {
+                        // The hold gantry's own requeuehold left (operator holds left the
+                        // core in `operator_holds`): make it a user hold.
+                        holds.push(Action::Hold { job: id })
+                    }
+                    JobStateName::Pending if slurm.held => {
+                        self.preempted_by_core.remove(&id);
+                    }
                     JobStateName::Pending => holds.push(Action::Hold { job: id }),
                     JobStateName::Running | JobStateName::Suspended => {
                         holds.push(Action::RequeueHold { job: id })
@@ -687,71 +847,167 @@ impl Controller {
         starts.sort_by_key(|(seq, plan)| (*seq, plan.job));
         let mut room = self.slurm_room(jobs, nodes);
         close_requeued_nodes(&mut room, &holds, jobs);
+        let completing: BTreeSet<&str> = nodes
+            .iter()
+            .filter(|n| n.states.iter().any(|s| s == "COMPLETING"))
+            .map(|n| n.name.as_str())
+            .collect();
+        // Nodes where a job gantry released earlier has not started yet: Slurm may take
+        // it before an uneven start, which would change that start's split.
+        let mut busy: BTreeSet<String> = BTreeSet::new();
+        for job in jobs.values() {
+            if job.state == JobStateName::Pending && !job.held && self.seq(job.id).is_some() {
+                busy.extend(job.required_nodes.iter().cloned());
+            }
+        }
         cycle.actions.extend(holds);
-        // The job later releases wait for: an earlier release Slurm has not started, one
-        // that found no room, or an uneven split released this cycle.
-        let mut blocked: Option<u32> = self.unstarted_release(now, jobs);
-        let mut released_now: Option<u32> = None;
-        for (seq, plan) in starts {
-            // A re-pin moves a released job: it is a new start as far as order and room go.
-            let fits = plan
+        // Work conserving: every start whose GPUs Slurm has free now is released, in the
+        // core's order; one that must wait holds back no other.
+        let mut split_blocked: Vec<SplitBlocked> = Vec::new();
+        // Whether anything can still change Slurm's counts for the split-blocked starts
+        // other than jobs ending: a release pending in Slurm, one made this cycle, or a
+        // start waiting for Slurm's count or a completing node.
+        let mut moving = !busy.is_empty();
+        for (_, plan) in starts {
+            let short = plan
                 .shape
                 .iter()
-                .all(|(node, n)| room.get(node).is_some_and(|free| *free >= i64::from(*n)));
-            // Multi-node starts go alone: Slurm may take one a pass later than single-node
-            // jobs released with it (seen on the lab), and an uneven one it splits itself.
-            let uneven = plan.shape.len() > 1;
-            let wait_for = blocked
-                .filter(|b| self.seq(*b).is_some_and(|s| s < seq))
-                .or(released_now.filter(|_| uneven))
-                .or((!fits).then_some(plan.job));
-            if let Some(first) = wait_for {
-                blocked = Some(first);
-                let text = if first == plan.job {
+                .find(|(node, n)| room.get(node).is_none_or(|free| *free < i64::from(*n)));
+            let wait = if let Some((node, n)) = short {
+                Some(if completing.contains(node.as_str()) {
                     format!(
-                        "job {}: waits for Slurm to free GPUs on {} (Slurm's count lags gantry's)",
-                        plan.job,
-                        shape_text(&plan.shape)
+                        "waits for node {node}: Slurm starts nothing there while it completes a job"
                     )
                 } else {
                     format!(
-                        "job {}: release waits until job {first} runs (core order)",
-                        plan.job
+                        "waits for Slurm to free GPUs on {node}: Slurm has {} free, the start on {} needs {n} (Slurm's count lags gantry's)",
+                        room.get(node).copied().unwrap_or(0).max(0),
+                        shape_text(&plan.shape)
                     )
-                };
-                self.note(cycle, plan.job, Said::WaitsForSlurm, text);
+                })
+            } else if is_uneven(&plan.shape) {
+                // Slurm splits a per-job count itself (one GPU per node, then node by node):
+                // release only when that split is gantry's and nothing else released onto
+                // these nodes can change Slurm's counts first.
+                let split =
+                    super::shape::cons_tres_split(&plan.shape, &node_room(&room, &plan.shape));
+                if plan.shape.iter().any(|(n, _)| busy.contains(n)) {
+                    Some(format!(
+                        "waits until the jobs released onto {} run (Slurm splits this uneven start by its counts then)",
+                        shape_text(&plan.shape)
+                    ))
+                } else if split.as_deref() != Some(plan.shape.as_slice()) {
+                    // Decided after every other start of the cycle (see below).
+                    split_blocked.push((plan, split));
+                    continue;
+                } else {
+                    None
+                }
+            } else {
+                None
+            };
+            moving = true;
+            if let Some(text) = wait {
+                self.wait_note(cycle, plan.job, text);
                 if !plan.release {
-                    // Released for its old place: hold it until its new turn.
+                    // Released for its old place: hold it until its new one has room.
                     cycle.actions.push(Action::Hold { job: plan.job });
                 }
                 continue;
             }
             take_room(&mut room, &plan.shape);
-            released_now = Some(plan.job);
-            if uneven {
-                // Slurm splits it as it likes and, evaluating jobs in its own priority
-                // order, could take GPUs meant for the others: it goes alone.
-                blocked = Some(plan.job);
-            }
+            busy.extend(plan.shape.iter().map(|(n, _)| n.clone()));
+            self.wait_said.remove(&plan.job);
             cycle.actions.push(Action::Start(plan));
+        }
+        self.split_blocked(cycle, split_blocked, moving, &mut room, &mut busy);
+    }
+
+    /// Uneven starts whose split Slurm would make otherwise than gantry chose. Slurm's count
+    /// on their nodes includes the GPUs the core gave other starts that are not released
+    /// yet; usually those are released first (this cycle or later: a start waiting for
+    /// Slurm's count or a completing node) and run, and the uneven start's split is then
+    /// gantry's, so it waits. When its only obstacle is the GPUs of *other uneven starts
+    /// that wait for their split* — each counting the other's GPUs, so none can ever be
+    /// released exactly (two gangs that each take "all free GPUs" of one node, placed at
+    /// different times) — waiting cannot help: the first of them in the core's order is
+    /// released with Slurm's split (logged), at most one per cycle. Slurm then runs it on
+    /// the nodes gantry chose with Slurm's counts, and a start that needs the GPUs Slurm
+    /// gave it waits for them (Slurm's count lags gantry's) until it ends. The same when
+    /// nothing but jobs ending can change Slurm's counts any more (`moving` false: no
+    /// release pending or made this cycle, no start waiting for anything but its split):
+    /// a job whose split Slurm made otherwise, or GPUs of several blocked starts that
+    /// overlap, can keep every split apart while nothing else is left to run.
+    fn split_blocked(
+        &mut self,
+        cycle: &mut Cycle,
+        blocked: Vec<SplitBlocked>,
+        moving: bool,
+        room: &mut BTreeMap<String, i64>,
+        busy: &mut BTreeSet<String>,
+    ) {
+        let mut released_one = false;
+        for (i, (plan, split)) in blocked.iter().enumerate() {
+            let text = if plan.shape.iter().any(|(n, _)| busy.contains(n)) {
+                // A start released this cycle shares its nodes: Slurm's counts change.
+                format!(
+                    "waits until the jobs released onto {} run (Slurm splits this uneven start by its counts then)",
+                    shape_text(&plan.shape)
+                )
+            } else {
+                let mut without = room.clone();
+                for (j, (other, _)) in blocked.iter().enumerate() {
+                    if j != i {
+                        take_room(&mut without, &other.shape);
+                    }
+                }
+                let exact_without =
+                    super::shape::cons_tres_split(&plan.shape, &node_room(&without, &plan.shape))
+                        .as_deref()
+                        == Some(plan.shape.as_slice());
+                let deadlocked = !released_one && (!moving || exact_without);
+                let chosen = split.as_ref().filter(|_| deadlocked);
+                if let Some(slurm_split) = chosen {
+                    let note = format!(
+                        "job {}: released with Slurm's split {} (gantry chose {}): {}",
+                        plan.job,
+                        shape_text(slurm_split),
+                        shape_text(&plan.shape),
+                        if exact_without {
+                            "the uneven starts on these nodes each wait for the others' GPUs"
+                        } else {
+                            "nothing left to release can change Slurm's counts there"
+                        }
+                    );
+                    cycle.notes.push(note);
+                    take_room(room, slurm_split);
+                    busy.extend(plan.shape.iter().map(|(n, _)| n.clone()));
+                    self.wait_said.remove(&plan.job);
+                    cycle.actions.push(Action::Start(plan.clone()));
+                    released_one = true;
+                    continue;
+                }
+                format!(
+                    "waits: Slurm would split it as {}, gantry chose {}",
+                    split
+                        .as_ref()
+                        .map_or("nothing (no room)".to_string(), |s| shape_text(s)),
+                    shape_text(&plan.shape)
+                )
+            };
+            self.wait_note(cycle, plan.job, text);
+            if !plan.release {
+                cycle.actions.push(Action::Hold { job: plan.job });
+            }
         }
     }
 
-    /// The earliest-decided job that gantry released but Slurm has not started yet: later
-    /// starts wait for it, so Slurm starts jobs in the core's order. Not a job waiting out
-    /// Slurm's requeue delay (`BeginTime`), nor one pending longer than `slow_start_ms`
-    /// (logged): neither may stall the rest.
-    fn unstarted_release(&self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>) -> Option<u32> {
-        jobs.values()
-            .filter(|j| j.state == JobStateName::Pending && !j.held && j.reason != "BeginTime")
-            .filter(|j| self.start_seq.contains_key(&j.id))
-            .filter(|j| {
-                self.released_at_ms
-                    .get(&j.id)
-                    .is_none_or(|t| now.saturating_sub(*t) <= self.config.slow_start_ms)
-            })
-            .min_by_key(|j| self.seq(j.id))
-            .map(|j| j.id)
+    /// Logs why a start waits, each time the reason changes (not once per job).
+    fn wait_note(&mut self, cycle: &mut Cycle, job: u32, text: String) {
+        if self.wait_said.get(&job) != Some(&text) {
+            cycle.notes.push(format!("job {job}: {text}"));
+            self.wait_said.insert(job, text);
+        }
     }
 
     /// GPUs Slurm can give now, per node: its own `gres_used` count taken from the node's
@@ -897,6 +1153,10 @@ impl Controller {
     }
 }
 
+/// An uneven start whose split Slurm would make otherwise, with that split (`None`: it
+/// does not fit Slurm's counts at all).
+type SplitBlocked = (StartPlan, Option<Vec<(String, u16)>>);
+
 /// Whether a placement spans nodes with different GPU counts: Slurm 22.05 can only be
 /// asked for a per-job total there, and splits it itself.
 fn is_uneven(shape: &[(String, u16)]) -> bool {
@@ -925,14 +1185,20 @@ fn close_requeued_nodes(
     }
 }
 
-/// Takes a placement's GPUs from `room`; an uneven one may take up to its whole total on
-/// any of its nodes (Slurm splits it), so that much is taken from each.
+/// Slurm's free GPUs on each node of `shape`, in its order.
+fn node_room(room: &BTreeMap<String, i64>, shape: &[(String, u16)]) -> Vec<i64> {
+    shape
+        .iter()
+        .map(|(n, _)| room.get(n).copied().unwrap_or(0))
+        .collect()
+}
+
+/// Takes a placement's GPUs from `room` (an uneven one by the split Slurm makes of it:
+/// gantry's, except for one released out of a split deadlock, see `split_blocked`).
 fn take_room(room: &mut BTreeMap<String, i64>, shape: &[(String, u16)]) {
-    let total: i64 = shape.iter().map(|(_, c)| i64::from(*c)).sum();
-    let uneven = is_uneven(shape);
     for (node, n) in shape {
         if let Some(free) = room.get_mut(node) {
-            *free -= if uneven { total } else { i64::from(*n) };
+            *free -= i64::from(*n);
         }
     }
 }

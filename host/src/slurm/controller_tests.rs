@@ -319,17 +319,26 @@ fn a_preempted_running_job_is_requeued_held_and_waits_while_completing() {
         }];
         let cycle = c.observe(&snapshot(&completing, usable_none), T0 + 1_500);
         assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        // Slurm leaves an administrator hold: gantry makes it a user hold (an operator's
+        // holds are administrator holds), then leaves it alone.
         let requeued_held = [SlurmJob {
             state: JobStateName::Pending,
             held: true,
+            reason: "JobHeldAdmin".into(),
             restart_count: 1,
             ..still_running[0].clone()
         }];
         let cycle = c.observe(&snapshot(&requeued_held, usable_none), T0 + 2_000);
-        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(kinds(&cycle), [(1, "hold")]);
         assert_eq!(cycle.restarts_seen, 1);
+        let user_held = [SlurmJob {
+            reason: "JobHeldUser".into(),
+            ..requeued_held[0].clone()
+        }];
+        let cycle = c.observe(&snapshot(&user_held, usable_none), T0 + 2_500);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
         // A node comes back: the job starts again, released from its hold.
-        let cycle = c.observe(&snapshot(&requeued_held, usable), T0 + 3_000);
+        let cycle = c.observe(&snapshot(&user_held, usable), T0 + 3_000);
         assert_eq!(kinds(&cycle), [(1, "start")]);
     });
 }
@@ -530,7 +539,7 @@ fn the_lab_fixtures_reconcile_cleanly() {
         // job 2 on n1) leaves room for job 3 only, so job 4 waits.
         assert_eq!(starts(&cycle), [(3, "n1:4".into())]);
         assert!(
-            text.contains("job 4: waits for Slurm to free GPUs on n1:2"),
+            text.contains("job 4: waits for Slurm to free GPUs on n1: Slurm has 0 free, the start on n1:2 needs 2"),
             "{text}"
         );
         // Down and drained nodes take their GPUs away.
@@ -553,7 +562,7 @@ fn the_lab_fixtures_reconcile_cleanly() {
 }
 
 #[test]
-fn a_start_waits_while_slurm_has_no_room_and_holds_back_later_ones() {
+fn a_start_waits_while_slurm_has_no_room_and_holds_back_no_other() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let jobs = [held(1, "gres:gpu:8"), held(2, "gres:gpu:1")];
@@ -562,21 +571,32 @@ fn a_start_waits_while_slurm_has_no_room_and_holds_back_later_ones() {
         let mut busy = snapshot(&jobs, [true; 4]);
         busy.nodes[0].gres_used = "gpu:(null):2(IDX:0-1)".into();
         let cycle = c.observe(&busy, T0);
-        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        // Job 2's GPUs are free in Slurm: it is released, job 1 waits alone.
+        assert_eq!(kinds(&cycle), [(2, "start")]);
         let text = cycle.notes.join("\n");
         assert!(
-            text.contains("job 1: waits for Slurm to free GPUs on n1:8"),
+            text.contains("job 1: waits for Slurm to free GPUs on n1: Slurm has 6 free, the start on n1:8 needs 8"),
             "{text}"
         );
-        assert!(
-            text.contains("job 2: release waits until job 1 runs"),
-            "{text}"
-        );
-        // Slurm's count is down, but the node still completes that job: nothing yet.
+        // Slurm's count is down, but the node still completes that job: a new reason.
         busy.nodes[0].gres_used = "gpu:0".into();
         busy.nodes[0].states.push("COMPLETING".into());
         let cycle = c.observe(&busy, T0 + 250);
-        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(kinds(&cycle), [(2, "start")]);
+        assert!(
+            cycle.notes.join("\n").contains(
+                "job 1: waits for node n1: Slurm starts nothing there while it completes a job"
+            ),
+            "{:?}",
+            cycle.notes
+        );
+        // The same reason is not logged twice.
+        let cycle = c.observe(&busy, T0 + 400);
+        assert!(
+            !cycle.notes.iter().any(|n| n.contains("job 1:")),
+            "{:?}",
+            cycle.notes
+        );
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
         assert_eq!(kinds(&cycle), [(1, "start"), (2, "start")]);
     });
@@ -602,11 +622,11 @@ fn a_start_onto_a_node_whose_job_is_requeued_this_cycle_waits() {
         let jobs = [running(&first[0], &[&other]), held(2, "gres:gpu:8")];
         let cycle = c.observe(&snapshot(&jobs, usable), T0 + 1_000);
         assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        c.action_done(&cycle.actions[0], T0 + 1_000, Ok(()));
         assert!(
-            cycle
-                .notes
-                .join("\n")
-                .contains(&format!("job 2: waits for Slurm to free GPUs on {other}:8")),
+            cycle.notes.join("\n").contains(&format!(
+                "job 2: waits for Slurm to free GPUs on {other}: Slurm has 0 free"
+            )),
             "{:?}",
             cycle.notes
         );
@@ -626,7 +646,7 @@ fn a_start_onto_a_node_whose_job_is_requeued_this_cycle_waits() {
 }
 
 #[test]
-fn later_starts_wait_until_earlier_releases_run_except_during_the_requeue_delay() {
+fn later_starts_do_not_wait_for_earlier_releases_to_run() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let first = [held(1, "gres:gpu:8")];
@@ -634,41 +654,12 @@ fn later_starts_wait_until_earlier_releases_run_except_during_the_requeue_delay(
         c.action_done(&cycle.actions[0], T0, Ok(()));
         let on = pinned_nodes(&cycle, 1);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
-        // Job 1 released but not running yet when job 2 arrives: job 2 waits.
-        let mut jobs = vec![released(&first[0], &on), held(2, "gres:gpu:8")];
+        // Job 1 released but not running yet when job 2 arrives: its GPUs are free in
+        // Slurm (job 1's are counted taken), so it is released at once.
+        let jobs = vec![released(&first[0], &on), held(2, "gres:gpu:8")];
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 200);
-        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
-        assert!(
-            cycle
-                .notes
-                .join("\n")
-                .contains("job 2: release waits until job 1 runs")
-        );
-        // Once job 1 runs, job 2 is released.
-        jobs[0] = running(&first[0], &on);
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 400);
         assert_eq!(kinds(&cycle), [(2, "start")]);
-        // A released job waiting out Slurm's requeue delay holds nobody back.
-        jobs[0].state = JobStateName::Pending;
-        jobs[0].reason = "BeginTime".into();
-        jobs[1] = released(
-            &jobs[1],
-            &pinned_nodes(&cycle, 2)
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        );
-        jobs.push(held(3, "gres:gpu:8"));
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 600);
-        assert!(
-            cycle.actions.is_empty(),
-            "job 2 is released, not running: {:?}",
-            cycle.actions
-        );
-        jobs[1].state = JobStateName::Running;
-        jobs[1].nodes = jobs[1].required_nodes.clone();
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 800);
-        assert_eq!(kinds(&cycle), [(3, "start")]);
+        assert_ne!(pinned_nodes(&cycle, 2), on);
     });
 }
 
@@ -721,25 +712,37 @@ fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
 }
 
 #[test]
-fn an_uneven_split_is_released_alone() {
+fn an_uneven_split_is_filled_in_node_order_and_released_when_slurm_splits_it_so() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let mut three = held(5, "");
         three.tres_per_job = "gres:gpu:3".into();
         let mut jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:6")).collect();
         jobs.push(three);
-        jobs.push(held(6, "gres:gpu:1"));
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
-        // Jobs 1-4 take 6 GPUs of each node; job 5's 3 GPUs must span nodes unevenly.
+        // Jobs 1-4 take 6 GPUs of each node; job 5's 3 GPUs must span nodes: the core
+        // fills them in node order (a whole node's 2 free GPUs, then 1), as Slurm splits
+        // a per-job count. Released onto nodes whose releases have not run yet, it waits.
         assert_eq!(
             starts(&cycle).iter().map(|(j, _)| *j).collect::<Vec<_>>(),
             [1, 2, 3, 4]
         );
+        let gpus = c.core().placement_of(JobId(5));
+        let shape = c.layout().shape(gpus.as_slice());
+        let free: Vec<i64> = shape.iter().map(|_| 2).collect();
+        assert_eq!(
+            crate::slurm::shape::cons_tres_split(&shape, &free).as_deref(),
+            Some(shape.as_slice()),
+            "{shape:?}"
+        );
+        assert!(is_uneven(&shape), "{shape:?}");
         assert!(
             cycle
                 .notes
                 .iter()
-                .any(|n| n.contains("job 5: release waits until job 4 runs"))
+                .any(|n| n.contains("job 5: waits until the jobs released onto")),
+            "{:?}",
+            cycle.notes
         );
         for a in &cycle.actions {
             c.action_done(a, T0, Ok(()));
@@ -748,22 +751,14 @@ fn an_uneven_split_is_released_alone() {
             let on = pinned_nodes(&cycle, id);
             jobs[id as usize - 1] = running(&jobs[id as usize - 1], &[&on[0]]);
         }
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 500);
+        let mut snap = snapshot(&jobs, [true; 4]);
+        for n in &mut snap.nodes {
+            n.gres_used = "gpu:6".into();
+        }
+        let cycle = c.observe(&snap, T0 + 500);
         let released = starts(&cycle);
-        assert_eq!(released.len(), 1, "{released:?}");
-        assert_eq!(released[0].0, 5);
-        assert!(is_uneven(&parse_shape(&released[0].1)), "{released:?}");
-        // Job 6 (1 GPU, room for it) is not released with it.
+        assert_eq!(released, [(5, shape_text(&shape))]);
     });
-}
-
-fn parse_shape(text: &str) -> Vec<(String, u16)> {
-    text.split(',')
-        .map(|p| {
-            let (n, c) = p.split_once(':').unwrap();
-            (n.to_string(), c.parse().unwrap())
-        })
-        .collect()
 }
 
 #[test]
@@ -794,5 +789,339 @@ fn a_restart_in_the_same_cycle_on_the_same_nodes_keeps_its_place() {
         c.sequence(100, &[preempt(2)]);
         c.sequence(200, &[start(2, &[8])]);
         assert!(c.seq(2) > c.seq(1));
+    });
+}
+
+#[test]
+fn an_operator_hold_takes_the_job_out_until_released() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        c.observe(&snapshot(&[running(&jobs[0], &on)], [true; 4]), T0 + 200);
+        // `scontrol requeuehold 1` by an operator: pending, held (Slurm 22.05 shows the
+        // job's old user-hold reason: seen on the lab).
+        let requeued = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            reason: "JobHeldUser".into(),
+            restart_count: 1,
+            ..released(&jobs[0], &on)
+        };
+        let cycle = c.observe(
+            &snapshot(std::slice::from_ref(&requeued), [true; 4]),
+            T0 + 400,
+        );
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(c.core().job(JobId(1)).is_none(), "the core let it go");
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 1: held by an operator (JobHeldUser)"),
+            "{:?}",
+            cycle.notes
+        );
+        // Still held: nothing, no second note.
+        let cycle = c.observe(
+            &snapshot(std::slice::from_ref(&requeued), [true; 4]),
+            T0 + 600,
+        );
+        assert!(
+            cycle.actions.is_empty() && cycle.notes.is_empty(),
+            "{cycle:?}"
+        );
+        // Released by the operator: gantry holds it (user hold), then schedules it.
+        let freed = SlurmJob {
+            held: false,
+            reason: "BeginTime".into(),
+            ..requeued.clone()
+        };
+        let cycle = c.observe(&snapshot(&[freed], [true; 4]), T0 + 800);
+        assert_eq!(kinds(&cycle), [(1, "hold")]);
+        assert_eq!(
+            cycle.actions[0].commands()[0],
+            ["scontrol", "uhold", "1"].map(String::from)
+        );
+        let user_held = SlurmJob {
+            reason: "JobHeldUser".into(),
+            ..requeued
+        };
+        let cycle = c.observe(&snapshot(&[user_held], [true; 4]), T0 + 1_000);
+        assert_eq!(kinds(&cycle), [(1, "start")]);
+    });
+}
+
+#[test]
+fn gantrys_own_requeue_hold_is_not_an_operators() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        c.observe(&snapshot(&[running(&jobs[0], &on)], [true; 4]), T0 + 200);
+        // The node goes down: the core preempts job 1, gantry requeue-holds it (Slurm's
+        // requeuehold leaves an administrator hold), which gantry turns into a user hold.
+        let mut down = [true; 4];
+        down[on[0][1..].parse::<usize>().unwrap() - 1] = false;
+        let admin = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            reason: "JobHeldAdmin".into(),
+            restart_count: 1,
+            ..released(&jobs[0], &on)
+        };
+        let cycle = c.observe(&snapshot(&[admin], down), T0 + 400);
+        assert!(c.core().job(JobId(1)).is_some(), "{:?}", cycle.notes);
+        assert!(
+            !cycle.notes.iter().any(|n| n.contains("operator")),
+            "{:?}",
+            cycle.notes
+        );
+    });
+}
+
+#[test]
+fn a_time_limit_past_the_deadline_is_refused_before_release() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Edf);
+        let now_s = T0 / 1000;
+        let mut late = held(1, "gres:gpu:1");
+        late.deadline_s = Some(now_s + 120);
+        late.time_limit_min = Some(5);
+        let mut fits = held(2, "gres:gpu:1");
+        fits.deadline_s = Some(now_s + 120);
+        fits.time_limit_min = Some(1);
+        let cycle = c.observe(&snapshot(&[late, fits], [true; 4]), T0);
+        assert_eq!(kinds(&cycle), [(1, "reject"), (2, "start")]);
+        match &cycle.actions[0] {
+            Action::Reject { reason, .. } => {
+                assert!(
+                    reason.starts_with(
+                        "its time limit (5 min) from now ends 180 s after its --deadline"
+                    ),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(cycle.outcomes.len(), 1);
+        assert_eq!(cycle.outcomes[0].state, "CANCELLED");
+        // The core saw a cancellation: a deadline job that did not finish.
+        assert!(
+            cycle
+                .entries
+                .iter()
+                .any(|e| e.event == Event::Cancel(JobId(1)))
+        );
+    });
+}
+
+#[test]
+fn a_user_cancel_is_logged_and_ends_the_job_as_cancelled() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        let run = running(&jobs[0], &on);
+        c.observe(&snapshot(std::slice::from_ref(&run), [true; 4]), T0 + 200);
+        let cycle = c.observe(
+            &snapshot(
+                &[ended(&run, JobStateName::Ended("CANCELLED".into()))],
+                [true; 4],
+            ),
+            T0 + 400,
+        );
+        assert!(
+            cycle.notes.join("\n").contains(
+                "job 1: cancelled in Slurm (scancel by its user or an operator) (CANCELLED); gantry drops it"
+            ),
+            "{:?}",
+            cycle.notes
+        );
+        assert!(
+            cycle
+                .entries
+                .iter()
+                .any(|e| e.event == Event::Cancel(JobId(1)))
+        );
+    });
+}
+
+#[test]
+fn a_job_gantry_requeue_held_and_started_again_is_not_an_operators_hold() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:2")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        // Runs elsewhere: gantry requeue-holds it (and the core still runs it).
+        let other = if on[0] == "n4" { "n3" } else { "n4" };
+        let cycle = c.observe(
+            &snapshot(&[running(&jobs[0], &[other])], [true; 4]),
+            T0 + 200,
+        );
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        c.action_done(&cycle.actions[0], T0 + 200, Ok(()));
+        // Requeued with the old user-hold reason, and Slurm's count still lags: the
+        // start waits, and the hold is gantry's, not an operator's.
+        let requeued = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            reason: "JobHeldUser".into(),
+            restart_count: 1,
+            ..released(&jobs[0], &on)
+        };
+        let mut snap = snapshot(std::slice::from_ref(&requeued), [true; 4]);
+        for n in &mut snap.nodes {
+            n.gres_used = "gpu:8".into();
+        }
+        let cycle = c.observe(&snap, T0 + 400);
+        assert!(c.core().job(JobId(1)).is_some(), "{:?}", cycle.notes);
+        assert!(
+            !cycle.notes.iter().any(|n| n.contains("operator")),
+            "{:?}",
+            cycle.notes
+        );
+        let cycle = c.observe(
+            &snapshot(std::slice::from_ref(&requeued), [true; 4]),
+            T0 + 600,
+        );
+        assert_eq!(kinds(&cycle), [(1, "start")]);
+    });
+}
+
+/// A start for `job` on `shape` (as the core placed it), held until released.
+fn plan(job: u32, shape: &[(&str, u16)]) -> StartPlan {
+    StartPlan {
+        job,
+        shape: shape.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
+        gpu_type: None,
+        other_per_node: Vec::new(),
+        had_per_job: true,
+        had_per_node_gpus: false,
+        had_per_task: false,
+        release: true,
+        start_now: false,
+    }
+}
+
+/// The split blocks of `plans` given Slurm's `room`, as `desired` hands them over.
+fn blocked(plans: Vec<StartPlan>, room: &BTreeMap<String, i64>) -> Vec<SplitBlocked> {
+    plans
+        .into_iter()
+        .map(|p| {
+            let split = crate::slurm::shape::cons_tres_split(&p.shape, &node_room(room, &p.shape));
+            assert_ne!(split.as_deref(), Some(p.shape.as_slice()), "{p:?}");
+            (p, split)
+        })
+        .collect()
+}
+
+#[test]
+fn uneven_starts_that_wait_for_each_others_gpus_release_the_first_with_slurms_split() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        // Seen on the lab after a node went down: job 24 was placed on n1:2,n2:4,n3:2 (n1's
+        // 2 free GPUs in full), job 36 later on n1:3,n3:5 (n1's 3 then free, in full). Slurm
+        // counts both jobs' GPUs free on n1 (5): each split puts 5 there, neither is
+        // gantry's, and neither changes while the other waits.
+        let room: BTreeMap<String, i64> = [("n1", 5), ("n2", 4), ("n3", 7), ("n4", 8)]
+            .iter()
+            .map(|(n, f)| (n.to_string(), *f))
+            .collect();
+        let plans = vec![
+            plan(24, &[("n1", 2), ("n2", 4), ("n3", 2)]),
+            plan(36, &[("n1", 3), ("n3", 5)]),
+        ];
+        let mut cycle = Cycle::default();
+        let mut left = room.clone();
+        let mut busy = BTreeSet::new();
+        // (Some other start waits for Slurm's count elsewhere: `moving`.)
+        c.split_blocked(
+            &mut cycle,
+            blocked(plans.clone(), &room),
+            true,
+            &mut left,
+            &mut busy,
+        );
+        // The first in the core's order goes, with the split Slurm makes; the other waits.
+        assert_eq!(kinds(&cycle), [(24, "start")]);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains(
+                "job 24: released with Slurm's split n1:5,n2:2,n3:1 (gantry chose n1:2,n2:4,n3:2)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("job 36: waits until the jobs released onto n1:3,n3:5 run"),
+            "{text}"
+        );
+        assert_eq!(left["n1"], 0, "Slurm's split taken from the room: {left:?}");
+        assert_eq!(left["n2"], 2);
+        // Another start released this cycle onto these nodes changes Slurm's counts: both
+        // wait for it to run.
+        let mut cycle = Cycle::default();
+        let mut busy: BTreeSet<String> = ["n3".to_string()].into();
+        c.split_blocked(
+            &mut cycle,
+            blocked(plans, &room),
+            true,
+            &mut room.clone(),
+            &mut busy,
+        );
+        assert!(kinds(&cycle).is_empty(), "{:?}", cycle.actions);
+        // One uneven start whose split differs for another reason (here Slurm counts 2 GPUs
+        // on n1 more than any waiting start holds, as after a job it split otherwise) while
+        // other starts wait for Slurm's count: those can still change it, so it waits.
+        let mut wider = room.clone();
+        wider.insert("n1".into(), 4);
+        let mut cycle = Cycle::default();
+        let alone = vec![plan(24, &[("n1", 2), ("n2", 4), ("n3", 2)])];
+        c.split_blocked(
+            &mut cycle,
+            blocked(alone.clone(), &wider),
+            true,
+            &mut wider.clone(),
+            &mut BTreeSet::new(),
+        );
+        assert!(kinds(&cycle).is_empty(), "{:?}", cycle.actions);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 24: waits: Slurm would split it as n1:4,n2:3,n3:1"),
+            "{:?}",
+            cycle.notes
+        );
+        // Nothing else left that could change Slurm's counts: it goes with Slurm's split.
+        let mut cycle = Cycle::default();
+        c.split_blocked(
+            &mut cycle,
+            blocked(alone, &wider),
+            false,
+            &mut wider.clone(),
+            &mut BTreeSet::new(),
+        );
+        assert_eq!(kinds(&cycle), [(24, "start")]);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 24: released with Slurm's split n1:4,n2:3,n3:1"),
+            "{:?}",
+            cycle.notes
+        );
     });
 }

@@ -280,6 +280,7 @@ mod tests {
             start_s: 0,
             end_s: 0,
             deadline_s: None,
+            time_limit_min: None,
             comment: String::new(),
         }
     }

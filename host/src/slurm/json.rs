@@ -157,6 +157,9 @@ pub struct SlurmJob {
     pub end_s: u64,
     /// `--deadline`, Unix seconds.
     pub deadline_s: Option<u64>,
+    /// Time limit (`--time`), minutes; `None` when unlimited or not reported. Slurm cancels
+    /// a job whose start + time limit would pass its deadline, so gantry applies that rule.
+    pub time_limit_min: Option<u64>,
     /// The job's comment (`gantry` writes its rejection reasons here).
     pub comment: String,
 }
@@ -332,6 +335,8 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
         start_s: time("start_time"),
         end_s: time("end_time"),
         deadline_s: number(field("deadline")).filter(|&d| d > 0),
+        // 22.05 prints minutes; INFINITE is a huge number or absent.
+        time_limit_min: number(field("time_limit")).filter(|&m| m > 0 && m < u64::from(u32::MAX)),
         comment: text(field("comment")),
     })
 }
@@ -396,6 +401,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         start_s: 0,
         end_s: 0,
         deadline_s: None,
+        time_limit_min: None,
         comment: String::new(),
     }
 }

@@ -28,6 +28,7 @@ pub mod hostlist;
 pub mod journal;
 pub mod json;
 pub mod layout;
+pub mod shape;
 pub mod summary;
 
 pub use command::{CommandError, ProcessRunner, SlurmRunner};
@@ -44,6 +45,15 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use summary::Tally;
+
+/// How a `gantry slurm` journal names its trace: `slurm partition NAME`.
+pub const TRACE_PREFIX: &str = "slurm partition ";
+
+/// Whether a recording's trace name says `gantry slurm` wrote it (its placer then keeps to
+/// shapes Slurm allocates exactly, [`shape`]).
+pub fn is_slurm_journal(trace: &str) -> bool {
+    trace.starts_with(TRACE_PREFIX)
+}
 
 /// The flags of `gantry slurm`.
 #[derive(clap::Args, Clone, Debug)]
@@ -159,6 +169,23 @@ fn poll(runner: &mut dyn SlurmRunner) -> Result<Snapshot, String> {
     Ok(Snapshot { jobs, nodes })
 }
 
+/// Says what a failed read means. Slurm 22.05's `squeue --json` answers a controller that
+/// is down with `"Unspecified error"` (exit 0); `scontrol ping` tells: when it says DOWN or
+/// fails, the error names the controller as unreachable.
+fn diagnose(runner: &mut dyn SlurmRunner, error: String) -> String {
+    match runner.run("scontrol", &args_of(&["ping"])) {
+        Ok(out) if !out.contains("DOWN") => error,
+        Ok(out) => format!(
+            "Slurm controller unreachable (scontrol ping: {}); {error}",
+            out.lines().next().unwrap_or("").trim()
+        ),
+        Err(e) => format!(
+            "Slurm controller unreachable (scontrol ping failed: {}); {error}",
+            e.stderr().lines().next().unwrap_or("").trim()
+        ),
+    }
+}
+
 /// Backoff for retries: 0.5 s doubling to 8 s.
 fn backoff(failures: u32) -> Duration {
     Duration::from_millis(500u64 << failures.min(4))
@@ -201,6 +228,7 @@ fn discover(
             }
             Err(e) => {
                 failures += 1;
+                let e = diagnose(runner, e);
                 if failures == 1 || failures.is_multiple_of(10) {
                     log.line(&format!(
                         "cannot read the cluster yet (attempt {failures}): {e}"
@@ -242,7 +270,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         ..SimConfig::default()
     };
     let header = RecordHeader::new(
-        &format!("slurm partition {}", layout.partition),
+        &format!("{TRACE_PREFIX}{}", layout.partition),
         layout.spec,
         args.order,
         args.placement,
@@ -277,6 +305,23 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         controller_config,
     )?;
     let journal = Journal::open(&path, &header, &mut controller, !args.dry_run)?;
+    let tally_path = Tally::path_for(&path);
+    if journal.replayed > 0 {
+        // Resumed: carry on the tally the earlier process wrote as it went.
+        if let Some(mut earlier) = Tally::load(&tally_path) {
+            let meta = &tally.summary;
+            earlier.summary.partition = meta.partition.clone();
+            earlier.summary.cluster = meta.cluster.clone();
+            earlier.summary.order = meta.order.clone();
+            earlier.summary.placement = meta.placement.clone();
+            earlier.summary.dry_run = meta.dry_run;
+            earlier.summary.journal = meta.journal.clone();
+            tally = earlier;
+        }
+    } else if !args.dry_run {
+        // A fresh journal: a tally left beside an earlier one is not this run's.
+        let _ = std::fs::remove_file(&tally_path);
+    }
     tally.summary.journal_entries_replayed = journal.replayed;
     if journal.replayed > 0 || journal.truncated_bytes > 0 {
         log.line(&format!(
@@ -300,6 +345,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         controller,
         journal,
         tally,
+        tally_path,
         retry_at: BTreeMap::new(),
     };
     daemon.run()?;
@@ -316,6 +362,8 @@ struct Daemon<'a> {
     controller: Controller,
     journal: Journal,
     tally: Tally,
+    /// Where the tally is written as it goes (see [`Tally::save`]).
+    tally_path: PathBuf,
     /// Per (job, action kind): consecutive failures and when to try again.
     retry_at: BTreeMap<(u32, &'static str), (u32, Instant)>,
 }
@@ -330,6 +378,7 @@ impl Daemon<'_> {
                 Ok(s) => s,
                 Err(e) => {
                     poll_failures += 1;
+                    let e = diagnose(self.runner, e);
                     self.tally.summary.poll_failures += 1;
                     if poll_failures == 1 || poll_failures.is_multiple_of(10) {
                         self.log
@@ -367,10 +416,17 @@ impl Daemon<'_> {
                 }
                 return Ok(());
             }
-            // Write-ahead: decisions are on disk before anything is carried out.
+            // Write-ahead: decisions are on disk before anything is carried out, and so are
+            // the ends this cycle saw (the journal's replay will not show them again).
             self.journal.append(&cycle.entries)?;
+            if !cycle.outcomes.is_empty() {
+                self.save_tally();
+            }
             for action in &cycle.actions {
                 self.carry_out(action, observed);
+            }
+            if !cycle.actions.is_empty() {
+                self.save_tally();
             }
             if self.args.exit_when_idle
                 && cycle.actions.is_empty()
@@ -383,6 +439,16 @@ impl Daemon<'_> {
             if let Some(rest) = period.checked_sub(started.elapsed()) {
                 std::thread::sleep(rest);
             }
+        }
+    }
+
+    /// Writes the tally beside the journal (a failure is logged; the run goes on).
+    fn save_tally(&self) {
+        if let Err(e) = self.tally.save(&self.tally_path) {
+            self.log.line(&format!(
+                "cannot write the tally {}: {e}",
+                self.tally_path.display()
+            ));
         }
     }
 

@@ -1,16 +1,17 @@
 //! What `gantry slurm` measured: per action carried out, the time from the poll that showed
 //! the change to the Slurm command that carried the decision out; per job, its completion
 //! time and deadline as Slurm recorded them (`submit_time`, `end_time`, `deadline` of the
-//! job records gantry saw end). Counts are for this process (a restarted gantry starts
-//! them afresh; its journal keeps the decisions). A statistic over nothing is `None`
-//! (`null` in JSON), never a 0.
+//! job records gantry saw end). The tally is written beside the journal as it goes
+//! (`JOURNAL.tally.json`, replaced atomically after every cycle that changed it), and a
+//! gantry restarted on the journal carries it on, so the summary survives `kill -9`. A
+//! statistic over nothing is `None` (`null` in JSON), never a 0.
 
 use super::controller::JobOutcome;
 use crate::metrics::percentile;
 use std::collections::BTreeSet;
 
 /// The `--json` summary.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Summary {
     /// The partition scheduled.
     pub partition: String,
@@ -60,6 +61,9 @@ pub struct Summary {
     pub decision_latency_max_ms: Option<f64>,
     /// Median time of one poll (`squeue --json` + `sinfo --json`), ms.
     pub poll_p50_ms: Option<f64>,
+    /// 99th percentile of the same, ms.
+    #[serde(default)]
+    pub poll_p99_ms: Option<f64>,
     /// Mean completion time (end − submit) of completed jobs, s.
     pub avg_jct_s: Option<f64>,
     /// Median of the same, s.
@@ -73,7 +77,7 @@ pub struct Summary {
 }
 
 /// Collects samples while the daemon runs.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
     /// The summary's counters (the statistics are filled by [`finish`](Self::finish)).
     pub summary: Summary,
@@ -84,6 +88,28 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// The tally file beside `journal`.
+    pub fn path_for(journal: &std::path::Path) -> std::path::PathBuf {
+        let mut name = journal.as_os_str().to_owned();
+        name.push(".tally.json");
+        std::path::PathBuf::from(name)
+    }
+
+    /// Reads a tally written by [`save`](Self::save); `None` when there is none or it is
+    /// unreadable (the summary then counts from now).
+    pub fn load(path: &std::path::Path) -> Option<Self> {
+        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    }
+
+    /// Writes the tally to `path` atomically (a temporary file renamed over it).
+    pub fn save(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = std::path::PathBuf::from(tmp);
+        std::fs::write(&tmp, serde_json::to_vec(self)?)?;
+        std::fs::rename(&tmp, path)
+    }
+
     /// One action carried out `latency_ms` after its poll.
     pub fn carried_out(&mut self, kind: &str, job: u32, latency_ms: f64) {
         self.latencies_ms.push(latency_ms);
@@ -120,6 +146,7 @@ impl Tally {
         let mut polls = self.polls_ms.clone();
         polls.sort_by(f64::total_cmp);
         s.poll_p50_ms = percentile(&polls, 0.5);
+        s.poll_p99_ms = percentile(&polls, 0.99);
         s.jobs_started = self.started.len();
         let completed: Vec<&JobOutcome> = self
             .outcomes

@@ -13,7 +13,7 @@
 //! - There is no best-effort class: every job of these files has a deadline. The
 //!   `model_name`, `num_iteration` and `batch_size` columns are synthetic and unused here.
 //!
-//! The `deadline` column is optional, so the raw ITP files (`raw/cluster*.csv`:
+//! The `deadline` column is optional (and an empty cell means no deadline), so the raw ITP files (`raw/cluster*.csv`:
 //! `job_id,submission_time,duration,num_gpu`) load too, with no deadlines. Rows asking for 0
 //! GPUs are [`Skipped`](super::Skipped), not errors.
 
@@ -56,9 +56,17 @@ pub fn parse(text: &str, file: &str, limit: Option<usize>) -> Result<Loaded, Tra
             let submit_s = row.non_negative(c.submit, "submission_time")?;
             let duration_s = row.non_negative(c.duration, "duration")?;
             let gpus = gpu_count(row, c.gpus, "num_gpu")?;
+            // An empty `deadline` cell: a job without one (mixes written by
+            // scripts/slurm-bench.py have both kinds).
             let deadline_ms = match c.deadline {
-                Some(col) => Some(to_ms(row.non_negative(col, "deadline")?, 1000.0)),
-                None => None,
+                Some(col)
+                    if row
+                        .text(col, "deadline")
+                        .is_ok_and(|t| !t.trim().is_empty()) =>
+                {
+                    Some(to_ms(row.non_negative(col, "deadline")?, 1000.0))
+                }
+                _ => None,
             };
             if gpus == 0 {
                 return Ok(RowOutcome::Skip {
