@@ -127,7 +127,7 @@ impl RecordHeader {
     fn build_placer<const G: usize>(&self) -> AnyPlacer<G> {
         AnyPlacer::<G>::new(self.placer, self.config.seed)
             .with_hints(self.placement_hints.clone().map(std::sync::Arc::new))
-            .with_slurm_exact(crate::slurm::is_slurm_journal(&self.trace))
+            .with_slurm_exact(is_slurm_journal(&self.trace))
     }
 
     /// The same header for a run on the core capacities `set`.
@@ -562,4 +562,13 @@ fn stop(record: &mut JobRecord, run: Option<(u64, u64)>, now: u64) {
     if let Some((started, gpus)) = run {
         record.busy_gpu_ms += now.saturating_sub(started) * gpus;
     }
+}
+
+/// How a `gantry slurm` journal names its trace: `slurm partition NAME`.
+pub const TRACE_PREFIX: &str = "slurm partition ";
+
+/// Whether a recording's trace name says `gantry slurm` wrote it (its placer then keeps to
+/// shapes Slurm allocates exactly, [`crate::cluster::slurm_split`]).
+pub fn is_slurm_journal(trace: &str) -> bool {
+    trace.starts_with(TRACE_PREFIX)
 }

@@ -437,10 +437,11 @@ impl<const G: usize> Placer<G> for AnyPlacer<G> {
             None => view,
         };
         let first = self.pick_inner(view);
-        if !self.slurm_exact || first.is_some_and(|g| crate::slurm::shape::allows(view, g)) {
+        if !self.slurm_exact || first.is_some_and(|g| crate::cluster::slurm_split::allows(view, g))
+        {
             return first;
         }
-        let Some(mask) = crate::slurm::shape::exact_mask(view) else {
+        let Some(mask) = crate::cluster::slurm_split::exact_mask(view) else {
             return first;
         };
         let exact = PlacementView {

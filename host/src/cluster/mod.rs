@@ -22,6 +22,7 @@
 pub mod file;
 pub mod gpu_types;
 pub mod same_type;
+pub mod slurm_split;
 pub mod spec;
 pub mod throughputs;
 

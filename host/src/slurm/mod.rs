@@ -28,7 +28,8 @@ pub mod hostlist;
 pub mod journal;
 pub mod json;
 pub mod layout;
-pub mod shape;
+/// Slurm's allocation rule, from the cluster model ([`crate::cluster::slurm_split`]).
+pub use crate::cluster::slurm_split as shape;
 pub mod summary;
 
 pub use command::{CommandError, ProcessRunner, SlurmRunner};
@@ -46,14 +47,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use summary::Tally;
 
-/// How a `gantry slurm` journal names its trace: `slurm partition NAME`.
-pub const TRACE_PREFIX: &str = "slurm partition ";
-
-/// Whether a recording's trace name says `gantry slurm` wrote it (its placer then keeps to
-/// shapes Slurm allocates exactly, [`shape`]).
-pub fn is_slurm_journal(trace: &str) -> bool {
-    trace.starts_with(TRACE_PREFIX)
-}
+pub use crate::record::{TRACE_PREFIX, is_slurm_journal};
 
 /// The flags of `gantry slurm`.
 #[derive(clap::Args, Clone, Debug)]

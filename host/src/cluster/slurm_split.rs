@@ -1,4 +1,5 @@
-//! Placements Slurm allocates exactly as gantry chose them.
+//! Placements Slurm allocates exactly as gantry chose them: Slurm's allocation rule, part of
+//! the cluster model because both the placer (`registry`) and the Slurm adapter apply it.
 //!
 //! Slurm 22.05 takes a job's GPUs either per node (`TresPerNode=gres:gpu:k`: the same count
 //! on every node, exact) or per job (`TresPerJob=gres:gpu:N` over a node list), and then
@@ -15,7 +16,7 @@
 //! the same: no job then waits for a GPU Slurm gave to another job.
 //!
 //! Node order here is the core's machine order (rack by rack, node by node in Slurm's
-//! order within a rack, see [`super::layout`]); it is Slurm's node order whenever the
+//! order within a rack, see `slurm::layout`); it is Slurm's node order whenever the
 //! racks list nodes in that order (the lab's do). The rule reads only the pick's view, so
 //! `gantry replay` applies it from the recording alone.
 
