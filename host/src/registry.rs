@@ -290,7 +290,7 @@ impl JobOrder for AnyOrder {
 pub struct AnyPlacer<const G: usize = HOST_GPUS> {
     placer: PlacerImpl<G>,
     hints: Option<Arc<PlacementHints>>,
-    /// Only placements Slurm allocates exactly (`gantry slurm`; see [`crate::slurm::shape`]).
+    /// Only placements Slurm allocates exactly (`gantry slurm`; see [`crate::cluster::slurm_split`]).
     slurm_exact: bool,
 }
 
@@ -377,7 +377,7 @@ impl<const G: usize> AnyPlacer<G> {
     }
 
     /// The placer limited to placements Slurm's `cons_tres` allocates exactly as chosen
-    /// (multi-node gangs filled in node order, [`crate::slurm::shape`]); `gantry slurm` and
+    /// (multi-node gangs filled in node order, [`crate::cluster::slurm_split`]); `gantry slurm` and
     /// the replay of its journals use it.
     pub fn with_slurm_exact(mut self, on: bool) -> Self {
         self.slurm_exact = on;

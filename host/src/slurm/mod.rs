@@ -47,7 +47,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use summary::Tally;
 
-pub use crate::record::{TRACE_PREFIX, is_slurm_journal};
+use crate::record::TRACE_PREFIX;
 
 /// The flags of `gantry slurm`.
 #[derive(clap::Args, Clone, Debug)]
