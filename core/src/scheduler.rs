@@ -1345,6 +1345,7 @@ where
 }
 
 /// Checkpoint and restore (a child module: it reads and builds the scheduler's fields).
+#[cfg(feature = "snapshot")]
 #[path = "snapshot.rs"]
 pub mod snapshot;
 
