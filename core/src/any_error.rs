@@ -15,6 +15,7 @@ pub enum Error {
     /// A topology could not be built.
     Topology(crate::topology::TopologyError),
     /// A snapshot was not written or not restored.
+    #[cfg(feature = "snapshot")]
     Snapshot(crate::snapshot::SnapshotError),
     /// A frame could not be decoded.
     Frame(crate::wire::FrameError),
@@ -32,6 +33,7 @@ impl From<crate::topology::TopologyError> for Error {
     }
 }
 
+#[cfg(feature = "snapshot")]
 impl From<crate::snapshot::SnapshotError> for Error {
     fn from(e: crate::snapshot::SnapshotError) -> Self {
         Error::Snapshot(e)
@@ -50,6 +52,7 @@ impl core::fmt::Display for Error {
         match self {
             Error::Sched(e) => e.fmt(f),
             Error::Topology(e) => e.fmt(f),
+            #[cfg(feature = "snapshot")]
             Error::Snapshot(e) => e.fmt(f),
             Error::Frame(e) => e.fmt(f),
         }

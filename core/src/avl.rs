@@ -9,6 +9,7 @@
 //! Per-slot columns are `heapless::Vec`s that grow as slots are first used, so an empty tree
 //! is `const`-constructible and serialisable.
 
+#[cfg(feature = "snapshot")]
 use crate::decode::{DecodeInPlace, Reader, read};
 use crate::slot::Slot;
 use core::cmp::Ordering;
@@ -520,6 +521,7 @@ impl<const J: usize> Avl<J> {
     }
 }
 
+#[cfg(feature = "snapshot")]
 impl<const J: usize> DecodeInPlace for Avl<J> {
     fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
         self.left.decode_in_place(de)?;

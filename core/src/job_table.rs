@@ -11,6 +11,7 @@
 //! list and the id index.
 
 use crate::avl::{Avl, NIL};
+#[cfg(feature = "snapshot")]
 use crate::decode::{DecodeInPlace, Reader, read};
 use crate::ids::JobId;
 use crate::job::Job;
@@ -219,6 +220,7 @@ fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, slot: Slot, value: T
     }
 }
 
+#[cfg(feature = "snapshot")]
 impl<const J: usize> DecodeInPlace for JobTable<J> {
     fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
         self.jobs.decode_in_place(de)?;

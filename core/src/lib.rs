@@ -24,7 +24,9 @@
 
 mod any_error;
 mod avl;
+#[cfg(feature = "dag")]
 pub mod dag;
+#[cfg(feature = "snapshot")]
 mod decode;
 pub mod error;
 pub mod event;
@@ -43,6 +45,7 @@ mod timers;
 pub mod topology;
 pub mod wire;
 
+#[cfg(feature = "wire")]
 /// The I/O traits the wire format reads and writes through (`FrameReader`, `FrameWriter`).
 pub use embedded_io;
 /// The fixed-capacity collections of the API (`heapless::Vec` is the decision buffer):
@@ -65,6 +68,7 @@ pub use placement::{
     RandomPlacer, ScoreError, ScoreFault, ScoredPlacer, optimal_cost, optimal_placement,
 };
 pub use rng::SeededRng;
+#[cfg(feature = "snapshot")]
 pub use scheduler::snapshot::{
     self, MAX_SNAPSHOT_BYTES, SNAPSHOT_VERSION, SnapshotCapacities, SnapshotError,
 };

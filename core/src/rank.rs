@@ -9,6 +9,7 @@
 //! summaries (GPUs held by running jobs, the smallest request among queued jobs).
 
 use crate::avl::{Avl, NIL, NodeKeys};
+#[cfg(feature = "snapshot")]
 use crate::decode::{DecodeInPlace, Reader};
 use crate::ids::JobId;
 use crate::job::{Job, JobState};
@@ -463,6 +464,7 @@ fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize, value: T) 
     }
 }
 
+#[cfg(feature = "snapshot")]
 impl<const J: usize> DecodeInPlace for RankIndex<J> {
     fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
         self.tree.decode_in_place(de)?;

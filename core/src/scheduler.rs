@@ -37,6 +37,7 @@ use crate::sort::heap_sort;
 use crate::time::{DurationMs, TimeMs};
 use crate::timers::Timers;
 use crate::topology::Topology;
+use core::mem::MaybeUninit;
 use serde::{Deserialize, Serialize};
 
 /// How the scheduling pass treats the queue head and running jobs. Defaults come from the
@@ -196,7 +197,28 @@ where
         Self::with_config(topology, order, placer, config)
     }
 
+    /// Builds a scheduler in `slot`, storage the caller owns (a `static`'s, on a device:
+    /// `static_cell::StaticCell::uninit()` or `cortex_m::singleton!` give a
+    /// `&'static mut MaybeUninit<_>` without `unsafe`), and returns it there. Construction
+    /// writes the state in place: at most 1,548 B of stack on the Cortex-M4F for the
+    /// [`FirmwareScheduler`](crate::FirmwareScheduler) (`construct_stack_bytes` in
+    /// `scripts/firmware-check.sh --ci`), where a scheduler returned by value needs its whole
+    /// size (32 KB) in the caller's frame. `Scheduler::new` cannot be a
+    /// `const fn` (the order's capacity hook is a trait method), so this is how a
+    /// scheduler lives in a `static`.
+    #[inline]
+    pub fn init_in_place(
+        slot: &mut MaybeUninit<Self>,
+        topology: Topology<G>,
+        order: O,
+        placer: P,
+        config: SchedulerConfig,
+    ) -> &mut Self {
+        slot.write(Self::with_config(topology, order, placer, config))
+    }
+
     /// As [`new`](Self::new) with an explicit configuration.
+    #[inline]
     pub fn with_config(
         topology: Topology<G>,
         mut order: O,
@@ -1345,6 +1367,7 @@ where
 }
 
 /// Checkpoint and restore (a child module: it reads and builds the scheduler's fields).
+#[cfg(feature = "snapshot")]
 #[path = "snapshot.rs"]
 pub mod snapshot;
 

@@ -20,12 +20,12 @@
 //!
 //! Size: at most 22.2 KB on the firmware's streams (64 GPUs, up to 256 live jobs; measured
 //! by `scripts/firmware-check.sh`, `snapshot_bytes`). Cost: O(size) to write; O(size + J·G)
-//! to restore (the invariant check). [`Scheduler::restore`] builds the decoded state by value
-//! and moves it into place, which takes several times the scheduler's size in stack (294 KB
-//! on the Cortex-M4F, `restore_stack_bytes`); [`Scheduler::restore_in_place`] decodes into
-//! a second scheduler's storage that the caller provides and exchanges the two only once
-//! the decoded state has passed every check (a few KB of stack,
-//! `restore_in_place_stack_bytes`).
+//! to restore (the invariant check). [`Scheduler::restore_in_place`] decodes into a second
+//! scheduler's storage that the caller provides and exchanges the two only once the decoded
+//! state has passed every check: a few KB of stack (`restore_stack_bytes`, within its
+//! 4,096 B budget on the Cortex-M4F). The by-value forms, [`Scheduler::restore`] and
+//! [`Scheduler::restore_into`], build the decoded state on the stack (several times the
+//! scheduler's size) and exist on hosts only, not on bare-metal targets.
 
 use super::{InvariantViolation, Scheduler, SchedulerConfig};
 use crate::avl::NIL;
@@ -163,7 +163,9 @@ struct Identity {
     topology: u32,
 }
 
-/// The state as read. Field for field the layout of [`StateRef`].
+/// The state as read by the by-value restore (hosts only). Field for field the layout of
+/// [`StateRef`].
+#[cfg(not(target_os = "none"))]
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "O: DeserializeOwned, P: DeserializeOwned"))]
 struct State<O, P, const G: usize, const J: usize> {
@@ -258,9 +260,15 @@ where
         wire::encode(&state, buf).ok_or(SnapshotError::BufferTooSmall)
     }
 
+    #[cfg(not(target_os = "none"))]
     /// The scheduler a snapshot holds, on `topology` (the one it was taken on). `frame` is
     /// what [`snapshot`](Self::snapshot) wrote (the trailing delimiter may be left off); it
     /// is unstuffed in place. O(snapshot size + J·G).
+    ///
+    /// Hosts only: not built for bare-metal targets (`target_os = "none"`), since it builds
+    /// the decoded state by value, several times the scheduler's size in stack (179 KB for
+    /// the firmware scheduler on the Cortex-M4F, more than most parts have RAM). A device
+    /// restores with [`restore_in_place`](Self::restore_in_place).
     pub fn restore(topology: Topology<G>, frame: &mut [u8]) -> Result<Self, SnapshotError>
     where
         O: DeserializeOwned,
@@ -320,8 +328,10 @@ where
         Ok(scheduler)
     }
 
+    #[cfg(not(target_os = "none"))]
     /// Replaces this scheduler by the one `frame` holds (see [`restore`](Self::restore)), on
-    /// the same topology. On an error nothing changes.
+    /// the same topology. On an error nothing changes. Hosts only, like
+    /// [`restore`](Self::restore).
     pub fn restore_into(&mut self, frame: &mut [u8]) -> Result<(), SnapshotError>
     where
         O: DeserializeOwned,
@@ -376,12 +386,13 @@ where
     O: JobOrder + DeserializeOwned,
     P: Placer<G> + DeserializeOwned,
 {
-    /// As [`restore_into`](Self::restore_into), without building the restored scheduler on
-    /// the stack: the frame is decoded into `scratch` (a second scheduler of this type,
-    /// whatever it holds; a `static` on a device), column by column, checked there, and only
-    /// then exchanged with `self`. Its stack is a few KB, not several times the scheduler's
-    /// size (measured on the Cortex-M4F: `restore_in_place_stack_bytes`,
-    /// `restore_stack_bytes`).
+    /// Replaces this scheduler by the one `frame` holds, on the same topology, without
+    /// building the restored scheduler on the stack: the frame is decoded into `scratch` (a
+    /// second scheduler of this type, whatever it holds; a `static` on a device), column by
+    /// column, checked there, and only then exchanged with `self`. Its stack is a few KB,
+    /// not several times the scheduler's size (measured on the Cortex-M4F:
+    /// `restore_stack_bytes` in `scripts/firmware-check.sh`). The restore of firmware: the
+    /// by-value forms exist on hosts only.
     ///
     /// Every refusal leaves `self` exactly as it was: the frame, the versions, capacities,
     /// cluster and the order's and placer's names are checked before anything is written,

@@ -7,6 +7,7 @@
 //! as slots are first used (`const`-constructible, serialisable). Memory: 12 bytes per job.
 
 use crate::avl::NIL;
+#[cfg(feature = "snapshot")]
 use crate::decode::{DecodeInPlace, Reader};
 use crate::job_table::Slot;
 use crate::time::TimeMs;
@@ -172,6 +173,7 @@ impl<const J: usize> Timers<J> {
     }
 }
 
+#[cfg(feature = "snapshot")]
 impl<const J: usize> DecodeInPlace for Timers<J> {
     fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
         self.heap.decode_in_place(de)?;

@@ -33,18 +33,26 @@
 //! Encoding and decoding are O(frame length) with no allocation: the caller provides the
 //! buffers ([`FrameReader`] and [`FrameWriter`] hold one each, of a const-generic size).
 
+#[cfg(feature = "wire")]
 use crate::error::SchedError;
+#[cfg(feature = "wire")]
 use crate::event::{Decision, Event};
+#[cfg(feature = "wire")]
 use crate::time::{DurationMs, TimeMs};
+#[cfg(feature = "wire")]
 use crate::topology::{Levels, TopologyError};
+#[cfg(any(feature = "wire", feature = "snapshot"))]
 use postcard::ser_flavors::crc::CrcModifier;
+#[cfg(any(feature = "wire", feature = "snapshot"))]
 use postcard::ser_flavors::{Cobs, Slice};
+#[cfg(any(feature = "wire", feature = "snapshot"))]
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// The frame layout's version: the first byte of every payload.
 pub const WIRE_VERSION: u8 = 2;
 
+#[cfg(any(feature = "wire", feature = "snapshot"))]
 /// The frame check: CRC-32/ISCSI (Castagnoli). Like any 32-bit CRC it catches every burst
 /// error of up to 32 bits; the tests change every byte of every kind of frame and see each
 /// change refused.
@@ -75,6 +83,7 @@ pub const fn max_outcome_message_bytes(gang: usize, decisions: usize) -> usize {
     1 + 5 + 64 + 5 + decisions * (13 + 3 * gang)
 }
 
+#[cfg(feature = "wire")]
 /// A scheduler's capacities, as carried by a [`StreamHeader`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -89,6 +98,7 @@ pub struct Capacities {
     pub decisions: u32,
 }
 
+#[cfg(feature = "wire")]
 impl Capacities {
     /// The reference firmware build's capacities.
     pub const FIRMWARE: Capacities = Capacities {
@@ -99,6 +109,7 @@ impl Capacities {
     };
 }
 
+#[cfg(feature = "wire")]
 /// A regular tree: racks × machines per rack × GPUs per machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -114,6 +125,7 @@ pub struct ClusterShape {
 /// A short name (an order's or a placer's, as the host's CLI spells it: `tias`, `best-fit`).
 pub type Name = heapless::String<24>;
 
+#[cfg(feature = "wire")]
 /// What a stream was recorded for: the device checks it against its own build before it
 /// builds a scheduler, so a stream for another order, placer or capacity set is refused
 /// ([`Fault::Mismatch`]) instead of answered with other decisions.
@@ -150,6 +162,7 @@ pub enum HeaderField {
     Placer,
 }
 
+#[cfg(feature = "wire")]
 impl StreamHeader {
     /// The first field that differs from what a device built for `capacities`, `weights`,
     /// `order` and `placer` runs, if any.
@@ -174,6 +187,7 @@ impl StreamHeader {
     }
 }
 
+#[cfg(feature = "wire")]
 /// A host → device message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Inbound {
@@ -188,6 +202,7 @@ pub enum Inbound {
     },
 }
 
+#[cfg(feature = "wire")]
 /// Why a device could not use an inbound frame. The frame changed nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -202,6 +217,7 @@ pub enum Fault {
     Topology(TopologyError),
 }
 
+#[cfg(feature = "wire")]
 /// A device → host message, decoded (the host side of a comparison).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outbound<const GANG: usize, const D: usize> {
@@ -228,6 +244,7 @@ pub enum Outbound<const GANG: usize, const D: usize> {
     },
 }
 
+#[cfg(feature = "wire")]
 /// [`Outbound`] as a device sends it, borrowing its decisions (same bytes on the wire).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum OutboundRef<'a, const GANG: usize> {
@@ -319,6 +336,7 @@ impl core::fmt::Display for FrameError {
 
 impl core::error::Error for FrameError {}
 
+#[cfg(feature = "wire")]
 /// Why a message could not be sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteError<E> {
@@ -330,6 +348,7 @@ pub enum WriteError<E> {
     Io(E),
 }
 
+#[cfg(any(feature = "wire", feature = "snapshot"))]
 /// Encodes `message` as one frame (delimiter included) into `buf`; returns the frame's bytes,
 /// or `None` if it does not fit. O(frame length).
 pub fn encode<'b, T: Serialize>(message: &T, buf: &'b mut [u8]) -> Option<&'b mut [u8]> {
@@ -338,6 +357,7 @@ pub fn encode<'b, T: Serialize>(message: &T, buf: &'b mut [u8]) -> Option<&'b mu
     postcard::serialize_with_flavor(&(WIRE_VERSION, message), flavor).ok()
 }
 
+#[cfg(any(feature = "wire", feature = "snapshot"))]
 /// Decodes one frame: `frame` holds the bytes between two delimiters (not the delimiter) and
 /// is unstuffed in place. O(frame length).
 pub fn decode<T: DeserializeOwned>(frame: &mut [u8]) -> Result<T, FrameError> {
@@ -347,6 +367,7 @@ pub fn decode<T: DeserializeOwned>(frame: &mut [u8]) -> Result<T, FrameError> {
     }
 }
 
+#[cfg(any(feature = "wire", feature = "snapshot"))]
 /// Unstuffs `frame` in place and checks its length, CRC and version; returns the message's
 /// postcard bytes (what [`decode`] then reads). O(frame length).
 pub(crate) fn unframe(frame: &mut [u8]) -> Result<&[u8], FrameError> {
@@ -369,6 +390,7 @@ pub(crate) fn unframe(frame: &mut [u8]) -> Result<&[u8], FrameError> {
     Ok(message)
 }
 
+#[cfg(feature = "wire")]
 /// A decoded inbound frame and its index in the stream (counting every non-empty frame,
 /// bad ones included).
 #[derive(Clone, Debug, PartialEq)]
@@ -379,6 +401,7 @@ pub struct Received<T> {
     pub message: Result<T, FrameError>,
 }
 
+#[cfg(feature = "wire")]
 /// Reads frames from an [`embedded_io::Read`] into a buffer of `N` bytes (the longest frame
 /// it accepts; longer ones are skipped and reported as [`FrameError::TooLong`]).
 pub struct FrameReader<R, const N: usize> {
@@ -396,6 +419,7 @@ pub struct FrameReader<R, const N: usize> {
     ended: bool,
 }
 
+#[cfg(feature = "wire")]
 impl<R: embedded_io::Read, const N: usize> FrameReader<R, N> {
     /// A reader at the start of a stream.
     pub fn new(reader: R) -> Self {
@@ -473,6 +497,7 @@ impl<R: embedded_io::Read, const N: usize> FrameReader<R, N> {
     }
 }
 
+#[cfg(feature = "wire")]
 /// Writes frames to an [`embedded_io::Write`], encoding each into a buffer of `N` bytes
 /// (size it with [`max_frame_bytes`] and [`max_outcome_message_bytes`]).
 pub struct FrameWriter<W, const N: usize> {
@@ -480,6 +505,7 @@ pub struct FrameWriter<W, const N: usize> {
     buf: [u8; N],
 }
 
+#[cfg(feature = "wire")]
 impl<W: embedded_io::Write, const N: usize> FrameWriter<W, N> {
     /// A writer over `writer`.
     pub fn new(writer: W) -> Self {
@@ -515,7 +541,9 @@ impl<W: embedded_io::Write, const N: usize> FrameWriter<W, N> {
 }
 
 mod answer;
-pub use answer::{FirmwareDecisions, FirmwareScheduler, answer_event};
+#[cfg(feature = "wire")]
+pub use answer::answer_event;
+pub use answer::{FirmwareDecisions, FirmwareScheduler};
 
 #[cfg(test)]
 mod tests;

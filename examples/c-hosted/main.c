@@ -6,10 +6,11 @@
  *
  * It checks which order and placer the library holds, submits jobs, fails a GPU, follows
  * the order's review times with ticks, checkpoints and restores the scheduler, and goes on
- * (a job finishes, the GPU is repaired). It
- * prints every decision; it exits non-zero on any unexpected status.
+ * (a job finishes, the GPU is repaired). It prints every decision; it exits non-zero on any
+ * unexpected status. Plain C99 and stdio only (no <inttypes.h> formats, which some embedded
+ * C libraries lack), so the same file runs on a Cortex-M4F (examples/c-m4f).
  */
-#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,17 +38,17 @@ static void print_decisions(uint64_t now, size_t n) {
         const GantryDecision *d = &decisions[i];
         switch (d->kind) {
         case GANTRY_DECISION_START:
-            printf("%" PRIu64 " ms: start job %" PRIu32 " on", now, d->job);
+            printf("%llu ms: start job %lu on", (unsigned long long)now, (unsigned long)d->job);
             for (g = 0; g < d->gpu_count; g++) {
                 printf(" %u", (unsigned)d->gpus[g]);
             }
             printf("\n");
             break;
         case GANTRY_DECISION_PREEMPT:
-            printf("%" PRIu64 " ms: preempt job %" PRIu32 "\n", now, d->job);
+            printf("%llu ms: preempt job %lu\n", (unsigned long long)now, (unsigned long)d->job);
             break;
         default:
-            printf("%" PRIu64 " ms: reject job %" PRIu32 "\n", now, d->job);
+            printf("%llu ms: reject job %lu\n", (unsigned long long)now, (unsigned long)d->job);
             break;
         }
     }
@@ -75,8 +76,8 @@ int main(void) {
     if (expect(gantry_build_info(&info), "build info") != 0) {
         return 1;
     }
-    printf("gantry %s: %s + %s, %" PRIu32 " GPUs, %" PRIu32 " jobs, snapshot v%u\n",
-           info.version, info.order, info.placer, info.max_gpus, info.max_jobs,
+    printf("gantry %s: %s + %s, %lu GPUs, %lu jobs, snapshot v%u\n", info.version, info.order,
+           info.placer, (unsigned long)info.max_gpus, (unsigned long)info.max_jobs,
            (unsigned)info.snapshot_version);
 
     memset(&config, 0, sizeof config);
@@ -137,9 +138,10 @@ int main(void) {
         expect(gantry_now(s, &restored_now), "now") != 0) {
         return 1;
     }
-    printf("restored %zu bytes at %" PRIu64 " ms\n", len, restored_now);
+    printf("restored %lu bytes at %llu ms\n", (unsigned long)len, (unsigned long long)restored_now);
     if (restored_now != now) {
-        fprintf(stderr, "restored time %" PRIu64 " != %" PRIu64 "\n", restored_now, now);
+        fprintf(stderr, "restored time %llu != %llu\n", (unsigned long long)restored_now,
+                (unsigned long long)now);
         return 1;
     }
 

@@ -47,13 +47,18 @@ pub unsafe extern "C" fn gantry_scheduler_init(
     let order = order::new();
     let scheduler_config =
         SchedulerConfig::for_order(&order).with_min_run(DurationMs(config.min_run_ms));
-    let scheduler =
-        FfiScheduler::with_config(topology, order, placer::new(config.seed), scheduler_config);
-    let slot = storage.cast::<FfiScheduler>();
+    let slot = storage.cast::<core::mem::MaybeUninit<FfiScheduler>>();
     // SAFETY: `slot` is non-null, aligned for FfiScheduler and has room for one (checked
-    // above), and the caller reserves it for this handle; `write` does not drop old bytes.
+    // above), and the caller reserves it for this handle; a `MaybeUninit` may hold any
+    // bytes, and building in place drops nothing and copies no scheduler through the stack.
     unsafe {
-        slot.write(scheduler);
+        FfiScheduler::init_in_place(
+            &mut *slot,
+            topology,
+            order,
+            placer::new(config.seed),
+            scheduler_config,
+        );
         *out = slot.cast::<GantryScheduler>();
     }
     GantryStatus::Ok

@@ -3,11 +3,18 @@
 //! wire frames: the format sits below the scheduler, this answer above it. The reference
 //! firmware's scheduler and decision buffer types live here for the same reason.
 
-use super::{FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS, OutboundRef};
-use crate::event::{Decision, Event};
+#[cfg(feature = "wire")]
+use super::OutboundRef;
+use super::{FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
+use crate::event::Decision;
+#[cfg(feature = "wire")]
+use crate::event::Event;
+#[cfg(feature = "wire")]
 use crate::order::JobOrder;
+#[cfg(feature = "wire")]
 use crate::placement::Placer;
 use crate::scheduler::Scheduler;
+#[cfg(feature = "wire")]
 use crate::time::TimeMs;
 
 /// The scheduler at the reference firmware's capacities (64 GPUs, 256 live jobs, gangs of
@@ -20,6 +27,7 @@ pub type FirmwareScheduler<O, P> = Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS,
 /// that never cuts a pass short for want of room (a `Tick` may decide for many jobs).
 pub type FirmwareDecisions = heapless::Vec<Decision<FIRMWARE_GANG>, FIRMWARE_DECISIONS>;
 
+#[cfg(feature = "wire")]
 /// Runs one event through `scheduler` and returns the [`OutboundRef::Outcome`] answering
 /// the inbound frame `frame`, borrowing the decisions from `out` (cleared first). The
 /// device side of the protocol, shared by the firmware and the host's reference loop.

@@ -10,10 +10,13 @@
 //!
 //! Which job orders and placers it runs is chosen by cargo features (`tias`, `las`, `fifo`;
 //! `best-fit`, `optimal`, …); with several, the stream's header picks the pair. No
-//! allocator; the scheduler lives in `run`'s stack frame, built by
-//! `Scheduler::with_config` with the header's minimum run quantum. With the `checkpoint`
-//! feature it also snapshots and restores its scheduler every 1,000 events, alternately
-//! into a new one (`Scheduler::restore`) and in place (`Scheduler::restore_in_place`).
+//! allocator; the scheduler lives in `run`'s stack frame (one pair at a time: with several
+//! pairs a `static` per pair would multiply the RAM), built in place by
+//! `Scheduler::init_in_place` with the header's minimum run quantum. With the `checkpoint`
+//! feature it also snapshots and restores its scheduler every 1,000 events
+//! (`Scheduler::restore_in_place`, into a second scheduler). `memory.x` is a realistic part
+//! (128 KiB of RAM, 512 KiB of flash): the firmware reports its static RAM and its deepest
+//! stack, and the check fails if they do not fit.
 #![no_std]
 #![no_main]
 
@@ -21,6 +24,7 @@ mod host_io;
 mod measure;
 
 use core::ffi::CStr;
+use core::mem::MaybeUninit;
 use cortex_m_rt::entry;
 use gantry_core::wire::{
     self, Capacities, FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS, Fault,
@@ -31,7 +35,7 @@ use gantry_core::{
     Scheduler, SchedulerConfig, TimeMs, Topology,
 };
 use host_io::HostFile;
-use measure::{Clock, paint, stack_pointer};
+use measure::{Clock, paint, paint_free_ram, stack_depth, stack_pointer};
 
 type Sched<O, P> = Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
 
@@ -60,17 +64,17 @@ type Writer = FrameWriter<HostFile, OUT_FRAME_BYTES>;
 /// byte-identical to x86's uninterrupted run.
 #[cfg(feature = "checkpoint")]
 const CHECKPOINT_EVERY: u64 = 1_000;
-/// Free stack painted before each restore (it builds the decoded state by value: ~300 KB).
+/// Free stack painted before each snapshot and each restore (their budget is 4 KiB).
 #[cfg(feature = "checkpoint")]
-const RESTORE_PROBE_BYTES: usize = 1024 * 1024;
-/// The snapshot buffer (the largest measured snapshot is 22.2 KB).
+const CHECKPOINT_PROBE_BYTES: usize = 8 * 1024;
+/// The snapshot buffer: any firmware scheduler's snapshot fits.
 #[cfg(feature = "checkpoint")]
-const SNAPSHOT_BUFFER_BYTES: usize = 48 * 1024;
+const SNAPSHOT_BUFFER_BYTES: usize = gantry_core::MAX_SNAPSHOT_BYTES;
 
-/// Free stack painted before building a scheduler (today's construction needs ~60 KB).
-const CONSTRUCT_PROBE_BYTES: usize = 192 * 1024;
-/// Free stack painted before each `handle` call.
-const HANDLE_PROBE_BYTES: usize = 16 * 1024;
+/// Free stack painted before building a scheduler (its budget is 4 KiB).
+const CONSTRUCT_PROBE_BYTES: usize = 8 * 1024;
+/// Free stack painted before each `handle` call (its budget is 4 KiB).
+const HANDLE_PROBE_BYTES: usize = 8 * 1024;
 
 /// What the run measured.
 #[derive(Default)]
@@ -102,11 +106,13 @@ struct Stats {
     /// Most instructions one snapshot took, and one restore.
     snapshot_instructions: u64,
     restore_instructions: u64,
-    /// Most stack one restore used beyond its caller's frame (the restored scheduler is
-    /// returned into that frame).
+    /// Most stack one `restore_in_place` used beyond its caller's frame.
     restore_stack_bytes: usize,
-    /// The same for `restore_in_place`.
-    restore_in_place_stack_bytes: usize,
+    /// Most stack one `snapshot` used beyond its caller's frame.
+    snapshot_stack_bytes: usize,
+    /// The deepest stack seen: from the top of RAM down to the deepest word written, over
+    /// every measured call and the painted free RAM.
+    stack_peak_bytes: usize,
     /// A snapshot was refused or failed: the run is not valid.
     checkpoint_error: bool,
 }
@@ -159,15 +165,17 @@ impl Io<'_> {
     }
 }
 
+/// Builds a scheduler in `slot` (in place: nothing of its size on the stack).
 #[inline(never)]
 fn build<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
+    slot: &mut MaybeUninit<Sched<O, P>>,
     topology: Topology<FIRMWARE_GPUS>,
     order: O,
     placer: P,
     min_run: DurationMs,
-) -> Sched<O, P> {
+) -> &mut Sched<O, P> {
     let config = SchedulerConfig::for_order(&order).with_min_run(min_run);
-    Scheduler::with_config(topology, order, placer, config)
+    Scheduler::init_in_place(slot, topology, order, placer, config)
 }
 
 #[inline(never)]
@@ -180,14 +188,13 @@ fn handle_once<O: JobOrder, P: Placer<FIRMWARE_GPUS>>(
     scheduler.handle(now, event, out)
 }
 
-/// Snapshots `scheduler`, replaces it by one restored from the snapshot and `topology`
-/// alone, and records what it took.
+/// Snapshots `scheduler`, replaces it by the scheduler restored from the snapshot alone (in
+/// place, through `scratch`), and records what it took.
 #[cfg(feature = "checkpoint")]
 #[inline(never)]
 fn checkpoint<O, P>(
     scheduler: &mut Sched<O, P>,
     scratch: &mut Sched<O, P>,
-    topology: &Topology<FIRMWARE_GPUS>,
     clock: &Clock,
     stats: &mut Stats,
 ) where
@@ -195,31 +202,30 @@ fn checkpoint<O, P>(
     P: Placer<FIRMWARE_GPUS> + serde::Serialize + serde::de::DeserializeOwned,
 {
     let mut buf = [0u8; SNAPSHOT_BUFFER_BYTES];
+    let sp = stack_pointer();
+    let painted = paint(CHECKPOINT_PROBE_BYTES);
     let start = clock.now();
-    let Ok(frame) = scheduler.snapshot(&mut buf) else {
+    let written = snapshot_once(scheduler, &mut buf);
+    let saved = clock.now();
+    let used = painted.used_below(sp);
+    stats.snapshot_stack_bytes = stats.snapshot_stack_bytes.max(used);
+    stats.stack_peak_bytes = stats.stack_peak_bytes.max(stack_depth(sp) + used);
+    let Some(len) = written else {
         stats.checkpoint_error = true;
         return;
     };
-    let saved = clock.now();
-    stats.snapshot_bytes = stats.snapshot_bytes.max(frame.len());
-    let sp = stack_pointer();
-    let painted = paint(RESTORE_PROBE_BYTES);
-    let middle = clock.now();
-    // Alternately into a new scheduler (by value) and in place (decoded into `scratch`,
-    // which holds the previous state afterwards, then swapped).
-    let by_value = stats.restores.is_multiple_of(2);
-    let restored = if by_value {
-        restore_once::<O, P>(topology.clone(), frame).map(|new| *scheduler = new)
-    } else {
-        restore_in_place_once(scheduler, scratch, frame)
+    stats.snapshot_bytes = stats.snapshot_bytes.max(len);
+    let Some(frame) = buf.get_mut(..len) else {
+        stats.checkpoint_error = true;
+        return;
     };
+    let painted = paint(CHECKPOINT_PROBE_BYTES);
+    let middle = clock.now();
+    let restored = restore_in_place_once(scheduler, scratch, frame);
     let end = clock.now();
     let used = painted.used_below(sp);
-    if by_value {
-        stats.restore_stack_bytes = stats.restore_stack_bytes.max(used);
-    } else {
-        stats.restore_in_place_stack_bytes = stats.restore_in_place_stack_bytes.max(used);
-    }
+    stats.restore_stack_bytes = stats.restore_stack_bytes.max(used);
+    stats.stack_peak_bytes = stats.stack_peak_bytes.max(stack_depth(sp) + used);
     if restored.is_err() {
         stats.checkpoint_error = true;
     }
@@ -232,18 +238,16 @@ fn checkpoint<O, P>(
     stats.restore_instructions = stats.restore_instructions.max(load);
 }
 
-/// `Scheduler::restore`, kept out of line so its stack can be measured.
+/// `Scheduler::snapshot` into `buf`, kept out of line so its stack can be measured; the
+/// frame's length, or `None` if it was refused.
 #[cfg(feature = "checkpoint")]
 #[inline(never)]
-fn restore_once<O, P>(
-    topology: Topology<FIRMWARE_GPUS>,
-    frame: &mut [u8],
-) -> Result<Sched<O, P>, gantry_core::SnapshotError>
+fn snapshot_once<O, P>(scheduler: &Sched<O, P>, buf: &mut [u8]) -> Option<usize>
 where
-    O: JobOrder + serde::de::DeserializeOwned,
-    P: Placer<FIRMWARE_GPUS> + serde::de::DeserializeOwned,
+    O: JobOrder + serde::Serialize,
+    P: Placer<FIRMWARE_GPUS> + serde::Serialize,
 {
-    Sched::<O, P>::restore(topology, frame)
+    scheduler.snapshot(buf).ok().map(|frame| frame.len())
 }
 
 /// `Scheduler::restore_in_place`, kept out of line so its stack can be measured.
@@ -292,11 +296,12 @@ fn run<O: Order, P: Place>(
                 return io.until_hello();
             }
         };
-    #[cfg(feature = "checkpoint")]
-    let cluster = topology.clone();
     // The restore target of `restore_in_place`: a snapshot is decoded and checked there.
     #[cfg(feature = "checkpoint")]
-    let mut scratch = build(
+    let mut scratch_slot = MaybeUninit::uninit();
+    #[cfg(feature = "checkpoint")]
+    let scratch = build(
+        &mut scratch_slot,
         topology.clone(),
         order.clone(),
         placer.clone(),
@@ -308,10 +313,12 @@ fn run<O: Order, P: Place>(
     let sp = stack_pointer();
     let painted = paint(CONSTRUCT_PROBE_BYTES);
     let start = io.clock.now();
-    let mut scheduler = build(topology, order, placer, header.min_run);
+    let mut slot = MaybeUninit::uninit();
+    let scheduler = build(&mut slot, topology, order, placer, header.min_run);
     let end = io.clock.now();
     let used = painted.used_below(sp);
     io.stats.construct_stack_bytes = io.stats.construct_stack_bytes.max(used);
+    io.stats.stack_peak_bytes = io.stats.stack_peak_bytes.max(stack_depth(sp) + used);
     io.stats.construct_instructions = Clock::instructions(start, end);
     io.send(&OutboundRef::Ready { frame });
 
@@ -325,10 +332,12 @@ fn run<O: Order, P: Place>(
                 let sp = stack_pointer();
                 let painted = paint(HANDLE_PROBE_BYTES);
                 let start = io.clock.now();
-                let result = handle_once(&mut scheduler, now, event, &mut out);
+                let result = handle_once(scheduler, now, event, &mut out);
                 let end = io.clock.now();
                 let stats = &mut *io.stats;
-                stats.handle_stack_bytes = stats.handle_stack_bytes.max(painted.used_below(sp));
+                let used = painted.used_below(sp);
+                stats.handle_stack_bytes = stats.handle_stack_bytes.max(used);
+                stats.stack_peak_bytes = stats.stack_peak_bytes.max(stack_depth(sp) + used);
                 let instructions = Clock::instructions(start, end);
                 if instructions > stats.instructions_max {
                     stats.instructions_max = instructions;
@@ -347,7 +356,7 @@ fn run<O: Order, P: Place>(
                 });
                 #[cfg(feature = "checkpoint")]
                 if io.stats.events.is_multiple_of(CHECKPOINT_EVERY) {
-                    checkpoint(&mut scheduler, &mut scratch, &cluster, io.clock, io.stats);
+                    checkpoint(scheduler, scratch, io.clock, io.stats);
                 }
             }
         }
@@ -446,6 +455,7 @@ fn main() -> ! {
         semihosting::process::exit(3)
     };
     let clock = Clock::start(peripherals.SYST);
+    let free_ram = paint_free_ram();
     let Some((input, output)) = open_files() else {
         semihosting::eprintln!("usage: -semihosting-config ...,arg=fw,arg=EVENTS,arg=ANSWERS");
         semihosting::process::exit(2)
@@ -463,15 +473,16 @@ fn main() -> ! {
     while let Some((frame, header)) = next {
         next = dispatch(frame, &header, &mut io);
     }
-    report(&stats);
+    stats.stack_peak_bytes = stats.stack_peak_bytes.max(free_ram.deepest_use());
+    report(&stats, free_ram.static_bytes());
     let failed = stats.io_error || stats.checkpoint_error;
     semihosting::process::exit(if failed { 1 } else { 0 })
 }
 
-fn report(s: &Stats) {
+fn report(s: &Stats, ram_static_bytes: usize) {
     let avg = s.instructions_sum.checked_div(s.events).unwrap_or(0);
     semihosting::println!(
-        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"insn_max_event\":{},\"insn_max_frame\":{},\"insn_max_kind\":\"{}\",\"insn_max_now_ms\":{},\"insn_max_decisions\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"restore_in_place_stack_bytes\":{},\"checkpoint_error\":{}}}",
+        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"insn_max_event\":{},\"insn_max_frame\":{},\"insn_max_kind\":\"{}\",\"insn_max_now_ms\":{},\"insn_max_decisions\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"snapshot_stack_bytes\":{},\"stack_peak_bytes\":{},\"ram_static_bytes\":{},\"checkpoint_error\":{}}}",
         s.order,
         s.placer,
         s.frames,
@@ -496,7 +507,9 @@ fn report(s: &Stats) {
         s.snapshot_instructions,
         s.restore_instructions,
         s.restore_stack_bytes,
-        s.restore_in_place_stack_bytes,
+        s.snapshot_stack_bytes,
+        s.stack_peak_bytes,
+        ram_static_bytes,
         s.checkpoint_error,
     );
 }
