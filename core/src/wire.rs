@@ -210,7 +210,7 @@ pub enum Fault {
     /// The frame itself is bad.
     Frame(FrameError),
     /// An event came before any accepted `Hello`.
-    NoSession,
+    NoStream,
     /// The `Hello` is for another build.
     Mismatch(HeaderField),
     /// The `Hello`'s cluster cannot be built with this capacity.

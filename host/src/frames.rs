@@ -145,7 +145,7 @@ pub struct ServeSummary {
 }
 
 /// Builds the scheduler a header asks for, or says why not.
-fn open_session(header: &StreamHeader) -> Result<Box<FirmwareScheduler>, Fault> {
+fn open_stream(header: &StreamHeader) -> Result<Box<FirmwareScheduler>, Fault> {
     if let Some(field) = header.mismatch(
         &Capacities::FIRMWARE,
         LinkWeights::PROXIMITY_DRL.integer(),
@@ -203,7 +203,7 @@ where
         let frame = received.frame;
         let fault = match received.message {
             Err(e) => Some(Fault::Frame(e)),
-            Ok(Inbound::Hello(header)) => match open_session(&header) {
+            Ok(Inbound::Hello(header)) => match open_stream(&header) {
                 Ok(s) => {
                     device = Some(s);
                     send(&mut writer, &OutboundRef::Ready { frame }, frame)?;
@@ -220,7 +220,7 @@ where
                     send(&mut writer, &answer, frame)?;
                     None
                 }
-                None => Some(Fault::NoSession),
+                None => Some(Fault::NoStream),
             },
         };
         if let Some(fault) = fault {
@@ -256,8 +256,8 @@ pub fn corrupt(events: &[u8], seed: u64) -> Vec<u8> {
         }
         out.extend_from_slice(frame);
     }
-    // Another version: a valid frame whose version byte is 2.
-    let mut payload = vec![2u8, 0];
+    // Another version: a valid frame whose version byte is the next one.
+    let mut payload = vec![wire::WIRE_VERSION.wrapping_add(1), 0];
     payload.extend_from_slice(&wire::FRAME_CRC.checksum(&payload).to_le_bytes());
     let mut stuffed = vec![0u8; payload.len() + 2];
     let n = cobs::encode(&payload, &mut stuffed);

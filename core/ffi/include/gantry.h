@@ -686,10 +686,10 @@ enum GantryStatus gantry_frame_encode_fault(uint32_t frame,
  * # Safety
  * `buf` valid for `capacity` writes; `len` valid.
  */
-enum GantryStatus gantry_frame_encode_no_session(uint32_t frame,
-                                                 uint8_t *buf,
-                                                 size_t capacity,
-                                                 size_t *len);
+enum GantryStatus gantry_frame_encode_no_stream(uint32_t frame,
+                                                uint8_t *buf,
+                                                size_t capacity,
+                                                size_t *len);
 
 /**
  * The fault for a frame longer than the caller's receive buffer of `capacity` bytes

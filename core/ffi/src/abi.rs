@@ -479,13 +479,13 @@ pub unsafe extern "C" fn gantry_frame_encode_fault(
 /// # Safety
 /// `buf` valid for `capacity` writes; `len` valid.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn gantry_frame_encode_no_session(
+pub unsafe extern "C" fn gantry_frame_encode_no_stream(
     frame: u32,
     buf: *mut u8,
     capacity: usize,
     len: *mut usize,
 ) -> GantryStatus {
-    let fault = Fault::NoSession;
+    let fault = Fault::NoStream;
     // SAFETY: the same contract, passed on.
     unsafe { encode_into(&OutboundRef::Fault { frame, fault }, buf, capacity, len) }
 }

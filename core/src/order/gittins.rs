@@ -1,5 +1,5 @@
 //! What a job's attained GPU time says about how soon it will finish: a Gittins index learned
-//! online from job sizes, for the unified index of `docs/tias.md` (sessions 12 and 13).
+//! online from job sizes, for the unified index of `docs/tias.md`.
 //!
 //! Gittins (1979), as Tiresias (NSDI'19, §4.1) uses it for jobs of unknown length: a job that
 //! has attained `a` GPU·ms is worth serving up to some `b > a` in proportion to

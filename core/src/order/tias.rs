@@ -3,7 +3,7 @@
 //! Yang, Lin, Ni, Song, "TIAS", INSAI 2021 publishes only its abstract: level 1 gives each
 //! kind of job its own priority calculation; level 2 orders the jobs that compete inside one
 //! queue by a common *urgency*; durations are never known. Everything below the abstract is
-//! our design, measured in `docs/tias.md` (sessions 12 to 14).
+//! our design, measured in `docs/tias.md`.
 //!
 //! # Information
 //! TIAS never reads [`JobSpec::declared_length`](crate::JobSpec::declared_length). It knows

@@ -113,7 +113,7 @@ fn streams_are_refused_for_other_builds() {
         events(&host),
         Err(FramesError::NotFirmwareCapacities(..))
     ));
-    // A header for other capacities: a Fault, then every event a NoSession fault.
+    // A header for other capacities: a Fault, then every event a NoStream fault.
     let mut header = stream_header(&rec).unwrap();
     header.capacities.jobs = 512;
     let mut stream = Vec::new();
@@ -145,7 +145,7 @@ fn streams_are_refused_for_other_builds() {
         second,
         Ok(Outbound::Fault {
             frame: 1,
-            fault: Fault::NoSession
+            fault: Fault::NoStream
         })
     );
 }

@@ -106,7 +106,7 @@ static int answer_frame(FILE *out, uint32_t index, size_t len) {
     }
     if (scheduler == NULL) {
         faults++;
-        return emit(out, gantry_frame_encode_no_session(index, answer, sizeof answer, &n), n);
+        return emit(out, gantry_frame_encode_no_stream(index, answer, sizeof answer, &n), n);
     }
     size_t count = 0;
     GantryError error;

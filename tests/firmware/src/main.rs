@@ -157,7 +157,7 @@ impl Io<'_> {
         while let Some(r) = self.next() {
             match r.message {
                 Ok(Inbound::Hello(header)) => return Some((r.frame, header)),
-                Ok(Inbound::Event { .. }) => self.fault(r.frame, Fault::NoSession),
+                Ok(Inbound::Event { .. }) => self.fault(r.frame, Fault::NoStream),
                 Err(e) => self.fault(r.frame, Fault::Frame(e)),
             }
         }

@@ -76,7 +76,7 @@ fn until_hello(
     {
         let fault = match r.message {
             Ok(Inbound::Hello(header)) => return Ok(Some((r.frame, header))),
-            Ok(Inbound::Event { .. }) => Fault::NoSession,
+            Ok(Inbound::Event { .. }) => Fault::NoStream,
             Err(e) => Fault::Frame(e),
         };
         send(
