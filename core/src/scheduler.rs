@@ -1351,8 +1351,16 @@ where
             let is_running = job.state() == JobState::Running;
             let fixed_key_ok = self.order.hooks().keys != KeyChanges::Never
                 || self.rank.key_of(slot) == Some(self.order.key(job, self.last_now));
-            // A quantum only under a scheduler that has one.
-            let quantum_ok = !job.in_quantum() || self.config.min_run.0 > 0;
+            // A quantum only under a scheduler that has one, and never ended early: the
+            // flag may outlive its quantum until the next pass, but a running job whose
+            // quantum has not run out at `last_now` must still be in it (a restored
+            // snapshot could otherwise unpin a job the model still protects).
+            let min_run = self.config.min_run;
+            let quantum_due = is_running
+                && min_run.0 > 0
+                && self.last_now.saturating_since(job.running_since()) < min_run;
+            let quantum_ok =
+                (!job.in_quantum() || min_run.0 > 0) && (job.in_quantum() || !quantum_due);
             if self.table.find(job.id()) != Some(slot)
                 || !quantum_ok
                 || !self.rank.contains(slot)

@@ -123,6 +123,33 @@ fn a_pinned_job_keeps_its_gpus_and_only_what_is_left_is_planned() {
 }
 
 #[test]
+fn a_quantum_ended_early_breaks_an_invariant() {
+    // The quantum flag is the scheduler's only record that a running job is protected; a
+    // state (a restored snapshot) where it is off before the quantum has run out would let
+    // the job be preempted early, so `check_invariants` (which `restore_in_place` runs)
+    // refuses it. A flag that outlives its quantum until the next pass is fine.
+    let mut s = edf(100);
+    step(
+        &mut s,
+        0,
+        Event::Submit(job(1, 8, 1000, PreemptionClass::Checkpointing)),
+    );
+    let slot = s.table.find(JobId(1)).unwrap();
+    s.table.get_mut(slot).unwrap().end_quantum();
+    // The counters and summaries agree with the flag: only the flag itself is wrong.
+    s.pinned_count = 0;
+    s.quantum_end = None;
+    s.rank.refresh(slot, s.table.by_slot());
+    assert_eq!(
+        s.check_invariants(),
+        Err(InvariantViolation::IndexOutOfSync(JobId(1)))
+    );
+    // At 100 the quantum is over: the same flag is consistent again.
+    s.last_now = TimeMs(100);
+    assert_eq!(s.check_invariants(), Ok(()));
+}
+
+#[test]
 fn a_job_within_its_quantum_is_not_preempted_and_is_after_it() {
     use PreemptionClass::Checkpointing;
     // Quantum 100 ms. Job 1 (8 GPUs, deadline 1000) starts at 0.
