@@ -1,16 +1,32 @@
 #!/usr/bin/env python3
 """Helper of scripts/slurm-bench.sh (read that first).
 
-  slurm-bench.py gen SEED JOBS SCALE            a seeded job mix as JSON (stdout)
+  slurm-bench.py gen SEED JOBS PHILLY_CSV [--rate R] [--ckpt-share F] [--ckpt-interval C]
+                                                a seeded job mix as JSON (stdout)
   slurm-bench.py submit PLAN JOBSH IDS [--hold] submit the mix with its arrival offsets
   slurm-bench.py metrics SQUEUE_JSON IDS PLAN RUNS GPUS   one JSON line of metrics
-  slurm-bench.py trace PLAN                     the mix as a gantry trace (CSV, stdout)
+  slurm-bench.py trace PLAN                     the mix as a gantry trace (ElasticFlow CSV)
+  slurm-bench.py terms PLAN                     its terms for `gantry simulate --job-terms`
+  slurm-bench.py latency RUNS...                Slurm's requeue-to-restart latency (JSON)
 
-The mix: Poisson arrivals (2.5/s), 1/2/4/8 GPUs (weights 40/25/20/15), run times Pareto
-(a = 1.1, 2 s) capped at 30 s then multiplied by SCALE, 30 % with a deadline 60-120 s (x SCALE)
-after submission and a time limit of ceil(run time / 60) + 1 minutes (Slurm limits are whole
-minutes; the deadline rule needs now + limit <= deadline, so a deadline job's limit is 1 minute
-above its run time and its deadline at least that far out).
+The mix (every draw from one seeded generator, so a seed names one mix):
+- arrivals: Poisson, R jobs/s (default 0.2);
+- GPUs: 1/2/4/8 with weights 40/25/20/15 (Philly's own mix is 93 % one-GPU jobs, which
+  leaves little for a gang scheduler to decide);
+- run times: a job's duration drawn from the Philly trace (PHILLY_CSV, `duration` column),
+  compressed into 20-300 s by d = 20 s x (D / 60 s)^g, g = ln 15 / ln(100,000 / 60), so
+  Philly's 1 min maps to 20 s and 28 h to 300 s, order and heavy tail kept (Philly's median
+  19 min becomes about 1 min), clamped to [20, 300] s;
+- time limits (`--time`, whole minutes as users give them): the run time times U(1.5, 3),
+  rounded up to a minute;
+- 30 % with a deadline: submission + time limit + U(0.5, 2) x run time. Slurm cancels a job
+  whose time limit from its start ends after its deadline, so such a job must start within
+  U(0.5, 2) x its run time of its submission;
+- a share F (default 0.5) of the jobs checkpoint every C s of progress (default 30 s, the
+  ratio of a 10-minute checkpoint interval to Philly's median job) and resume from their
+  last checkpoint after a requeue; they are submitted `--requeue --comment
+  gantry:checkpoint`. The rest are plain: a requeue restarts them from zero, and gantry
+  never preempts them.
 """
 import json
 import math
@@ -20,21 +36,44 @@ import subprocess
 import sys
 import time
 
+GAMMA = math.log(15) / math.log(100_000 / 60)
+MARKER = "gantry:checkpoint"
 
-def gen(seed, n, scale):
+
+def philly_durations(path):
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+        col = header.index("duration")
+        out = []
+        for line in f:
+            cells = line.strip().split(",")
+            if len(cells) > col and cells[col]:
+                out.append(float(cells[col]))
+    if not out:
+        sys.exit(f"{path}: no durations")
+    return out
+
+
+def compress(d):
+    return min(300, max(20, int(round(20 * (max(d, 1.0) / 60) ** GAMMA))))
+
+
+def gen(seed, n, philly, rate, ckpt_share, ckpt_interval):
+    durations = philly_durations(philly)
     r = random.Random(seed)
     t = 0.0
     jobs = []
     for i in range(n):
         g = r.choices([1, 2, 4, 8], weights=[40, 25, 20, 15])[0]
-        d = min(30, max(2, int(round(2 * (1 - r.random()) ** (-1 / 1.1)))))
-        d = max(1, int(round(d * scale)))
-        limit_min = math.ceil(d / 60) + 1
+        d = compress(r.choice(durations))
+        limit_min = max(1, math.ceil(d * r.uniform(1.5, 3) / 60))
         deadline = None
         if r.random() < 0.30:
-            deadline = max(int((60 + r.randint(0, 60)) * scale), limit_min * 60 + 5)
-        jobs.append(dict(i=i, at=round(t, 3), gpus=g, dur=d, limit_min=limit_min, deadline=deadline))
-        t += r.expovariate(2.5)
+            deadline = limit_min * 60 + int(round(d * r.uniform(0.5, 2)))
+        ckpt = ckpt_interval if r.random() < ckpt_share else 0
+        jobs.append(dict(i=i, at=round(t, 3), gpus=g, dur=d, limit_min=limit_min,
+                         deadline=deadline, ckpt=ckpt))
+        t += r.expovariate(rate)
     return jobs
 
 
@@ -46,12 +85,14 @@ def submit(plan, jobsh, ids_path, hold):
         if wait > 0:
             time.sleep(wait)
         cmd = ["sbatch", "--parsable", "-o", "/dev/null", "-J", f"w{j['i']}",
-               f"--gpus={j['gpus']}", f"--time={j['limit_min']}", "--requeue"]
+               f"--gpus={j['gpus']}", f"--time={j['limit_min']}"]
+        if j["ckpt"]:
+            cmd += ["--requeue", f"--comment={MARKER}"]
         if hold:
             cmd.append("--hold")
         if j["deadline"]:
             cmd.append(f"--deadline=now+{j['deadline']}")
-        cmd += [jobsh, str(j["dur"])]
+        cmd += [jobsh, str(j["dur"]), str(j["ckpt"])]
         out = subprocess.run(cmd, capture_output=True, text=True)
         ids[str(j["i"])] = out.stdout.strip().split(";")[0]
         if out.returncode:
@@ -65,6 +106,30 @@ def percentile(values, q):
         return None
     values = sorted(values)
     return values[min(len(values) - 1, int(math.ceil(q * len(values))) - 1)]
+
+
+def read_runs(path):
+    """Per job id: its runs as (start, end, kind, saved_s), kind "end" or "kill"; saved_s is
+    the progress the run checkpointed (for an end: the whole remaining run)."""
+    events = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 3:
+                    events.setdefault(p[1], []).append(p)
+    runs = {}
+    for job, evs in events.items():
+        evs.sort(key=lambda p: float(p[-1]))
+        started = None
+        for p in evs:
+            if p[0] == "start":
+                started = float(p[-1])
+            elif p[0] in ("kill", "end") and started is not None:
+                saved = float(p[2]) if p[0] == "kill" and len(p) >= 4 else None
+                runs.setdefault(job, []).append((started, float(p[-1]), p[0], saved))
+                started = None
+    return runs
 
 
 def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
@@ -95,25 +160,12 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
             deadline_jobs += 1
             if s["job_state"] != "COMPLETED" or s["end_time"] > s["deadline"]:
                 misses += 1
-    # Killed runs: from the job script's log (start / kill / end lines).
-    runs = {}
-    if os.path.exists(runs_path):
-        with open(runs_path) as f:
-            for line in f:
-                p = line.split()
-                if len(p) >= 3:
-                    runs.setdefault(p[1], []).append((float(p[-1]), p[0]))
+    # Killed runs (job script's log): GPU time held minus the progress they checkpointed.
     wasted = 0.0
-    for job, events in runs.items():
-        events.sort()
-        started = None
-        for t, kind in events:
-            if kind == "start":
-                started = t
-            elif started is not None:
-                if kind == "kill":
-                    wasted += (t - started) * gpus.get(job, 0)
-                started = None
+    for job, runs in read_runs(runs_path).items():
+        for start, end, kind, saved in runs:
+            if kind == "kill":
+                wasted += max(0.0, (end - start) - (saved or 0.0)) * gpus.get(job, 0)
     makespan = (max(ends) - min(subs)) if ends else None
     out = dict(
         jobs=len(plan),
@@ -130,6 +182,24 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
     print(json.dumps(out))
 
 
+def latency(paths):
+    """From job-script logs: how long a requeued job takes from its kill to its next start
+    when it restarts at once (gaps of at most 60 s; a longer gap waited for GPUs)."""
+    gaps = []
+    for path in paths:
+        for runs in read_runs(path).values():
+            for (_, end, kind, _), (start, _, _, _) in zip(runs, runs[1:]):
+                if kind == "kill" and 0 <= start - end <= 60:
+                    gaps.append(start - end)
+    gaps.sort()
+    print(json.dumps(dict(
+        restarts=len(gaps),
+        p50_s=percentile(gaps, 0.5),
+        mean_s=round(sum(gaps) / len(gaps), 2) if gaps else None,
+        min_s=gaps[0] if gaps else None,
+    )))
+
+
 def trace(plan):
     """The mix as an ElasticFlow/ITP CSV (`gantry simulate --format elasticflow`): seconds,
     absolute deadlines (none: empty)."""
@@ -139,19 +209,39 @@ def trace(plan):
         print(f"{j['i'] + 1},{j['at']:.3f},{j['dur']},{j['gpus']},{deadline}")
 
 
+def terms(plan):
+    """Each job's preemption class and time limit, in trace order (`--job-terms`)."""
+    print("preemption,time_limit_s")
+    for j in plan:
+        cls = "checkpointing" if j["ckpt"] else "never"
+        print(f"{cls},{j['limit_min'] * 60}")
+
+
+def option(args, name, default):
+    if name in args:
+        return float(args[args.index(name) + 1])
+    return default
+
+
 def main():
     cmd = sys.argv[1]
+    args = sys.argv[2:]
     if cmd == "gen":
-        json.dump(gen(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])), sys.stdout)
+        plan = gen(int(args[0]), int(args[1]), args[2], option(args, "--rate", 0.2),
+                   option(args, "--ckpt-share", 0.5), int(option(args, "--ckpt-interval", 30)))
+        json.dump(plan, sys.stdout)
     elif cmd == "submit":
-        with open(sys.argv[2]) as f:
+        with open(args[0]) as f:
             plan = json.load(f)
-        submit(plan, sys.argv[3], sys.argv[4], "--hold" in sys.argv)
+        submit(plan, args[1], args[2], "--hold" in args)
     elif cmd == "metrics":
-        metrics(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
-    elif cmd == "trace":
-        with open(sys.argv[2]) as f:
-            trace(json.load(f))
+        metrics(args[0], args[1], args[2], args[3], int(args[4]))
+    elif cmd in ("trace", "terms"):
+        with open(args[0]) as f:
+            plan = json.load(f)
+        (trace if cmd == "trace" else terms)(plan)
+    elif cmd == "latency":
+        latency(args)
     else:
         sys.exit(f"unknown command {cmd}")
 
