@@ -21,6 +21,7 @@
 //! logged once and reconciled as the table says.
 
 use super::action::{Action, StartPlan};
+use super::class::CheckpointMarker;
 use super::gres::{GpuRequest, job_request, node_gpus};
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
@@ -51,6 +52,14 @@ pub struct ControllerConfig {
     pub max_start_attempts: u32,
     /// A released job still pending after this long is logged, ms.
     pub slow_start_ms: u64,
+    /// What marks a job that checkpoints: only such jobs (and only when Slurm may requeue
+    /// them) are preemptible for the core; every other job runs to completion once started
+    /// ([`super::class`]).
+    pub checkpoint_marker: CheckpointMarker,
+    /// The core's minimum run quantum, ms ([`gantry_core::SchedulerConfig::min_run`]): a
+    /// checkpointing job runs at least this long after each (re)start before it may be
+    /// preempted or moved. Part of the journal's header (a resume must use the same).
+    pub min_run_ms: u64,
 }
 
 impl Default for ControllerConfig {
@@ -59,6 +68,8 @@ impl Default for ControllerConfig {
             tick_ms: 60_000,
             max_start_attempts: 5,
             slow_start_ms: 30_000,
+            checkpoint_marker: CheckpointMarker::default(),
+            min_run_ms: 0,
         }
     }
 }
@@ -169,10 +180,14 @@ impl Controller {
         config: ControllerConfig,
     ) -> Result<Self, gantry_core::TopologyError> {
         let topology = layout.spec.topology()?;
-        let core = Box::new(HostScheduler::new(
+        let order_impl = AnyOrder::new(order);
+        let scheduler_config = gantry_core::SchedulerConfig::for_order(&order_impl)
+            .with_min_run(gantry_core::DurationMs(config.min_run_ms));
+        let core = Box::new(HostScheduler::with_config(
             topology,
-            AnyOrder::new(order),
+            order_impl,
             AnyPlacer::new(placer, seed).with_slurm_exact(true),
+            scheduler_config,
         ));
         let machines = layout.machines.len();
         Ok(Self {
@@ -714,7 +729,7 @@ impl Controller {
             deadline: job.deadline_s.map(|s| TimeMs(s.saturating_mul(1000))),
             declared_length: None,
             comm: CommProfile::default(),
-            preemption: gantry_core::PreemptionClass::Checkpointing,
+            preemption: self.config.checkpoint_marker.class_of(job),
         };
         let mut result = self.handle(now, Event::Submit(spec), cycle);
         if let Err(SchedError::DeadlineAlreadyPassed { .. }) = result {

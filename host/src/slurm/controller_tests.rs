@@ -1125,3 +1125,95 @@ fn uneven_starts_that_wait_for_each_others_gpus_release_the_first_with_slurms_sp
         );
     });
 }
+
+/// Job 1 takes every GPU (`--gpus=32`, marked as the test says), runs, then job 2 with a
+/// deadline arrives: EDF ranks it first. Returns the actions of that cycle.
+fn edf_preemption_of(requeue: bool, comment: &str, marker: &str) -> Vec<(u32, &'static str)> {
+    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+    let config = ControllerConfig {
+        checkpoint_marker: marker.parse().unwrap(),
+        ..ControllerConfig::default()
+    };
+    let mut c = Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+    let big = SlurmJob {
+        tres_per_job: "gres:gpu:32".into(),
+        tres_per_node: String::new(),
+        requeue,
+        comment: comment.into(),
+        ..held(1, "")
+    };
+    let cycle = c.observe(&snapshot(std::slice::from_ref(&big), [true; 4]), T0);
+    assert_eq!(kinds(&cycle), [(1, "start")]);
+    let all = ["n1", "n2", "n3", "n4"];
+    let urgent = SlurmJob {
+        deadline_s: Some(T0 / 1000 + 600),
+        ..held(2, "gres:gpu:8")
+    };
+    let cycle = c.observe(
+        &snapshot(&[running(&big, &all), urgent], [true; 4]),
+        T0 + 5_000,
+    );
+    kinds(&cycle)
+}
+
+#[test]
+fn only_a_requeueable_job_with_the_checkpoint_marker_is_preempted() {
+    big_stack(|| {
+        // Marked and requeueable: the core preempts it for the deadline job.
+        assert_eq!(
+            edf_preemption_of(true, "gantry:checkpoint", "gantry:checkpoint"),
+            [(1, "requeue-hold")]
+        );
+        // Another site's marker.
+        assert_eq!(
+            edf_preemption_of(true, "ckpt", "comment:ckpt"),
+            [(1, "requeue-hold")]
+        );
+        // Not requeueable, not marked, or marked for another site: it runs to completion
+        // and the deadline job waits.
+        for (requeue, comment, marker) in [
+            (false, "gantry:checkpoint", "gantry:checkpoint"),
+            (true, "", "gantry:checkpoint"),
+            (true, "gantry:checkpoint", "qos:preemptible"),
+        ] {
+            assert_eq!(
+                edf_preemption_of(requeue, comment, marker),
+                [],
+                "{requeue} {comment:?} {marker}"
+            );
+        }
+    });
+}
+
+#[test]
+fn the_min_run_quantum_keeps_a_checkpointing_job_running_until_it_ends() {
+    big_stack(|| {
+        let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+        let config = ControllerConfig {
+            min_run_ms: 60_000,
+            ..ControllerConfig::default()
+        };
+        let mut c =
+            Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+        let big = SlurmJob {
+            tres_per_job: "gres:gpu:32".into(),
+            tres_per_node: String::new(),
+            requeue: true,
+            comment: "gantry:checkpoint".into(),
+            ..held(1, "")
+        };
+        c.observe(&snapshot(std::slice::from_ref(&big), [true; 4]), T0);
+        let all = ["n1", "n2", "n3", "n4"];
+        let urgent = SlurmJob {
+            deadline_s: Some(T0 / 1000 + 600),
+            ..held(2, "gres:gpu:8")
+        };
+        let jobs = [running(&big, &all), urgent];
+        // Inside its 60 s quantum: not preempted.
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 5_000);
+        assert_eq!(kinds(&cycle), []);
+        // Once the quantum is over (the core asks for a review then): preempted.
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 61_000);
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+    });
+}

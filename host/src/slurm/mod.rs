@@ -21,6 +21,7 @@
 //! because decisions must not be carried out unrecorded.
 
 pub mod action;
+pub mod class;
 pub mod command;
 pub mod controller;
 pub mod gres;
@@ -86,6 +87,18 @@ pub struct SlurmArgs {
     /// Longest a Slurm command may run before it is killed and retried, seconds.
     #[arg(long, default_value_t = 10)]
     pub command_timeout_s: u64,
+    /// What marks a job that checkpoints, so that gantry may preempt it (requeue it for a
+    /// job the order ranks higher): `TAG` or `comment:TAG` (a word of the job's
+    /// `--comment`) or `qos:NAME` (the job's `--qos`). A job is preemptible only when Slurm
+    /// may requeue it (`--requeue` / `JobRequeue=1`) and it carries the marker; every other
+    /// job runs to completion once started.
+    #[arg(long, value_name = "MARKER", default_value = class::DEFAULT_MARKER)]
+    pub checkpoint_marker: class::CheckpointMarker,
+    /// Minimum run quantum, seconds: a preemptible job runs at least this long after each
+    /// (re)start before it may be preempted or moved, so a requeue is paid at most once per
+    /// quantum of work. 0: none.
+    #[arg(long, default_value_t = 0)]
+    pub min_run_s: u64,
 }
 
 /// Runs `gantry slurm` with the real Slurm commands and prints the summary.
@@ -261,6 +274,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     let config = SimConfig {
         tick_ms: args.tick_s.saturating_mul(1000),
         seed: args.seed,
+        min_run_ms: args.min_run_s.saturating_mul(1000),
         ..SimConfig::default()
     };
     let header = RecordHeader::new(
@@ -279,16 +293,20 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     tally.summary.dry_run = args.dry_run;
     tally.summary.journal = path.display().to_string();
     log.line(&format!(
-        "partition {} = {} (racks {}), order {}, placement {}, journal {}",
+        "partition {} = {} (racks {}), order {}, placement {}, journal {}; preemptible: jobs with --requeue and the {}, min run {} s",
         layout.partition,
         layout.spec,
         layout.racks.join(","),
         tally.summary.order,
         tally.summary.placement,
-        path.display()
+        path.display(),
+        args.checkpoint_marker,
+        args.min_run_s
     ));
     let controller_config = ControllerConfig {
         tick_ms: config.tick_ms,
+        checkpoint_marker: args.checkpoint_marker.clone(),
+        min_run_ms: config.min_run_ms,
         ..ControllerConfig::default()
     };
     let mut controller = Controller::new(
