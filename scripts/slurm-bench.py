@@ -7,7 +7,7 @@
   slurm-bench.py metrics SQUEUE_JSON IDS PLAN RUNS GPUS   one JSON line of metrics
   slurm-bench.py trace PLAN                     the mix as a gantry trace (ElasticFlow CSV)
   slurm-bench.py terms PLAN                     its terms for `gantry simulate --job-terms`
-  slurm-bench.py latency RUNS...                Slurm's requeue-to-restart latency (JSON)
+  slurm-bench.py latency GANTRY JOURNAL RUNS    the lab's start/restart/finish latencies (JSON)
 
 The mix (every draw from one seeded generator, so a seed names one mix):
 - arrivals: Poisson, R jobs/s (default 0.2);
@@ -32,6 +32,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -182,22 +183,46 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
     print(json.dumps(out))
 
 
-def latency(paths):
-    """From job-script logs: how long a requeued job takes from its kill to its next start
-    when it restarts at once (gaps of at most 60 s; a longer gap waited for GPUs)."""
-    gaps = []
-    for path in paths:
-        for runs in read_runs(path).values():
-            for (_, end, kind, _), (start, _, _, _) in zip(runs, runs[1:]):
-                if kind == "kill" and 0 <= start - end <= 60:
-                    gaps.append(start - end)
-    gaps.sort()
-    print(json.dumps(dict(
-        restarts=len(gaps),
-        p50_s=percentile(gaps, 0.5),
-        mean_s=round(sum(gaps) / len(gaps), 2) if gaps else None,
-        min_s=gaps[0] if gaps else None,
-    )))
+def latency(gantry, journal, runs_path):
+    """The lab's latencies from one `gantry slurm` run: gantry's journal (`gantry replay
+    --dump`: when the core decided each start, preemption and finish, epoch ms) against the
+    job script's run log (when each run really started, was killed, ended)."""
+    dump = subprocess.run([gantry, "replay", "--dump", journal], capture_output=True,
+                          text=True, check=True).stdout
+    starts, preempts, finishes = {}, {}, {}
+    for line in dump.splitlines():
+        m = re.match(r"\s*\d+ t=(\d+)ms\s+(.*?)\s*->\s*(.*)$", line)
+        if not m:
+            continue
+        t = int(m.group(1)) / 1000
+        f = re.match(r"finish job (\d+)", m.group(2))
+        if f:
+            finishes[f.group(1)] = t
+        for d in m.group(3).split(";"):
+            s = re.search(r"start job (\d+)", d)
+            if s:
+                starts.setdefault(s.group(1), []).append(t)
+            p = re.search(r"preempt job (\d+)", d)
+            if p:
+                preempts.setdefault(p.group(1), []).append(t)
+    first, again, seen, killed = [], [], [], []
+    for job, runs in read_runs(runs_path).items():
+        for n, (start, end, kind, _) in enumerate(runs):
+            decided = starts.get(job, [])
+            if n < len(decided):
+                (first if n == 0 else again).append(start - decided[n])
+            if kind == "end" and job in finishes:
+                seen.append(finishes[job] - end)
+        kills = [end for _, end, kind, _ in runs if kind == "kill"]
+        killed += [k - p for p, k in zip(preempts.get(job, []), kills)]
+
+    def stats(x):
+        x = sorted(x)
+        return dict(n=len(x), p50_s=percentile(x, 0.5), mean_s=round(sum(x) / len(x), 2) if x else None,
+                    max_s=x[-1] if x else None)
+
+    print(json.dumps(dict(start=stats(first), restart=stats(again), finish_seen=stats(seen),
+                          kill=stats(killed))))
 
 
 def trace(plan):
@@ -241,7 +266,7 @@ def main():
             plan = json.load(f)
         (trace if cmd == "trace" else terms)(plan)
     elif cmd == "latency":
-        latency(args)
+        latency(args[0], args[1], args[2])
     else:
         sys.exit(f"unknown command {cmd}")
 

@@ -3,7 +3,9 @@
 #
 #   scripts/slurm-bench.sh [--seed S] [--jobs N] [--rate R] [--ckpt-share F]
 #                          [--ckpt-interval C] [--restart-overhead-s O] [--tick-s T]
+#                          [--min-run-s Q]
 #                          [--orders "tias fifo …"] [--dir DIR] [--gantry BIN] [--no-slurm]
+#                          [--table-only]
 #
 # For each run a fresh private lab (scripts/slurm-lab.sh, 4 nodes x 8 GPUs, two racks):
 #   slurm   the mix submitted as is to Slurm alone (sched/backfill, priority/multifactor with
@@ -17,7 +19,8 @@
 # predicts for the same mix under the same semantics: the ElasticFlow CSV and the per-job
 # terms (`--job-terms`: checkpointing or never, time limit, Slurm's deadline rule) written by
 # scripts/slurm-bench.py, cluster 2x2x8, ideal speed (the job sleeps: its placement does not
-# change its run time), checkpoints every C s, restart overhead O s (Slurm's
+# change its run time), checkpoints every C s, run quantum Q s (default C + 5: a job is not
+# preempted before it saved a checkpoint), restart overhead O s (default 1) (Slurm's
 # requeue-to-restart latency on the lab, docs/slurm.md), the same --tick-s as gantry slurm.
 #
 # The mix (scripts/slurm-bench.py, read its docstring): N jobs (default 36), Poisson arrivals
@@ -25,6 +28,9 @@
 # limits 1.5-3 x the run time in whole minutes, 30 % with a deadline, a share F (0.5) of
 # the jobs checkpointing every C s (30) and submitted `--requeue --comment
 # gantry:checkpoint`, the rest plain. Each run takes 4-7 minutes; nothing of it is in CI.
+# --no-slurm skips the Slurm-alone run, --table-only every run (the table is printed from the
+# runs already in DIR, with the simulated column recomputed by BIN). Each run replaces its
+# earlier row in DIR/metrics.jsonl.
 # Outputs under DIR (default /tmp/gantry-slurm-bench-SEED): plan, mix.csv, terms.csv, ids,
 # squeue JSON, run logs, gantry logs and journals, metrics.jsonl, table.md.
 set -euo pipefail
@@ -36,8 +42,9 @@ jobs=36
 rate=0.2
 ckpt_share=0.5
 ckpt_interval=30
-restart_overhead=2
+restart_overhead=1
 tick=60
+min_run=""
 orders="tias fifo"
 dir=""
 with_slurm=1
@@ -52,14 +59,20 @@ while [[ $# -gt 0 ]]; do
         --ckpt-interval) ckpt_interval=$2; shift 2 ;;
         --restart-overhead-s) restart_overhead=$2; shift 2 ;;
         --tick-s) tick=$2; shift 2 ;;
+        --min-run-s) min_run=$2; shift 2 ;;
         --orders) orders=$2; shift 2 ;;
         --dir) dir=$2; shift 2 ;;
         --gantry) gantry=$2; shift 2 ;;
         --no-slurm) with_slurm=0; shift ;;
+        --table-only) with_slurm=0; orders=""; shift ;;
         *) sed -n '4,7p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
 dir=${dir:-/tmp/gantry-slurm-bench-$seed}
+# The run quantum: by default a preemptible job is not preempted before it saved its first
+# checkpoint: C s of work plus 5 s, for its script starts up to 1.7 s after gantry's decision
+# on the lab (a quantum of exactly C preempts it just before it saves).
+min_run=${min_run:-$(( ckpt_interval + 5 ))}
 [[ -x $gantry ]] || { echo "slurm-bench: no gantry binary at $gantry (cargo build --release)" >&2; exit 1; }
 [[ -f $philly ]] || { echo "slurm-bench: no Philly trace at $philly (set PHILLY)" >&2; exit 1; }
 mkdir -p "$dir"
@@ -129,6 +142,12 @@ run() {
     bash "$repo/scripts/slurm-lab.sh" up "$lab" --nodes 4 --gpus 8 --racks 2 --sched "$sched" >/dev/null
     export SLURM_CONF="$lab/etc/slurm.conf"
     : > "$dir/runs.log"
+    python3 - "$dir/metrics.jsonl" "$name" <<'PY'
+import json, sys
+path, name = sys.argv[1], sys.argv[2]
+lines = [l for l in open(path) if l.strip() and json.loads(l)["run"] != name]
+open(path, "w").writelines(lines)
+PY
     if [[ -z $order ]]; then
         python3 "$helper" submit "$plan" "$dir/job.sh" "$dir/$name.ids"
         wait_idle
@@ -137,7 +156,7 @@ run() {
         local submitter=$!
         until [[ -n $(squeue -h -o %i) ]]; do sleep 0.1; done
         rm -f "$dir/$name.journal" "$dir/$name.journal.tally.json"
-        "$gantry" slurm --order "$order" --placement best-fit --poll-ms 200 --tick-s "$tick" \
+        "$gantry" slurm --order "$order" --placement best-fit --poll-ms 200 --tick-s "$tick" --min-run-s "$min_run" \
             "${slurm_flags[@]}" --exit-when-idle --record "$dir/$name.journal" --json \
             > "$dir/$name.summary.json" 2> "$dir/$name.log"
         wait "$submitter"
@@ -148,13 +167,17 @@ run() {
     python3 "$helper" metrics "$dir/$name.squeue.json" "$dir/$name.ids" "$plan" "$dir/$name.runs" 32 |
         python3 -c "import json,sys; m=json.load(sys.stdin); m['run']='$name'; print(json.dumps(m))" \
         >> "$dir/metrics.jsonl"
+    if [[ -n $order ]]; then
+        python3 "$helper" latency "$gantry" "$dir/$name.journal" "$dir/$name.runs" \
+            > "$dir/$name.latency.json" || true
+    fi
     echo "slurm-bench: $name done: $(tail -1 "$dir/metrics.jsonl")" >&2
 }
 
 # What the simulator predicts for ORDER under the lab's semantics.
 simulate() {
     "$gantry" simulate --trace "$dir/mix.csv" --format elasticflow --cluster 2x2x8 \
-        --order "$1" --placement best-fit --speed-model ideal --tick-s "$tick" \
+        --order "$1" --placement best-fit --speed-model ideal --tick-s "$tick" --min-run-s "$min_run" \
         --preemption checkpoint --checkpoint-interval-s "$ckpt_interval" \
         --restart-overhead-s "$restart_overhead" --job-terms "$dir/terms.csv" --quiet --json
 }
