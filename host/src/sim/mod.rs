@@ -821,7 +821,12 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             id: JobId(job),
             gpus: t.gpus,
             deadline: t.deadline_ms.map(TimeMs),
-            declared_length: Some(DurationMs(t.duration_ms)),
+            // With batch-system terms the job declares what it declares there, its time
+            // limit (what `gantry slurm` knows); otherwise the trace's duration.
+            declared_length: match self.terms_of(job) {
+                Some(terms) => terms.time_limit_ms.map(DurationMs),
+                None => Some(DurationMs(t.duration_ms)),
+            },
             comm: CommProfile {
                 gradient_mb: t.gradient_mb,
             },
