@@ -81,6 +81,7 @@ def gen(seed, n, philly, rate, ckpt_share, ckpt_interval):
 def submit(plan, jobsh, ids_path, hold):
     t0 = time.time()
     ids = {}
+    times = {}
     for j in plan:
         wait = t0 + j["at"] - time.time()
         if wait > 0:
@@ -94,12 +95,16 @@ def submit(plan, jobsh, ids_path, hold):
         if j["deadline"]:
             cmd.append(f"--deadline=now+{j['deadline']}")
         cmd += [jobsh, str(j["dur"]), str(j["ckpt"])]
+        submitted = time.time()
         out = subprocess.run(cmd, capture_output=True, text=True)
         ids[str(j["i"])] = out.stdout.strip().split(";")[0]
+        times[str(j["i"])] = round(submitted, 3)
         if out.returncode:
             print("sbatch failed", j, out.stderr, file=sys.stderr)
     with open(ids_path, "w") as f:
         json.dump(ids, f)
+    with open(ids_path + ".times", "w") as f:
+        json.dump(times, f)
 
 
 def percentile(values, q):
@@ -141,6 +146,18 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
     with open(plan_path) as f:
         plan = json.load(f)
     gpus = {ids[str(j["i"])]: j["gpus"] for j in plan}
+    # Slurm resets a job's submit_time when it requeues it, so a JCT counts from the job's
+    # first submission: the time sbatch was called (IDS.times), or, for runs recorded
+    # without it, the submitter's start plus the job's arrival offset (the start from the
+    # jobs never requeued, whose submit_time is their submission).
+    try:
+        with open(ids_path + ".times") as f:
+            times = {k: float(v) for k, v in json.load(f).items()}
+    except FileNotFoundError:
+        offsets = sorted(sq[ids[str(j["i"])]]["submit_time"] - j["at"] for j in plan
+                         if ids[str(j["i"])] in sq and sq[ids[str(j["i"])]]["restart_cnt"] == 0)
+        t0 = offsets[len(offsets) // 2] if offsets else 0
+        times = {str(j["i"]): t0 + j["at"] for j in plan}
     jct, ends, subs = [], [], []
     misses = deadline_jobs = restarts = 0
     busy = 0
@@ -152,9 +169,10 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
             continue
         states[s["job_state"]] = states.get(s["job_state"], 0) + 1
         restarts += s["restart_cnt"]
-        subs.append(s["submit_time"])
+        submitted = s["submit_time"] if s["restart_cnt"] == 0 else times[str(j["i"])]
+        subs.append(submitted)
         if s["job_state"] == "COMPLETED":
-            jct.append(s["end_time"] - s["submit_time"])
+            jct.append(round(s["end_time"] - submitted, 2))
             ends.append(s["end_time"])
             busy += j["gpus"] * (s["end_time"] - s["start_time"])
         if j["deadline"]:

@@ -48,6 +48,7 @@ min_run=""
 orders="tias fifo"
 dir=""
 with_slurm=1
+table_only=0
 gantry="$repo/target/release/gantry"
 philly=${PHILLY:-$repo/../shared/traces/philly-pollux/philly.csv}
 while [[ $# -gt 0 ]]; do
@@ -64,7 +65,7 @@ while [[ $# -gt 0 ]]; do
         --dir) dir=$2; shift 2 ;;
         --gantry) gantry=$2; shift 2 ;;
         --no-slurm) with_slurm=0; shift ;;
-        --table-only) with_slurm=0; orders=""; shift ;;
+        --table-only) with_slurm=0; orders=""; table_only=1; shift ;;
         *) sed -n '4,7p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
@@ -188,6 +189,15 @@ fi
 for order in $orders; do
     run "$order" builtin "$order"
 done
+if [[ $table_only == 1 ]]; then
+    # Recompute every row's metrics from the run's saved files.
+    while read -r line; do
+        name=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['run'])" "$line")
+        python3 "$helper" metrics "$dir/$name.squeue.json" "$dir/$name.ids" "$plan" "$dir/$name.runs" 32 |
+            python3 -c "import json,sys; m=json.load(sys.stdin); m['run']='$name'; print(json.dumps(m))"
+    done < "$dir/metrics.jsonl" > "$dir/metrics.jsonl.new"
+    mv "$dir/metrics.jsonl.new" "$dir/metrics.jsonl"
+fi
 
 {
     echo "seed $seed, $jobs jobs, rate $rate/s, checkpointing share $ckpt_share every ${ckpt_interval} s ($(date -u +%F))"
