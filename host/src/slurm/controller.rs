@@ -60,6 +60,14 @@ pub struct ControllerConfig {
     /// checkpointing job runs at least this long after each (re)start before it may be
     /// preempted or moved. Part of the journal's header (a resume must use the same).
     pub min_run_ms: u64,
+    /// Grace period of a preemption, ms: gantry signals a running job the core preempted
+    /// ([`preempt_signal`](Self::preempt_signal)) and requeues it this long after, or as
+    /// soon as it ended by itself (its checkpoint is written), as Slurm's own preemption
+    /// does with `GraceTime`. 0: requeued at once (Slurm's requeue then sends its own
+    /// SIGTERM and, `KillWait` later, SIGKILL).
+    pub preempt_grace_ms: u64,
+    /// The signal of a preemption's grace period (a name `scancel --signal` takes).
+    pub preempt_signal: String,
 }
 
 impl Default for ControllerConfig {
@@ -70,6 +78,8 @@ impl Default for ControllerConfig {
             slow_start_ms: 30_000,
             checkpoint_marker: CheckpointMarker::default(),
             min_run_ms: 0,
+            preempt_grace_ms: 10_000,
+            preempt_signal: "TERM".to_string(),
         }
     }
 }
@@ -161,6 +171,12 @@ pub struct Controller {
     operator_held: BTreeSet<u32>,
     /// The last wait reason logged per job (a new reason is logged again).
     wait_said: BTreeMap<u32, String>,
+    /// Jobs gantry signalled for a preemption and has not requeued yet, with when (Unix
+    /// ms): they are requeued once the grace period is over or they ended by themselves
+    /// (an end then is not the job's end for the core). The daemon writes this map beside
+    /// the journal before the signal is sent, so a restart neither signals twice nor
+    /// forgets a requeue.
+    grace: BTreeMap<u32, u64>,
 }
 
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
@@ -210,6 +226,7 @@ impl Controller {
             preempted_by_core: BTreeSet::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
+            grace: BTreeMap::new(),
         })
     }
 
@@ -221,6 +238,16 @@ impl Controller {
     /// The layout.
     pub fn layout(&self) -> &ClusterLayout {
         &self.layout
+    }
+
+    /// Jobs signalled for a preemption and not requeued yet, with when (Unix ms).
+    pub fn grace(&self) -> &BTreeMap<u32, u64> {
+        &self.grace
+    }
+
+    /// Restores [`grace`](Self::grace) as an earlier process left it (after a restart).
+    pub fn restore_grace(&mut self, grace: BTreeMap<u32, u64>) {
+        self.grace = grace;
     }
 
     /// Re-applies one journal entry to the core and checks the core answers as recorded.
@@ -316,6 +343,7 @@ impl Controller {
                 // Held by gantry: a hold seen from now on is not an operator's.
                 self.preempted_by_core.insert(job);
                 self.released_at_ms.remove(&job);
+                self.grace.remove(&job);
             }
             (Action::Hold { .. }, Ok(())) => {
                 // Held by gantry: a hold seen from now on is not an operator's.
@@ -466,6 +494,11 @@ impl Controller {
             .collect();
         for (id, gpus, deadline) in live {
             let slurm = jobs.get(&id);
+            if self.grace.contains_key(&id) && slurm.is_some_and(|j| j.state.is_final()) {
+                // Ended by itself in its grace period (it saved its checkpoint): not the
+                // job's end; gantry requeues it (`desired`), as Slurm's preemption would.
+                continue;
+            }
             if let Some(job) = slurm.filter(|j| !j.state.is_final()) {
                 if job.state.holds_nodes() && !job.nodes.is_empty() {
                     self.last_nodes
@@ -552,6 +585,7 @@ impl Controller {
             self.start_failures.remove(&id);
             self.preempted_by_core.remove(&id);
             self.wait_said.remove(&id);
+            self.grace.remove(&id);
             self.said.retain(|(j, _)| *j != id);
             cycle.outcomes.push(outcome);
         }
@@ -817,6 +851,10 @@ impl Controller {
         let live: Vec<(u32, JobState)> = self.core.jobs().map(|j| (j.id().0, j.state())).collect();
         for (id, state) in live {
             let Some(slurm) = jobs.get(&id) else { continue };
+            if slurm.state == JobStateName::Pending {
+                // Requeued (by gantry or Slurm): no grace period runs any more.
+                self.grace.remove(&id);
+            }
             if state == JobState::Running {
                 match self.running_job(now, id, slurm, cycle) {
                     Some(Action::Start(plan)) => {
@@ -838,9 +876,12 @@ impl Controller {
                     }
                     JobStateName::Pending => holds.push(Action::Hold { job: id }),
                     JobStateName::Running | JobStateName::Suspended => {
-                        holds.push(Action::RequeueHold { job: id })
+                        holds.extend(self.requeue(now, id, slurm, cycle))
                     }
                     JobStateName::Completing => {}
+                    ended if ended.is_final() && self.grace.contains_key(&id) => {
+                        holds.extend(self.requeue(now, id, slurm, cycle))
+                    }
                     other => {
                         let text =
                             format!("job {id}: state {} not expected; left alone", other.name());
@@ -1102,6 +1143,9 @@ impl Controller {
             }
             // Finishing an earlier run (a requeue): the next poll shows it pending.
             JobStateName::Completing => None,
+            // Signalled for a preemption, then started again by the core before the requeue:
+            // the run was told to stop, so it is requeued all the same and started anew.
+            _ if self.grace.contains_key(&id) => self.requeue(now, id, slurm, cycle),
             JobStateName::Running | JobStateName::Suspended => {
                 let ran: BTreeSet<&str> = slurm.nodes.iter().map(String::as_str).collect();
                 if ran != chosen {
@@ -1113,7 +1157,7 @@ impl Controller {
                         shape_text(&shape)
                     );
                     self.note(cycle, id, Said::Moved, text);
-                    return Some(Action::RequeueHold { job: id });
+                    return self.requeue(now, id, slurm, cycle);
                 }
                 if let Some(split) = split_differs(slurm, &shape) {
                     let text = format!(
@@ -1129,6 +1173,47 @@ impl Controller {
                 self.note(cycle, id, Said::UnknownState, text);
                 None
             }
+        }
+    }
+
+    /// A running Slurm job gantry must requeue (the core preempted or moved it): first the
+    /// grace signal, then, once the grace period is over or the job ended by itself, the
+    /// requeue-hold; `None` while the grace period runs. The job's GPUs stay Slurm's
+    /// until the requeue, and no start is released onto GPUs Slurm counts as used, so
+    /// nothing runs on them twice meanwhile.
+    fn requeue(
+        &mut self,
+        now: u64,
+        id: u32,
+        slurm: &SlurmJob,
+        cycle: &mut Cycle,
+    ) -> Option<Action> {
+        let grace = self.config.preempt_grace_ms;
+        match self.grace.get(&id) {
+            _ if grace == 0 => Some(Action::RequeueHold { job: id }),
+            None if slurm.state.is_final() => Some(Action::RequeueHold { job: id }),
+            None => {
+                self.grace.insert(id, now);
+                cycle.notes.push(format!(
+                    "job {id}: preempted: sent SIG{}, requeued in {} s or once it ends",
+                    self.config.preempt_signal,
+                    grace.div_ceil(1000)
+                ));
+                Some(Action::Signal {
+                    job: id,
+                    signal: self.config.preempt_signal.clone(),
+                })
+            }
+            Some(&at) if slurm.state.is_final() => {
+                cycle.notes.push(format!(
+                    "job {id}: ended by itself ({}) {:.1} s after its preemption signal; requeueing it",
+                    slurm.state.name(),
+                    now.saturating_sub(at) as f64 / 1000.0
+                ));
+                Some(Action::RequeueHold { job: id })
+            }
+            Some(&at) if now >= at.saturating_add(grace) => Some(Action::RequeueHold { job: id }),
+            Some(_) => None,
         }
     }
 

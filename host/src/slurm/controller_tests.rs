@@ -35,16 +35,15 @@ fn nodes(usable: [bool; 4]) -> Vec<SlurmNode> {
         .collect()
 }
 
+/// A controller that requeues preempted jobs at once (no grace period: the tests of the
+/// grace period set one).
 fn controller(order: OrderKind) -> Controller {
     let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
-    Controller::new(
-        layout,
-        order,
-        PlacerKind::BestFit,
-        0,
-        ControllerConfig::default(),
-    )
-    .unwrap()
+    let config = ControllerConfig {
+        preempt_grace_ms: 0,
+        ..ControllerConfig::default()
+    };
+    Controller::new(layout, order, PlacerKind::BestFit, 0, config).unwrap()
 }
 
 /// A held job asking `per_node` GPUs per node (`--gres`), submitted at `1000 + id` s.
@@ -1132,6 +1131,7 @@ fn edf_preemption_of(requeue: bool, comment: &str, marker: &str) -> Vec<(u32, &'
     let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
     let config = ControllerConfig {
         checkpoint_marker: marker.parse().unwrap(),
+        preempt_grace_ms: 0,
         ..ControllerConfig::default()
     };
     let mut c = Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
@@ -1191,6 +1191,7 @@ fn the_min_run_quantum_keeps_a_checkpointing_job_running_until_it_ends() {
         let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
         let config = ControllerConfig {
             min_run_ms: 60_000,
+            preempt_grace_ms: 0,
             ..ControllerConfig::default()
         };
         let mut c =
@@ -1214,6 +1215,147 @@ fn the_min_run_quantum_keeps_a_checkpointing_job_running_until_it_ends() {
         assert_eq!(kinds(&cycle), []);
         // Once the quantum is over (the core asks for a review then): preempted.
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 61_000);
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+    });
+}
+
+/// The EDF scene of [`edf_preemption_of`] with a marked job and a 10 s grace period:
+/// returns the controller, the running big job and the deadline job.
+fn graced() -> (Controller, SlurmJob, SlurmJob) {
+    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+    let config = ControllerConfig {
+        preempt_grace_ms: 10_000,
+        preempt_signal: "USR1".into(),
+        ..ControllerConfig::default()
+    };
+    let mut c = Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+    let big = SlurmJob {
+        tres_per_job: "gres:gpu:32".into(),
+        tres_per_node: String::new(),
+        requeue: true,
+        comment: "gantry:checkpoint".into(),
+        ..held(1, "")
+    };
+    c.observe(&snapshot(std::slice::from_ref(&big), [true; 4]), T0);
+    let urgent = SlurmJob {
+        deadline_s: Some(T0 / 1000 + 600),
+        ..held(2, "gres:gpu:8")
+    };
+    (c, running(&big, &["n1", "n2", "n3", "n4"]), urgent)
+}
+
+/// Slurm's count of used GPUs while the big job holds every GPU.
+fn all_used() -> Vec<SlurmNode> {
+    nodes([true; 4])
+        .into_iter()
+        .map(|n| SlurmNode {
+            gres_used: "gpu:8".into(),
+            states: vec!["ALLOCATED".into()],
+            ..n
+        })
+        .collect()
+}
+
+#[test]
+fn a_preemption_signals_first_and_requeues_after_the_grace_period() {
+    big_stack(|| {
+        let (mut c, big, urgent) = graced();
+        let jobs = [big.clone(), urgent.clone()];
+        let at = |c: &mut Controller, t: u64| {
+            let s = Snapshot {
+                jobs: jobs.to_vec(),
+                nodes: all_used(),
+            };
+            c.observe(&s, T0 + t)
+        };
+        let cycle = at(&mut c, 5_000);
+        assert_eq!(
+            cycle.actions,
+            [Action::Signal {
+                job: 1,
+                signal: "USR1".into()
+            }]
+        );
+        assert_eq!(c.grace().get(&1), Some(&(T0 + 5_000)));
+        // The core gave job 2 the GPUs, but Slurm still counts them used: no start yet
+        // (nothing runs twice), no second signal, no requeue inside the grace period.
+        for t in [5_200, 9_000, 14_900] {
+            let cycle = at(&mut c, t);
+            assert_eq!(kinds(&cycle), [], "at {t}");
+        }
+        let cycle = at(&mut c, 15_000);
+        let requeue = Action::RequeueHold { job: 1 };
+        assert_eq!(cycle.actions, std::slice::from_ref(&requeue));
+        c.action_done(&requeue, T0 + 15_000, Ok(()));
+        assert!(c.grace().is_empty());
+    });
+}
+
+#[test]
+fn a_job_that_ends_in_its_grace_period_is_requeued_not_finished() {
+    big_stack(|| {
+        let (mut c, big, urgent) = graced();
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: vec![big.clone(), urgent.clone()],
+                nodes: all_used(),
+            },
+            T0 + 5_000,
+        );
+        assert_eq!(kinds(&cycle), [(1, "signal")]);
+        // It saved its checkpoint and exited 0: Slurm says COMPLETED. Still the core's
+        // (queued), requeued at once, its end not counted.
+        let exited = ended(&big, JobStateName::Completed);
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: vec![exited.clone(), urgent.clone()],
+                nodes: nodes([true; 4]),
+            },
+            T0 + 7_000,
+        );
+        assert!(cycle.outcomes.is_empty(), "{:?}", cycle.outcomes);
+        assert!(c.core().job(JobId(1)).is_some());
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        assert!(cycle.notes.iter().any(|n| n.contains("ended by itself")));
+        c.action_done(&cycle.actions[0], T0 + 7_000, Ok(()));
+        // Requeued and held: job 2 starts on the GPUs it freed.
+        let requeued = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            restart_count: 1,
+            ..big.clone()
+        };
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: vec![requeued, urgent.clone()],
+                nodes: nodes([true; 4]),
+            },
+            T0 + 7_500,
+        );
+        assert_eq!(kinds(&cycle), [(1, "hold"), (2, "start")]);
+    });
+}
+
+#[test]
+fn a_restart_keeps_the_grace_period_and_sends_no_second_signal() {
+    big_stack(|| {
+        let (mut first, big, urgent) = graced();
+        let s = Snapshot {
+            jobs: vec![big.clone(), urgent.clone()],
+            nodes: all_used(),
+        };
+        let cycle = first.observe(&s, T0 + 5_000);
+        assert_eq!(kinds(&cycle), [(1, "signal")]);
+        // kill -9: a new process replays the journal and restores the grace map (`graced`
+        // observed job 1's start as `first` did; the rest is this cycle's entries).
+        let (mut second, _, _) = graced();
+        for entry in &cycle.entries {
+            second.replay_entry(entry).unwrap();
+        }
+        second.restore_grace(first.grace().clone());
+        let cycle = second.observe(&s, T0 + 6_000);
+        assert_eq!(kinds(&cycle), []);
+        let cycle = second.observe(&s, T0 + 15_000);
         assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
     });
 }

@@ -99,6 +99,15 @@ pub struct SlurmArgs {
     /// quantum of work. 0: none.
     #[arg(long, default_value_t = 0)]
     pub min_run_s: u64,
+    /// Grace period of a preemption, seconds: a running job the core preempts is sent
+    /// `--preempt-signal` and requeued this long after, or as soon as it ends by itself
+    /// (Slurm's own preemption does the same with `GraceTime`). 0: requeued at once.
+    #[arg(long, default_value_t = 10)]
+    pub preempt_grace_s: u64,
+    /// The signal of the grace period (as `scancel --signal` takes it: `TERM`, `USR1`, …);
+    /// it goes to the batch script and every step of the job.
+    #[arg(long, value_name = "SIG", default_value = "TERM")]
+    pub preempt_signal: String,
 }
 
 /// Runs `gantry slurm` with the real Slurm commands and prints the summary.
@@ -307,6 +316,11 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         tick_ms: config.tick_ms,
         checkpoint_marker: args.checkpoint_marker.clone(),
         min_run_ms: config.min_run_ms,
+        preempt_grace_ms: args.preempt_grace_s.saturating_mul(1000),
+        preempt_signal: args
+            .preempt_signal
+            .trim_start_matches("SIG")
+            .to_ascii_uppercase(),
         ..ControllerConfig::default()
     };
     let mut controller = Controller::new(
@@ -318,7 +332,12 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     )?;
     let journal = Journal::open(&path, &header, &mut controller, !args.dry_run)?;
     let tally_path = Tally::path_for(&path);
+    let grace_path = grace_path_for(&path);
     if journal.replayed > 0 {
+        // Resumed: preemptions signalled but not requeued yet keep their grace period.
+        if let Some(grace) = load_grace(&grace_path) {
+            controller.restore_grace(grace);
+        }
         // Resumed: carry on the tally the earlier process wrote as it went.
         if let Some(mut earlier) = Tally::load(&tally_path) {
             let meta = &tally.summary;
@@ -333,6 +352,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     } else if !args.dry_run {
         // A fresh journal: a tally left beside an earlier one is not this run's.
         let _ = std::fs::remove_file(&tally_path);
+        let _ = std::fs::remove_file(&grace_path);
     }
     tally.summary.journal_entries_replayed = journal.replayed;
     if journal.replayed > 0 || journal.truncated_bytes > 0 {
@@ -354,10 +374,12 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         args,
         runner,
         log,
-        controller,
         journal,
         tally,
         tally_path,
+        saved_grace: daemon_grace(&controller),
+        controller,
+        grace_path,
         retry_at: BTreeMap::new(),
     };
     daemon.run()?;
@@ -376,6 +398,10 @@ struct Daemon<'a> {
     tally: Tally,
     /// Where the tally is written as it goes (see [`Tally::save`]).
     tally_path: PathBuf,
+    /// Where the jobs in a preemption's grace period are written (see [`save_grace`]).
+    grace_path: PathBuf,
+    /// The grace map as last written.
+    saved_grace: BTreeMap<u32, u64>,
     /// Per (job, action kind): consecutive failures and when to try again.
     retry_at: BTreeMap<(u32, &'static str), (u32, Instant)>,
 }
@@ -434,11 +460,14 @@ impl Daemon<'_> {
             if !cycle.outcomes.is_empty() {
                 self.save_tally();
             }
+            // Also write-ahead: a signal is on disk before it is sent.
+            self.save_grace()?;
             for action in &cycle.actions {
                 self.carry_out(action, observed);
             }
             if !cycle.actions.is_empty() {
                 self.save_tally();
+                self.save_grace()?;
             }
             if self.args.exit_when_idle
                 && cycle.actions.is_empty()
@@ -452,6 +481,19 @@ impl Daemon<'_> {
                 std::thread::sleep(rest);
             }
         }
+    }
+
+    /// Writes the grace map beside the journal when it changed. A failure ends the run as
+    /// a journal failure does: a signal must not be sent unrecorded (a restart would send a
+    /// second one, or requeue without one).
+    fn save_grace(&mut self) -> anyhow::Result<()> {
+        let grace = daemon_grace(&self.controller);
+        if grace != self.saved_grace {
+            save_grace(&self.grace_path, &grace)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.grace_path.display()))?;
+            self.saved_grace = grace;
+        }
+        Ok(())
     }
 
     /// Writes the tally beside the journal (a failure is logged; the run goes on).
@@ -508,4 +550,32 @@ impl Daemon<'_> {
         self.controller
             .action_done(action, now, result.map_err(|e| e.stderr()));
     }
+}
+
+/// The jobs in a preemption's grace period, as the controller holds them.
+fn daemon_grace(controller: &Controller) -> BTreeMap<u32, u64> {
+    controller.grace().clone()
+}
+
+/// `JOURNAL.grace.json`: the jobs gantry signalled for a preemption and has not requeued
+/// yet, with when (Unix ms), so a gantry restarted after `kill -9` neither signals them
+/// again nor forgets to requeue them.
+pub fn grace_path_for(journal: &std::path::Path) -> PathBuf {
+    let mut name = journal.as_os_str().to_owned();
+    name.push(".grace.json");
+    PathBuf::from(name)
+}
+
+/// Reads the grace map; `None` when there is none or it is unreadable.
+fn load_grace(path: &std::path::Path) -> Option<BTreeMap<u32, u64>> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// Writes the grace map atomically (a temporary file renamed over it).
+fn save_grace(path: &std::path::Path, grace: &BTreeMap<u32, u64>) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, serde_json::to_vec(grace)?)?;
+    std::fs::rename(&tmp, path)
 }
