@@ -254,19 +254,24 @@ fn submit_workload(lab: &Lab) -> (Vec<Submitted>, Vec<u64>) {
             gpus,
         });
     }
-    let bad = ["--gres=gpu:16", "--gres=gpu:-1", "--gpus=40"]
-        .iter()
-        .map(|flag| {
-            lab.sbatch(&[
-                "--hold".into(),
-                "-o".into(),
-                "/dev/null".into(),
-                flag.to_string(),
-                "--wrap".into(),
-                "true".into(),
-            ])
-        })
-        .collect();
+    // The last keeps its node count or is refused: 6 GPUs could be placed on one node.
+    let bad = [
+        "--gres=gpu:16",
+        "--gres=gpu:-1",
+        "--gpus=40",
+        "--gres=gpu:3 --nodes=2",
+    ]
+    .iter()
+    .map(|flags| {
+        let mut args: Vec<String> = ["--hold", "-o", "/dev/null"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(flags.split(' ').map(str::to_string));
+        args.extend(["--wrap".to_string(), "true".to_string()]);
+        lab.sbatch(&args)
+    })
+    .collect();
     (jobs, bad)
 }
 
@@ -801,6 +806,10 @@ fn check(
             .find(|l| l.starts_with(&format!("{id}|")))
             .unwrap_or_else(|| panic!("job {id} not in squeue:\n{listing}"));
         assert!(line.contains("|CANCELLED|gantry rejected: "), "{line}");
+        // `--gres=gpu:3 --nodes=2` is refused, not run on another node count.
+        if Some(id) == bad.last() {
+            assert!(line.contains("asks for exactly 2 nodes (-N 2)"), "{line}");
+        }
     }
     let summary = observed.summaries.last().unwrap();
     for key in [

@@ -177,6 +177,9 @@ pub struct Controller {
     /// the journal before the signal is sent, so a restart neither signals twice nor
     /// forgets a requeue.
     grace: BTreeMap<u32, u64>,
+    /// Jobs the core ever started (journal replays included): their node count in Slurm
+    /// is the one gantry set.
+    started_ever: BTreeSet<u32>,
 }
 
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
@@ -227,6 +230,7 @@ impl Controller {
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
             grace: BTreeMap::new(),
+            started_ever: BTreeSet::new(),
         })
     }
 
@@ -388,6 +392,7 @@ impl Controller {
         for decision in decisions {
             match decision {
                 Decision::Start { job, gpus } => {
+                    self.started_ever.insert(job.0);
                     let nodes: Vec<String> = self
                         .layout
                         .shape(gpus.as_slice())
@@ -586,6 +591,7 @@ impl Controller {
             self.preempted_by_core.remove(&id);
             self.wait_said.remove(&id);
             self.grace.remove(&id);
+            self.started_ever.remove(&id);
             self.said.retain(|(j, _)| *j != id);
             cycle.outcomes.push(outcome);
         }
@@ -735,6 +741,19 @@ impl Controller {
                     continue;
                 }
             };
+            // A node count gantry set itself (`NumNodes=n-n` at an earlier start) is not the
+            // user's.
+            if !self.started_ever.contains(&job.id)
+                && let Err(reason) = node_count_kept(
+                    job,
+                    request.gpus,
+                    self.layout.gpus.largest_node,
+                    self.layout.machines.len(),
+                )
+            {
+                self.refuse(cycle, job.id, reason);
+                continue;
+            }
             let total = self.layout.gpu_count();
             let healthy = self.core.healthy_gpu_count();
             if usize::from(request.gpus) > healthy && usize::from(request.gpus) <= total {
@@ -1251,6 +1270,40 @@ impl Controller {
             start_now,
         }
     }
+}
+
+/// Whether every placement the core may choose for a gang of `gpus` GPUs keeps the job's
+/// node count (`-N min[-max]`). The core places GPUs, not nodes: a gang may span from
+/// ⌈gpus / GPUs per node⌉ nodes to one GPU per node, and gantry pins the job to the nodes
+/// of its placement (`NumNodes=n-n`). A job whose `-N` rules out some of those counts
+/// (`--gres=gpu:3 -N 2`: 6 GPUs that could be placed on one node) is refused with the
+/// reason rather than run on another node count than it asked for.
+fn node_count_kept(
+    job: &SlurmJob,
+    gpus: u16,
+    per_node: u16,
+    machines: usize,
+) -> Result<(), String> {
+    let (min, max) = (job.node_count.max(1), job.max_nodes);
+    if gpus == 0 || (min <= 1 && max == 0) {
+        return Ok(());
+    }
+    let fewest = u32::from(gpus.div_ceil(per_node.max(1)));
+    let most = u32::from(gpus).min(u32::try_from(machines).unwrap_or(u32::MAX));
+    if min <= fewest && (max == 0 || max >= most) {
+        return Ok(());
+    }
+    let asked = match max {
+        0 => format!("at least {min} nodes (-N {min}-)"),
+        m if m == min => format!(
+            "exactly {min} node{} (-N {min})",
+            if min == 1 { "" } else { "s" }
+        ),
+        m => format!("{min} to {m} nodes (-N {min}-{m})"),
+    };
+    Err(format!(
+        "asks for {asked}, but gantry places its {gpus} GPUs on the nodes it chooses ({fewest} to {most} of them) and cannot keep a node count; submit it without -N (e.g. --gpus={gpus})"
+    ))
 }
 
 /// An uneven start whose split Slurm would make otherwise, with that split (`None`: it

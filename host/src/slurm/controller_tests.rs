@@ -1359,3 +1359,77 @@ fn a_restart_keeps_the_grace_period_and_sends_no_second_signal() {
         assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
     });
 }
+
+#[test]
+fn a_node_count_a_placement_could_break_is_refused_and_one_it_cannot_is_kept() {
+    let job = |min: u32, max: u32| SlurmJob {
+        node_count: min,
+        max_nodes: max,
+        ..held(1, "")
+    };
+    // 4 nodes of 8 GPUs. No -N, or a range every placement fits: scheduled.
+    assert_eq!(node_count_kept(&job(1, 0), 6, 8, 4), Ok(()));
+    assert_eq!(node_count_kept(&job(1, 4), 6, 8, 4), Ok(()));
+    assert_eq!(node_count_kept(&job(2, 4), 16, 8, 4), Ok(()));
+    assert_eq!(node_count_kept(&job(1, 1), 1, 8, 4), Ok(()));
+    // `--gres=gpu:3 -N 2`: 6 GPUs, which fit on one node.
+    let err = node_count_kept(&job(2, 2), 6, 8, 4).unwrap_err();
+    assert!(
+        err.starts_with("asks for exactly 2 nodes (-N 2), but gantry places its 6 GPUs on the nodes it chooses (1 to 4 of them)"),
+        "{err}"
+    );
+    // `-N 1 --gres=gpu:8` could be spread; `-N 1-2 --gpus=4` could take 4 nodes.
+    assert!(node_count_kept(&job(1, 1), 8, 8, 4).is_err());
+    assert!(
+        node_count_kept(&job(1, 2), 4, 8, 4)
+            .unwrap_err()
+            .contains("1 to 2 nodes (-N 1-2)")
+    );
+}
+
+#[test]
+fn a_multi_node_request_is_refused_with_its_reason_but_a_job_gantry_pinned_is_not() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let pinned_by_user = SlurmJob {
+            node_count: 2,
+            max_nodes: 2,
+            ..held(1, "gres:gpu:3")
+        };
+        let cycle = c.observe(
+            &snapshot(&[pinned_by_user, held(2, "gres:gpu:3")], [true; 4]),
+            T0,
+        );
+        assert_eq!(kinds(&cycle), [(1, "reject"), (2, "start")]);
+        let Action::Reject { reason, .. } = &cycle.actions[0] else {
+            unreachable!()
+        };
+        assert!(reason.contains("exactly 2 nodes (-N 2)"), "{reason}");
+        assert!(c.core().job(JobId(1)).is_none());
+        // Job 2 ran (gantry set NumNodes=1-1), an operator held it, then released it:
+        // Slurm now shows -N 1, gantry's own, and it is scheduled again.
+        let job2 = SlurmJob {
+            node_count: 1,
+            max_nodes: 1,
+            ..held(2, "gres:gpu:3")
+        };
+        let admin = SlurmJob {
+            reason: "JobHeldAdmin".into(),
+            ..job2.clone()
+        };
+        c.observe(
+            &snapshot(std::slice::from_ref(&admin), [true; 4]),
+            T0 + 1_000,
+        );
+        assert!(c.core().job(JobId(2)).is_none());
+        let released = SlurmJob {
+            held: false,
+            reason: "None".into(),
+            ..job2.clone()
+        };
+        let cycle = c.observe(&snapshot(&[released], [true; 4]), T0 + 2_000);
+        assert_eq!(kinds(&cycle), [(2, "hold")]);
+        let cycle = c.observe(&snapshot(&[job2], [true; 4]), T0 + 3_000);
+        assert_eq!(kinds(&cycle), [(2, "start")]);
+    });
+}
