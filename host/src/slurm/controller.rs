@@ -258,7 +258,7 @@ impl Controller {
     /// Returns the entry the core produced now when it differs.
     pub fn replay_entry(&mut self, entry: &LogEntry) -> Result<(), Box<LogEntry>> {
         let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
-        let result = if self.batched && entry.event != Event::Tick {
+        let result = if deferred(self.batched, entry.event) {
             self.core.handle_deferred(entry.now, entry.event, &mut out)
         } else {
             self.core.handle(entry.now, entry.event, &mut out)
@@ -362,7 +362,7 @@ impl Controller {
         let mut event = event;
         loop {
             let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
-            let result = if self.batched && event != Event::Tick {
+            let result = if deferred(self.batched, event) {
                 self.core.handle_deferred(TimeMs(now), event, &mut out)
             } else {
                 self.core.handle(TimeMs(now), event, &mut out)
@@ -451,11 +451,23 @@ impl Controller {
         }
     }
 
+    /// Node changes. GPUs coming back are handed to the core without a scheduling pass
+    /// each ([`deferred`]) and one `Tick` follows them all: the pass sees every returned
+    /// node whole. (A pass after each GPU would see part of a node back, place a waiting
+    /// gang over it and other nodes, and let the order's consolidation move running jobs
+    /// onto the returned GPUs: capacity coming back alone must not move anything.)
     fn nodes(&mut self, now: u64, nodes: &[SlurmNode], cycle: &mut Cycle) {
+        let mut gpus_back = false;
         for index in 0..self.layout.machines.len() {
             let machine = self.layout.machines[index].clone();
             let node = nodes.iter().find(|n| n.name == machine.name);
-            let usable = node.is_some_and(SlurmNode::usable);
+            // A node back from DOWN whose slurmd has not answered yet (`IDLE+NOT_RESPONDING`)
+            // runs nothing Slurm releases onto it: its GPUs come back once it responds. (A
+            // node that was usable keeps its GPUs while NOT_RESPONDING: Slurm keeps its jobs
+            // until `SlurmdTimeout` sets it DOWN.)
+            let silent = node.is_some_and(|n| n.states.iter().any(|s| s == "NOT_RESPONDING"));
+            let usable = node.is_some_and(SlurmNode::usable)
+                && !(silent && self.usable[index] == Some(false));
             if self.usable[index] != Some(usable) {
                 let state = node.map_or("missing from sinfo".to_string(), |n| {
                     let mut s = n.states.join("+");
@@ -482,11 +494,16 @@ impl Controller {
                     } else {
                         Event::GpuDown(gpu)
                     };
-                    if let Err(err) = self.handle(now, event, cycle) {
-                        cycle.notes.push(format!("core refused {event:?}: {err}"));
+                    match self.handle(now, event, cycle) {
+                        Ok(()) => gpus_back |= usable,
+                        Err(err) => cycle.notes.push(format!("core refused {event:?}: {err}")),
                     }
                 }
             }
+        }
+        // Batched orders get their one pass from `observe`'s Tick.
+        if gpus_back && !self.batched {
+            let _ = self.handle(now, Event::Tick, cycle);
         }
     }
 
@@ -1270,6 +1287,15 @@ impl Controller {
             start_now,
         }
     }
+}
+
+/// Whether the controller hands `event` to the core without a scheduling pass
+/// ([`HostScheduler::handle_deferred`]): every event but `Tick` for orders that batch an
+/// instant's events, and `GpuUp` always (a node's GPUs come back together, followed by one
+/// `Tick`; see [`Controller::nodes`]). `gantry replay` applies the same rule to a `gantry
+/// slurm` journal (`record::replay`).
+pub fn deferred(batched: bool, event: Event) -> bool {
+    (batched && event != Event::Tick) || matches!(event, Event::GpuUp(_))
 }
 
 /// Whether every placement the core may choose for a gang of `gpus` GPUs keeps the job's

@@ -1433,3 +1433,90 @@ fn a_multi_node_request_is_refused_with_its_reason_but_a_job_gantry_pinned_is_no
         assert_eq!(kinds(&cycle), [(2, "start")]);
     });
 }
+
+#[test]
+fn a_node_back_from_down_moves_no_running_job() {
+    big_stack(|| {
+        let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+        let mut c = Controller::new(
+            layout,
+            OrderKind::Tias,
+            PlacerKind::BestFit,
+            0,
+            ControllerConfig::default(),
+        )
+        .unwrap();
+        let n4_down = [true, true, true, false];
+        // Singles (every other one marked as checkpointing) and two whole-node jobs.
+        let mut jobs: Vec<SlurmJob> = (1..=6)
+            .map(|id| SlurmJob {
+                requeue: true,
+                comment: if id % 2 == 0 {
+                    "gantry:checkpoint".into()
+                } else {
+                    String::new()
+                },
+                ..held(id, "gres:gpu:1")
+            })
+            .collect();
+        jobs.push(held(7, "gres:gpu:8"));
+        jobs.push(held(8, "gres:gpu:8"));
+        let cycle = c.observe(&snapshot(&jobs, n4_down), T0);
+        assert_eq!(starts(&cycle).len(), 8, "{:?}", starts(&cycle));
+        let run: Vec<SlurmJob> = jobs
+            .iter()
+            .map(|j| {
+                let on = pinned_nodes(&cycle, j.id);
+                let on: Vec<&str> = on.iter().map(String::as_str).collect();
+                running(j, &on)
+            })
+            .collect();
+        // A 4-GPU job waits: 2 GPUs are free.
+        let mut now = run.clone();
+        now.push(held(9, "gres:gpu:4"));
+        let mut actions = Vec::new();
+        let mut t = T0;
+        let mut cycle_at = |c: &mut Controller, nodes: Vec<SlurmNode>, jobs: &[SlurmJob]| {
+            t += 30_000;
+            let cycle = c.observe(
+                &Snapshot {
+                    jobs: jobs.to_vec(),
+                    nodes,
+                },
+                t,
+            );
+            actions.extend(kinds(&cycle));
+            cycle
+        };
+        cycle_at(&mut c, nodes(n4_down), &now);
+        // n4 comes back, first still not responding: not used yet.
+        let mut back = nodes([true; 4]);
+        back[3].states = vec!["IDLE".into(), "NOT_RESPONDING".into()];
+        let cycle = cycle_at(&mut c, back, &now);
+        assert!(
+            !cycle
+                .entries
+                .iter()
+                .any(|e| matches!(e.event, Event::GpuUp(_))),
+            "a node back but not responding was used"
+        );
+        // Responding: its GPUs are up, the 4-GPU job starts there; no running job moves.
+        let cycle = cycle_at(&mut c, nodes([true; 4]), &now);
+        assert_eq!(
+            starts(&cycle),
+            [(9, "n4:4".into())],
+            "{:?} {:?}",
+            kinds(&cycle),
+            cycle.entries
+        );
+        for _ in 0..4 {
+            cycle_at(&mut c, nodes([true; 4]), &now);
+        }
+        assert!(
+            actions
+                .iter()
+                .all(|(_, kind)| !matches!(*kind, "requeue-hold" | "signal" | "re-pin")),
+            "{actions:?}"
+        );
+    });
+}
