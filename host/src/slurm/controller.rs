@@ -244,6 +244,14 @@ impl Controller {
         &self.layout
     }
 
+    /// The jobs whose end the next poll must see even once Slurm lists them no more among
+    /// active jobs: those the core holds and those in a preemption's grace period.
+    pub fn watched_jobs(&self) -> Vec<u32> {
+        let mut ids: BTreeSet<u32> = self.core.jobs().map(|j| j.id().0).collect();
+        ids.extend(self.grace.keys().copied());
+        ids.into_iter().collect()
+    }
+
     /// Jobs signalled for a preemption and not requeued yet, with when (Unix ms).
     pub fn grace(&self) -> &BTreeMap<u32, u64> {
         &self.grace

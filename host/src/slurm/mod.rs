@@ -1,14 +1,18 @@
 //! `gantry slurm`: gantry as the external scheduler of a real Slurm partition.
 //!
-//! Jobs are submitted held (`sbatch --hold`). Each cycle gantry reads `squeue --json` and
+//! Jobs are submitted held (`sbatch --hold`). Each cycle gantry reads `squeue`'s compact
+//! listing ([`compact`]: the active jobs, then the ended ones it still holds) and
 //! `sinfo --json`, turns what differs from its core's state into core events (submit,
 //! finish, cancel, GPU down/up for nodes, ticks), calls the same `Scheduler::handle` as the
 //! simulator (any order and placer of [`crate::registry`]), writes every call to its journal,
 //! then carries the decisions out: a `Start` pins the job to the nodes of its GPUs
-//! (`scontrol update JobId= NodeList= …`) and releases it, a `Preempt` requeues and holds it,
-//! a `Reject` writes the reason into the job's comment and cancels it.
+//! (`scontrol update JobId= NodeList= …`) and releases it, a `Preempt` signals the job and
+//! requeues and holds it after a grace period, a `Reject` writes the reason into the job's
+//! comment and cancels it. Only jobs that may be requeued and carry the site's checkpoint
+//! marker are preemptible ([`class`]).
 //!
 //! - [`command`]: the one seam to Slurm ([`SlurmRunner`]); [`json`]: Slurm's JSON;
+//!   [`compact`]: the poll's `squeue` listing; [`class`]: which jobs may be preempted;
 //!   [`gres`]: GPU counts; [`hostlist`]; [`layout`]: the partition as the core's tree.
 //! - [`controller`]: the reconciler (pure: Slurm's state in, events and actions out);
 //!   [`action`]: actions as command lines; [`journal`]: write-ahead recording and resume.
@@ -23,6 +27,7 @@
 pub mod action;
 pub mod class;
 pub mod command;
+pub mod compact;
 pub mod controller;
 pub mod gres;
 pub mod hostlist;
@@ -172,12 +177,29 @@ fn args_of(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-/// Reads jobs and nodes.
-fn poll(runner: &mut dyn SlurmRunner) -> Result<Snapshot, String> {
-    let jobs = runner
-        .run("squeue", &args_of(&["--json"]))
+/// Reads jobs and nodes: the jobs that are not over (compact `squeue`, see [`compact`]),
+/// then those of `watched` (the jobs the core holds) that list lacks, by id with every
+/// state (they ended since the last poll), at most 500 ids per call.
+fn poll(runner: &mut dyn SlurmRunner, watched: &[u32]) -> Result<Snapshot, String> {
+    let listing = runner
+        .run("squeue", &compact::squeue_args(compact::ACTIVE_STATES, &[]))
         .map_err(|e| e.to_string())?;
-    let jobs = json::parse_squeue(&jobs).map_err(|e| e.to_string())?;
+    let mut jobs = compact::parse_squeue_compact(&listing).map_err(|e| e.to_string())?;
+    let listed: std::collections::BTreeSet<u32> = jobs.iter().map(|j| j.id).collect();
+    let missing: Vec<u32> = watched
+        .iter()
+        .copied()
+        .filter(|id| !listed.contains(id))
+        .collect();
+    for chunk in missing.chunks(500) {
+        let ended = match runner.run("squeue", &compact::squeue_args("all", chunk)) {
+            Ok(text) => text,
+            // One id Slurm no longer knows (purged after MinJobAge): nothing to list.
+            Err(e) if e.stderr().contains("Invalid job id") => String::new(),
+            Err(e) => return Err(e.to_string()),
+        };
+        jobs.extend(compact::parse_squeue_compact(&ended).map_err(|e| e.to_string())?);
+    }
     let nodes = runner
         .run("sinfo", &args_of(&["--json"]))
         .map_err(|e| e.to_string())?;
@@ -412,7 +434,8 @@ impl Daemon<'_> {
         let mut poll_failures = 0u32;
         loop {
             let started = Instant::now();
-            let snapshot = match poll(self.runner) {
+            let watched = self.controller.watched_jobs();
+            let snapshot = match poll(self.runner, &watched) {
                 Ok(s) => s,
                 Err(e) => {
                     poll_failures += 1;
