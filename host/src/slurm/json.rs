@@ -66,7 +66,7 @@ pub enum JobStateName {
 impl JobStateName {
     /// Parses Slurm's state names (base state first; `COMPLETING` and `CONFIGURING` flags
     /// win over the base state because they decide whether nodes are still held).
-    fn parse(states: &[String]) -> Self {
+    pub(crate) fn parse(states: &[String]) -> Self {
         let has = |name: &str| states.iter().any(|s| s.eq_ignore_ascii_case(name));
         if has("COMPLETING") || has("STAGE_OUT") {
             return JobStateName::Completing;
