@@ -127,11 +127,13 @@ wait_idle() {
     done
 }
 
-# `gantry slurm` flags for the semantics of the mix, when this build has them: only jobs
-# with the checkpoint marker are preemptible (the rest run to completion).
-slurm_flags=()
-if "$gantry" slurm --help 2>/dev/null | grep -q -- '--checkpoint-marker'; then
-    slurm_flags+=(--checkpoint-marker gantry:checkpoint)
+# `gantry slurm` flags for the semantics of the mix: only jobs with the checkpoint marker are
+# preemptible (the rest run to completion), and a preempted job is requeued at once: the
+# bench's jobs save on their own schedule and do not act on a grace signal, so a grace period
+# would only hold their GPUs longer (the simulator's checkpoint semantics, too).
+slurm_flags=(--checkpoint-marker gantry:checkpoint)
+if "$gantry" slurm --help 2>/dev/null | grep -q -- '--preempt-grace-s'; then
+    slurm_flags+=(--preempt-grace-s 0)
 fi
 
 # run NAME SCHED [ORDER]
