@@ -1,63 +1,110 @@
 #!/usr/bin/env python3
 """Helper of scripts/slurm-bench.sh (read that first).
 
-  slurm-bench.py gen SEED JOBS SCALE            a seeded job mix as JSON (stdout)
+  slurm-bench.py gen SEED JOBS PHILLY_CSV [--rate R] [--ckpt-share F] [--ckpt-interval C]
+                                                a seeded job mix as JSON (stdout)
   slurm-bench.py submit PLAN JOBSH IDS [--hold] submit the mix with its arrival offsets
   slurm-bench.py metrics SQUEUE_JSON IDS PLAN RUNS GPUS   one JSON line of metrics
-  slurm-bench.py trace PLAN                     the mix as a gantry trace (CSV, stdout)
+  slurm-bench.py trace PLAN                     the mix as a gantry trace (ElasticFlow CSV)
+  slurm-bench.py terms PLAN                     its terms for `gantry simulate --job-terms`
+  slurm-bench.py latency GANTRY JOURNAL RUNS    the lab's start/restart/finish latencies (JSON)
 
-The mix: Poisson arrivals (2.5/s), 1/2/4/8 GPUs (weights 40/25/20/15), run times Pareto
-(a = 1.1, 2 s) capped at 30 s then multiplied by SCALE, 30 % with a deadline 60-120 s (x SCALE)
-after submission and a time limit of ceil(run time / 60) + 1 minutes (Slurm limits are whole
-minutes; the deadline rule needs now + limit <= deadline, so a deadline job's limit is 1 minute
-above its run time and its deadline at least that far out).
+The mix (every draw from one seeded generator, so a seed names one mix):
+- arrivals: Poisson, R jobs/s (default 0.2);
+- GPUs: 1/2/4/8 with weights 40/25/20/15 (Philly's own mix is 93 % one-GPU jobs, which
+  leaves little for a gang scheduler to decide);
+- run times: a job's duration drawn from the Philly trace (PHILLY_CSV, `duration` column),
+  compressed into 20-300 s by d = 20 s x (D / 60 s)^g, g = ln 15 / ln(100,000 / 60), so
+  Philly's 1 min maps to 20 s and 28 h to 300 s, order and heavy tail kept (Philly's median
+  19 min becomes about 1 min), clamped to [20, 300] s;
+- time limits (`--time`, whole minutes as users give them): the run time times U(1.5, 3),
+  rounded up to a minute;
+- 30 % with a deadline: submission + time limit + U(0.5, 2) x run time. Slurm cancels a job
+  whose time limit from its start ends after its deadline, so such a job must start within
+  U(0.5, 2) x its run time of its submission;
+- a share F (default 0.5) of the jobs checkpoint every C s of progress (default 30 s, the
+  ratio of a 10-minute checkpoint interval to Philly's median job) and resume from their
+  last checkpoint after a requeue; they are submitted `--requeue --comment
+  gantry:checkpoint`. The rest are plain: a requeue restarts them from zero, and gantry
+  never preempts them.
 """
 import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import time
 
+GAMMA = math.log(15) / math.log(100_000 / 60)
+MARKER = "gantry:checkpoint"
 
-def gen(seed, n, scale):
+
+def philly_durations(path):
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+        col = header.index("duration")
+        out = []
+        for line in f:
+            cells = line.strip().split(",")
+            if len(cells) > col and cells[col]:
+                out.append(float(cells[col]))
+    if not out:
+        sys.exit(f"{path}: no durations")
+    return out
+
+
+def compress(d):
+    return min(300, max(20, int(round(20 * (max(d, 1.0) / 60) ** GAMMA))))
+
+
+def gen(seed, n, philly, rate, ckpt_share, ckpt_interval):
+    durations = philly_durations(philly)
     r = random.Random(seed)
     t = 0.0
     jobs = []
     for i in range(n):
         g = r.choices([1, 2, 4, 8], weights=[40, 25, 20, 15])[0]
-        d = min(30, max(2, int(round(2 * (1 - r.random()) ** (-1 / 1.1)))))
-        d = max(1, int(round(d * scale)))
-        limit_min = math.ceil(d / 60) + 1
+        d = compress(r.choice(durations))
+        limit_min = max(1, math.ceil(d * r.uniform(1.5, 3) / 60))
         deadline = None
         if r.random() < 0.30:
-            deadline = max(int((60 + r.randint(0, 60)) * scale), limit_min * 60 + 5)
-        jobs.append(dict(i=i, at=round(t, 3), gpus=g, dur=d, limit_min=limit_min, deadline=deadline))
-        t += r.expovariate(2.5)
+            deadline = limit_min * 60 + int(round(d * r.uniform(0.5, 2)))
+        ckpt = ckpt_interval if r.random() < ckpt_share else 0
+        jobs.append(dict(i=i, at=round(t, 3), gpus=g, dur=d, limit_min=limit_min,
+                         deadline=deadline, ckpt=ckpt))
+        t += r.expovariate(rate)
     return jobs
 
 
 def submit(plan, jobsh, ids_path, hold):
     t0 = time.time()
     ids = {}
+    times = {}
     for j in plan:
         wait = t0 + j["at"] - time.time()
         if wait > 0:
             time.sleep(wait)
         cmd = ["sbatch", "--parsable", "-o", "/dev/null", "-J", f"w{j['i']}",
-               f"--gpus={j['gpus']}", f"--time={j['limit_min']}", "--requeue"]
+               f"--gpus={j['gpus']}", f"--time={j['limit_min']}"]
+        if j["ckpt"]:
+            cmd += ["--requeue", f"--comment={MARKER}"]
         if hold:
             cmd.append("--hold")
         if j["deadline"]:
             cmd.append(f"--deadline=now+{j['deadline']}")
-        cmd += [jobsh, str(j["dur"])]
+        cmd += [jobsh, str(j["dur"]), str(j["ckpt"])]
+        submitted = time.time()
         out = subprocess.run(cmd, capture_output=True, text=True)
         ids[str(j["i"])] = out.stdout.strip().split(";")[0]
+        times[str(j["i"])] = round(submitted, 3)
         if out.returncode:
             print("sbatch failed", j, out.stderr, file=sys.stderr)
     with open(ids_path, "w") as f:
         json.dump(ids, f)
+    with open(ids_path + ".times", "w") as f:
+        json.dump(times, f)
 
 
 def percentile(values, q):
@@ -65,6 +112,30 @@ def percentile(values, q):
         return None
     values = sorted(values)
     return values[min(len(values) - 1, int(math.ceil(q * len(values))) - 1)]
+
+
+def read_runs(path):
+    """Per job id: its runs as (start, end, kind, saved_s), kind "end" or "kill"; saved_s is
+    the progress the run checkpointed (for an end: the whole remaining run)."""
+    events = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 3:
+                    events.setdefault(p[1], []).append(p)
+    runs = {}
+    for job, evs in events.items():
+        evs.sort(key=lambda p: float(p[-1]))
+        started = None
+        for p in evs:
+            if p[0] == "start":
+                started = float(p[-1])
+            elif p[0] in ("kill", "end") and started is not None:
+                saved = float(p[2]) if p[0] == "kill" and len(p) >= 4 else None
+                runs.setdefault(job, []).append((started, float(p[-1]), p[0], saved))
+                started = None
+    return runs
 
 
 def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
@@ -75,6 +146,18 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
     with open(plan_path) as f:
         plan = json.load(f)
     gpus = {ids[str(j["i"])]: j["gpus"] for j in plan}
+    # Slurm resets a job's submit_time when it requeues it, so a JCT counts from the job's
+    # first submission: the time sbatch was called (IDS.times), or, for runs recorded
+    # without it, the submitter's start plus the job's arrival offset (the start from the
+    # jobs never requeued, whose submit_time is their submission).
+    try:
+        with open(ids_path + ".times") as f:
+            times = {k: float(v) for k, v in json.load(f).items()}
+    except FileNotFoundError:
+        offsets = sorted(sq[ids[str(j["i"])]]["submit_time"] - j["at"] for j in plan
+                         if ids[str(j["i"])] in sq and sq[ids[str(j["i"])]]["restart_cnt"] == 0)
+        t0 = offsets[len(offsets) // 2] if offsets else 0
+        times = {str(j["i"]): t0 + j["at"] for j in plan}
     jct, ends, subs = [], [], []
     misses = deadline_jobs = restarts = 0
     busy = 0
@@ -86,34 +169,22 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
             continue
         states[s["job_state"]] = states.get(s["job_state"], 0) + 1
         restarts += s["restart_cnt"]
-        subs.append(s["submit_time"])
+        submitted = s["submit_time"] if s["restart_cnt"] == 0 else times[str(j["i"])]
+        subs.append(submitted)
         if s["job_state"] == "COMPLETED":
-            jct.append(s["end_time"] - s["submit_time"])
+            jct.append(round(s["end_time"] - submitted, 2))
             ends.append(s["end_time"])
             busy += j["gpus"] * (s["end_time"] - s["start_time"])
         if j["deadline"]:
             deadline_jobs += 1
             if s["job_state"] != "COMPLETED" or s["end_time"] > s["deadline"]:
                 misses += 1
-    # Killed runs: from the job script's log (start / kill / end lines).
-    runs = {}
-    if os.path.exists(runs_path):
-        with open(runs_path) as f:
-            for line in f:
-                p = line.split()
-                if len(p) >= 3:
-                    runs.setdefault(p[1], []).append((float(p[-1]), p[0]))
+    # Killed runs (job script's log): GPU time held minus the progress they checkpointed.
     wasted = 0.0
-    for job, events in runs.items():
-        events.sort()
-        started = None
-        for t, kind in events:
-            if kind == "start":
-                started = t
-            elif started is not None:
-                if kind == "kill":
-                    wasted += (t - started) * gpus.get(job, 0)
-                started = None
+    for job, runs in read_runs(runs_path).items():
+        for start, end, kind, saved in runs:
+            if kind == "kill":
+                wasted += max(0.0, (end - start) - (saved or 0.0)) * gpus.get(job, 0)
     makespan = (max(ends) - min(subs)) if ends else None
     out = dict(
         jobs=len(plan),
@@ -130,6 +201,48 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
     print(json.dumps(out))
 
 
+def latency(gantry, journal, runs_path):
+    """The lab's latencies from one `gantry slurm` run: gantry's journal (`gantry replay
+    --dump`: when the core decided each start, preemption and finish, epoch ms) against the
+    job script's run log (when each run really started, was killed, ended)."""
+    dump = subprocess.run([gantry, "replay", "--dump", journal], capture_output=True,
+                          text=True, check=True).stdout
+    starts, preempts, finishes = {}, {}, {}
+    for line in dump.splitlines():
+        m = re.match(r"\s*\d+ t=(\d+)ms\s+(.*?)\s*->\s*(.*)$", line)
+        if not m:
+            continue
+        t = int(m.group(1)) / 1000
+        f = re.match(r"finish job (\d+)", m.group(2))
+        if f:
+            finishes[f.group(1)] = t
+        for d in m.group(3).split(";"):
+            s = re.search(r"start job (\d+)", d)
+            if s:
+                starts.setdefault(s.group(1), []).append(t)
+            p = re.search(r"preempt job (\d+)", d)
+            if p:
+                preempts.setdefault(p.group(1), []).append(t)
+    first, again, seen, killed = [], [], [], []
+    for job, runs in read_runs(runs_path).items():
+        for n, (start, end, kind, _) in enumerate(runs):
+            decided = starts.get(job, [])
+            if n < len(decided):
+                (first if n == 0 else again).append(start - decided[n])
+            if kind == "end" and job in finishes:
+                seen.append(finishes[job] - end)
+        kills = [end for _, end, kind, _ in runs if kind == "kill"]
+        killed += [k - p for p, k in zip(preempts.get(job, []), kills)]
+
+    def stats(x):
+        x = sorted(x)
+        return dict(n=len(x), p50_s=percentile(x, 0.5), mean_s=round(sum(x) / len(x), 2) if x else None,
+                    max_s=x[-1] if x else None)
+
+    print(json.dumps(dict(start=stats(first), restart=stats(again), finish_seen=stats(seen),
+                          kill=stats(killed))))
+
+
 def trace(plan):
     """The mix as an ElasticFlow/ITP CSV (`gantry simulate --format elasticflow`): seconds,
     absolute deadlines (none: empty)."""
@@ -139,19 +252,39 @@ def trace(plan):
         print(f"{j['i'] + 1},{j['at']:.3f},{j['dur']},{j['gpus']},{deadline}")
 
 
+def terms(plan):
+    """Each job's preemption class and time limit, in trace order (`--job-terms`)."""
+    print("preemption,time_limit_s")
+    for j in plan:
+        cls = "checkpointing" if j["ckpt"] else "never"
+        print(f"{cls},{j['limit_min'] * 60}")
+
+
+def option(args, name, default):
+    if name in args:
+        return float(args[args.index(name) + 1])
+    return default
+
+
 def main():
     cmd = sys.argv[1]
+    args = sys.argv[2:]
     if cmd == "gen":
-        json.dump(gen(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])), sys.stdout)
+        plan = gen(int(args[0]), int(args[1]), args[2], option(args, "--rate", 0.2),
+                   option(args, "--ckpt-share", 0.5), int(option(args, "--ckpt-interval", 30)))
+        json.dump(plan, sys.stdout)
     elif cmd == "submit":
-        with open(sys.argv[2]) as f:
+        with open(args[0]) as f:
             plan = json.load(f)
-        submit(plan, sys.argv[3], sys.argv[4], "--hold" in sys.argv)
+        submit(plan, args[1], args[2], "--hold" in args)
     elif cmd == "metrics":
-        metrics(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
-    elif cmd == "trace":
-        with open(sys.argv[2]) as f:
-            trace(json.load(f))
+        metrics(args[0], args[1], args[2], args[3], int(args[4]))
+    elif cmd in ("trace", "terms"):
+        with open(args[0]) as f:
+            plan = json.load(f)
+        (trace if cmd == "trace" else terms)(plan)
+    elif cmd == "latency":
+        latency(args[0], args[1], args[2])
     else:
         sys.exit(f"unknown command {cmd}")
 

@@ -1,66 +1,117 @@
 #!/usr/bin/env bash
 # gantry on a real Slurm partition against Slurm's own scheduler, on one seeded job mix.
 #
-#   scripts/slurm-bench.sh [--seed S] [--jobs N] [--scale X] [--orders "tias fifo …"]
-#                          [--dir DIR] [--gantry BIN]
+#   scripts/slurm-bench.sh [--seed S] [--jobs N] [--rate R] [--ckpt-share F]
+#                          [--ckpt-interval C] [--restart-overhead-s O] [--tick-s T]
+#                          [--min-run-s Q]
+#                          [--orders "tias fifo …"] [--dir DIR] [--gantry BIN] [--no-slurm]
+#                          [--table-only]
 #
 # For each run a fresh private lab (scripts/slurm-lab.sh, 4 nodes x 8 GPUs, two racks):
 #   slurm   the mix submitted as is to Slurm alone (sched/backfill, priority/multifactor with
-#           all weights 0: FIFO priority plus backfill);
+#           all weights 0: FIFO priority plus backfill on the jobs' time limits);
 #   ORDER   the same mix submitted held and scheduled by `gantry slurm --order ORDER`
-#           (sched/builtin), for each order asked; the first is `gantry slurm`'s default.
+#           (sched/builtin), for each order asked.
 # Then one table: makespan, average and p95 JCT (end - submit), deadline misses (not
 # COMPLETED by --deadline, or cancelled by the deadline rule), GPU utilisation (GPU time of
-# completed final runs / (32 x makespan)), Slurm restarts, GPU time of killed runs (from the
-# job script's run log), and, per order, what `gantry simulate` predicts for the same mix
-# (ElasticFlow CSV written by scripts/slurm-bench.py, cluster 2x2x8).
+# completed final runs / (32 x makespan)), Slurm restarts, GPU time of killed runs not saved
+# by a checkpoint (from the job script's run log), and, per order, what `gantry simulate`
+# predicts for the same mix under the same semantics: the ElasticFlow CSV and the per-job
+# terms (`--job-terms`: checkpointing or never, time limit, Slurm's deadline rule) written by
+# scripts/slurm-bench.py, cluster 2x2x8, ideal speed (the job sleeps: its placement does not
+# change its run time), checkpoints every C s, run quantum Q s (default C + 5: a job is not
+# preempted before it saved a checkpoint), restart overhead O s (default 1) (Slurm's
+# requeue-to-restart latency on the lab, docs/slurm.md), the same --tick-s as gantry slurm.
 #
-# The mix (scripts/slurm-bench.py): Poisson arrivals 2.5/s, 1/2/4/8 GPUs (40/25/20/15 %),
-# run times Pareto(1.1, 2 s) capped at 30 s times SCALE, 30 % with a deadline. Every job is
-# `--requeue` (gantry may preempt it; a preempted run restarts from zero). Default: 60 jobs,
-# scale 2 (run times 4-60 s), orders "tias fifo". Each run takes a few minutes; nothing of
-# it is in CI except the small version in host/tests/slurm_lab.rs.
-# Outputs under DIR (default /tmp/gantry-slurm-bench-SEED): plan, ids, squeue JSON, run logs,
-# gantry logs and journals, metrics.jsonl, table.md.
+# The mix (scripts/slurm-bench.py, read its docstring): N jobs (default 36), Poisson arrivals
+# R/s (0.2), 1/2/4/8 GPUs, run times from the Philly trace compressed into 20-300 s, time
+# limits 1.5-3 x the run time in whole minutes, 30 % with a deadline, a share F (0.5) of
+# the jobs checkpointing every C s (30) and submitted `--requeue --comment
+# gantry:checkpoint`, the rest plain. Each run takes 4-7 minutes; nothing of it is in CI.
+# --no-slurm skips the Slurm-alone run, --table-only every run (the table is printed from the
+# runs already in DIR, with the simulated column recomputed by BIN). Each run replaces its
+# earlier row in DIR/metrics.jsonl.
+# Outputs under DIR (default /tmp/gantry-slurm-bench-SEED): plan, mix.csv, terms.csv, ids,
+# squeue JSON, run logs, gantry logs and journals, metrics.jsonl, table.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 seed=42
-jobs=60
-scale=2
+jobs=36
+rate=0.2
+ckpt_share=0.5
+ckpt_interval=30
+restart_overhead=1
+tick=60
+min_run=""
 orders="tias fifo"
 dir=""
+with_slurm=1
+table_only=0
 gantry="$repo/target/release/gantry"
+philly=${PHILLY:-$repo/../shared/traces/philly-pollux/philly.csv}
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --seed) seed=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
-        --scale) scale=$2; shift 2 ;;
+        --rate) rate=$2; shift 2 ;;
+        --ckpt-share) ckpt_share=$2; shift 2 ;;
+        --ckpt-interval) ckpt_interval=$2; shift 2 ;;
+        --restart-overhead-s) restart_overhead=$2; shift 2 ;;
+        --tick-s) tick=$2; shift 2 ;;
+        --min-run-s) min_run=$2; shift 2 ;;
         --orders) orders=$2; shift 2 ;;
         --dir) dir=$2; shift 2 ;;
         --gantry) gantry=$2; shift 2 ;;
-        *) sed -n '4,5p' "$0" | sed 's/^# //' >&2; exit 64 ;;
+        --no-slurm) with_slurm=0; shift ;;
+        --table-only) with_slurm=0; orders=""; table_only=1; shift ;;
+        *) sed -n '4,7p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
 dir=${dir:-/tmp/gantry-slurm-bench-$seed}
+# The run quantum: by default a preemptible job is not preempted before it saved its first
+# checkpoint: C s of work plus 5 s, for its script starts up to 1.7 s after gantry's decision
+# on the lab (a quantum of exactly C preempts it just before it saves).
+min_run=${min_run:-$(( ckpt_interval + 5 ))}
 [[ -x $gantry ]] || { echo "slurm-bench: no gantry binary at $gantry (cargo build --release)" >&2; exit 1; }
+[[ -f $philly ]] || { echo "slurm-bench: no Philly trace at $philly (set PHILLY)" >&2; exit 1; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd -P)
 helper="$repo/scripts/slurm-bench.py"
 lab="$dir/lab"
 plan="$dir/plan.json"
-python3 "$helper" gen "$seed" "$jobs" "$scale" > "$plan"
+python3 "$helper" gen "$seed" "$jobs" "$philly" --rate "$rate" --ckpt-share "$ckpt_share" \
+    --ckpt-interval "$ckpt_interval" > "$plan"
 python3 "$helper" trace "$plan" > "$dir/mix.csv"
-: > "$dir/metrics.jsonl"
+python3 "$helper" terms "$plan" > "$dir/terms.csv"
+touch "$dir/metrics.jsonl"
 
-# The job: sleeps $1 s and logs each run's start, end or kill (SIGTERM on a requeue).
+# The job: job.sh RUN_S CKPT_S works (sleeps) RUN_S s; with CKPT_S > 0 it saves its progress
+# every CKPT_S s to a file and resumes from it after a requeue. It logs each run's start
+# (restart count, progress it resumed from), its end, or its kill (SIGTERM on a requeue, with
+# the progress this run saved).
 cat > "$dir/job.sh" <<EOF
 #!/bin/bash
 log=$dir/runs.log
-trap 'echo "kill \$SLURM_JOB_ID \$(date +%s.%N)" >> \$log; exit 143' TERM
-echo "start \$SLURM_JOB_ID \${SLURM_RESTART_COUNT:-0} \$(date +%s.%N)" >> \$log
-sleep "\$1" & wait \$!
+state=$dir/ckpt/\$SLURM_JOB_ID
+total=\$1
+every=\$2
+done_s=0
+if (( every > 0 )) && [[ -f \$state ]]; then done_s=\$(cat \$state); fi
+saved=0
+trap 'echo "kill \$SLURM_JOB_ID \$saved \$(date +%s.%N)" >> \$log; exit 143' TERM
+echo "start \$SLURM_JOB_ID \${SLURM_RESTART_COUNT:-0} \$done_s \$(date +%s.%N)" >> \$log
+while (( done_s < total )); do
+    step=\$(( total - done_s ))
+    (( every > 0 && step > every )) && step=\$every
+    sleep \$step & wait \$!
+    done_s=\$(( done_s + step ))
+    if (( every > 0 )); then
+        echo \$done_s > \$state.tmp && mv \$state.tmp \$state
+        saved=\$(( saved + step ))
+    fi
+done
 echo "end \$SLURM_JOB_ID \$(date +%s.%N)" >> \$log
 EOF
 chmod +x "$dir/job.sh"
@@ -76,14 +127,30 @@ wait_idle() {
     done
 }
 
+# `gantry slurm` flags for the semantics of the mix: only jobs with the checkpoint marker are
+# preemptible (the rest run to completion), and a preempted job is requeued at once: the
+# bench's jobs save on their own schedule and do not act on a grace signal, so a grace period
+# would only hold their GPUs longer (the simulator's checkpoint semantics, too).
+slurm_flags=(--checkpoint-marker gantry:checkpoint)
+if "$gantry" slurm --help 2>/dev/null | grep -q -- '--preempt-grace-s'; then
+    slurm_flags+=(--preempt-grace-s 0)
+fi
+
 # run NAME SCHED [ORDER]
 run() {
     local name=$1 sched=$2 order=${3:-}
     lab_down
-    rm -rf "$lab"
+    rm -rf "$lab" "$dir/ckpt"
+    mkdir -p "$dir/ckpt"
     bash "$repo/scripts/slurm-lab.sh" up "$lab" --nodes 4 --gpus 8 --racks 2 --sched "$sched" >/dev/null
     export SLURM_CONF="$lab/etc/slurm.conf"
     : > "$dir/runs.log"
+    python3 - "$dir/metrics.jsonl" "$name" <<'PY'
+import json, sys
+path, name = sys.argv[1], sys.argv[2]
+lines = [l for l in open(path) if l.strip() and json.loads(l)["run"] != name]
+open(path, "w").writelines(lines)
+PY
     if [[ -z $order ]]; then
         python3 "$helper" submit "$plan" "$dir/job.sh" "$dir/$name.ids"
         wait_idle
@@ -92,8 +159,9 @@ run() {
         local submitter=$!
         until [[ -n $(squeue -h -o %i) ]]; do sleep 0.1; done
         rm -f "$dir/$name.journal" "$dir/$name.journal.tally.json"
-        "$gantry" slurm --order "$order" --placement best-fit --poll-ms 200 --exit-when-idle \
-            --record "$dir/$name.journal" --json > "$dir/$name.summary.json" 2> "$dir/$name.log"
+        "$gantry" slurm --order "$order" --placement best-fit --poll-ms 200 --tick-s "$tick" --min-run-s "$min_run" \
+            "${slurm_flags[@]}" --exit-when-idle --record "$dir/$name.journal" --json \
+            > "$dir/$name.summary.json" 2> "$dir/$name.log"
         wait "$submitter"
         wait_idle
     fi
@@ -102,29 +170,41 @@ run() {
     python3 "$helper" metrics "$dir/$name.squeue.json" "$dir/$name.ids" "$plan" "$dir/$name.runs" 32 |
         python3 -c "import json,sys; m=json.load(sys.stdin); m['run']='$name'; print(json.dumps(m))" \
         >> "$dir/metrics.jsonl"
+    if [[ -n $order ]]; then
+        python3 "$helper" latency "$gantry" "$dir/$name.journal" "$dir/$name.runs" \
+            > "$dir/$name.latency.json" || true
+    fi
     echo "slurm-bench: $name done: $(tail -1 "$dir/metrics.jsonl")" >&2
 }
 
+# What the simulator predicts for ORDER under the lab's semantics.
 simulate() {
-    local order=$1
-    local extra=()
-    # Slurm's preemption is a requeue: a preempted run restarts from zero.
-    if "$gantry" simulate --help 2>/dev/null | grep -q -- '--preemption'; then
-        extra=(--preemption restart)
-    fi
     "$gantry" simulate --trace "$dir/mix.csv" --format elasticflow --cluster 2x2x8 \
-        --order "$order" --placement best-fit "${extra[@]}" --json 2>/dev/null
+        --order "$1" --placement best-fit --speed-model ideal --tick-s "$tick" --min-run-s "$min_run" \
+        --preemption checkpoint --checkpoint-interval-s "$ckpt_interval" \
+        --restart-overhead-s "$restart_overhead" --job-terms "$dir/terms.csv" --quiet --json
 }
 
-run slurm backfill
+if [[ $with_slurm == 1 ]]; then
+    run slurm backfill
+fi
 for order in $orders; do
     run "$order" builtin "$order"
 done
+if [[ $table_only == 1 ]]; then
+    # Recompute every row's metrics from the run's saved files.
+    while read -r line; do
+        name=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['run'])" "$line")
+        python3 "$helper" metrics "$dir/$name.squeue.json" "$dir/$name.ids" "$plan" "$dir/$name.runs" 32 |
+            python3 -c "import json,sys; m=json.load(sys.stdin); m['run']='$name'; print(json.dumps(m))"
+    done < "$dir/metrics.jsonl" > "$dir/metrics.jsonl.new"
+    mv "$dir/metrics.jsonl.new" "$dir/metrics.jsonl"
+fi
 
 {
-    echo "seed $seed, $jobs jobs, scale $scale ($(date -u +%F))"
+    echo "seed $seed, $jobs jobs, rate $rate/s, checkpointing share $ckpt_share every ${ckpt_interval} s ($(date -u +%F))"
     echo
-    echo "| run | makespan s | avg JCT s | p95 JCT s | deadline misses | util | restarts | GPU s killed | simulated makespan / avg JCT s |"
+    echo "| run | makespan s | avg JCT s | p95 JCT s | deadline misses | util | restarts | GPU s killed | simulated makespan / avg JCT s / misses |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     while read -r line; do
         name=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['run'])" "$line")
@@ -133,8 +213,10 @@ done
             sim=$(simulate "$name" | python3 -c "
 import json,sys
 m=json.load(sys.stdin)
+m=m[0] if isinstance(m,list) else m
 m=m.get('metrics',m)
-print(f\"{m['makespan_s']:.0f} / {m['avg_jct_s']:.1f}\")" 2>/dev/null || echo "n/a")
+misses=round((m['deadline_miss_rate'] or 0)*m['deadline_jobs'])
+print(f\"{m['makespan_s']:.0f} / {m['avg_jct_s']:.1f} / {misses}\")" 2>/dev/null || echo "n/a")
         fi
         python3 -c "
 import json,sys

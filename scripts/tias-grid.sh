@@ -10,6 +10,11 @@
 #   scripts/tias-grid.sh [--held-out] --list   # print the grid, one `name|flags` per line
 #   ONLY=name scripts/tias-grid.sh       # one configuration of the grid
 #   ORDERS=tias BASELINE=dir scripts/tias-grid.sh   # take EDF/LAS rows from an earlier OUT
+#   PREEMPTION="--preemption checkpoint --checkpoint-interval-s 600 --restart-overhead-s 30" \
+#       scripts/tias-grid.sh             # the grid under a preemption semantics (docs/tias.md)
+#
+# With PREEMPTION set, the table gains what preemption cost TIAS: its restarts and the GPU
+# hours of killed runs (lost progress + restart overhead), next to LAS's.
 #
 # Needs target/release/gantry (cargo build --release -p gantry) and ../shared/traces.
 # Runs niced; one configuration at a time (compare runs its orders in parallel).
@@ -19,6 +24,8 @@ GANTRY=${GANTRY:-target/release/gantry}
 ORDERS=${ORDERS:-edf,las,tiresias-dlas-gpu,tias,srtf}
 TRACES=${TRACES:-../shared/traces}
 OUT=${OUT:-$(mktemp -d)}
+# Extra `gantry compare` flags for every configuration (word-split on purpose).
+PREEMPTION=${PREEMPTION:-}
 mkdir -p "$OUT"
 ITP=$TRACES/microsoft-itp-elasticflow/elasticflow
 CHRONUS=$TRACES/chronus-philly-deadline
@@ -73,13 +80,19 @@ if [[ ${1:-} == --list || ${2:-} == --list ]]; then
     exit 0
 fi
 
-printf '| configuration | EDF miss (feasible) | LAS miss (feasible) | Tiresias miss (feasible) | TIAS miss (feasible) | SRTF miss (feasible) | LAS JCT non-dl (s) | Tiresias JCT non-dl (s) | TIAS JCT non-dl (s) | SRTF JCT non-dl (s) | TIAS / best LAS | pass |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+if [[ -n $PREEMPTION ]]; then
+    echo "preemption: $PREEMPTION"
+    printf '| configuration | EDF miss (feasible) | LAS miss (feasible) | Tiresias miss (feasible) | TIAS miss (feasible) | SRTF miss (feasible) | LAS JCT non-dl (s) | Tiresias JCT non-dl (s) | TIAS JCT non-dl (s) | SRTF JCT non-dl (s) | TIAS / best LAS | pass | LAS / TIAS restarts | LAS / TIAS wasted GPU·h |\n'
+    printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+else
+    printf '| configuration | EDF miss (feasible) | LAS miss (feasible) | Tiresias miss (feasible) | TIAS miss (feasible) | SRTF miss (feasible) | LAS JCT non-dl (s) | Tiresias JCT non-dl (s) | TIAS JCT non-dl (s) | SRTF JCT non-dl (s) | TIAS / best LAS | pass |\n'
+    printf '|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+fi
 pass_all=1
 while IFS='|' read -r name flags; do
     [[ -n ${ONLY:-} && $name != "$ONLY" ]] && continue
     # shellcheck disable=SC2086
-    nice -n 10 "$GANTRY" compare $flags --orders "$ORDERS" --placements best-fit --json \
+    nice -n 10 "$GANTRY" compare $flags $PREEMPTION --orders "$ORDERS" --placements best-fit --json \
         > "$OUT/$name.json"
     if [[ -n ${BASELINE:-} ]]; then
         jq -s '.[0] + (.[1] | map(select(.order != "tias")))' \
@@ -97,6 +110,13 @@ while IFS='|' read -r name flags; do
         | "\(miss($e)) | \(miss($l)) | \(miss($r)) | \(miss($t)) | \(miss($s)) | \(jct($l)) | \(jct($r)) | \(jct($t)) | \(jct($s)) | \($t.avg_jct_nondeadline_s / $best * 1000 | round / 1000) | \(if $ok then "yes" else "NO" end)"
     ' "$OUT/$name.json")
     [[ $row == *"| NO" ]] && pass_all=0
+    if [[ -n $PREEMPTION ]]; then
+        row+=$(jq -r '
+            def o($n): (map(select(.order == $n)) | first);
+            o("las") as $l | o("tias") as $t
+            | " | \($l.restarts) / \($t.restarts) | \($l.wasted_gpu_hours * 10 | round / 10) / \($t.wasted_gpu_hours * 10 | round / 10)"
+        ' "$OUT/$name.json")
+    fi
     printf '| %s | %s |\n' "$name" "$row"
 done < <($grid)
 echo

@@ -316,6 +316,7 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
     let topology: Topology<G> = header.topology()?;
     let order = AnyOrder::new(header.order);
     let batched = header.order.batches_instants();
+    let slurm = is_slurm_journal(&header.trace);
     let placer = header.build_placer::<G>();
     let run = || {
         let config = gantry_core::SchedulerConfig::for_order(&order)
@@ -325,8 +326,11 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
         ));
         for (index, expected) in recording.entries.iter().enumerate() {
             let mut out: heapless::Vec<Decision<GANG>, DECISION_BUFFER> = heapless::Vec::new();
-            // Batched runs (the Tiresias copies) defer every event but the scheduling Tick.
-            let result = if batched && expected.event != Event::Tick {
+            // Batched runs (the Tiresias copies) defer every event but the scheduling Tick;
+            // a `gantry slurm` journal also defers GpuUp (slurm::controller::deferred).
+            let defer = (batched && expected.event != Event::Tick)
+                || (slurm && matches!(expected.event, Event::GpuUp(_)));
+            let result = if defer {
                 core.handle_deferred(expected.now, expected.event, &mut out)
             } else {
                 core.handle(expected.now, expected.event, &mut out)

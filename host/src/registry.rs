@@ -491,6 +491,7 @@ mod tests {
         let extras = JobExtras {
             model: vec![0, 0],
             dag: vec![None, Some(Arc::new(dag))],
+            terms: Vec::new(),
         };
         let hints = PlacementHints::new(&cluster, &extras, 2).map(Arc::new);
         let placer = AnyPlacer::new(PlacerKind::FirstFit, 0).with_hints(hints);

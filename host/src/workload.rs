@@ -110,11 +110,17 @@ pub struct WorkloadArgs {
     /// ten drains a whole machine).
     #[arg(long)]
     pub faults: Option<f64>,
+    /// Per-job batch-system terms, CSV `preemption,time_limit_s`, one row per job in trace
+    /// order: which jobs may be preempted (`checkpointing`; `never` ones run to completion)
+    /// and each job's time limit, with Slurm's deadline rule (a job not running by
+    /// deadline − limit is cancelled). `scripts/slurm-bench.sh` writes one per mix.
+    #[arg(long, value_name = "FILE")]
+    pub job_terms: Option<PathBuf>,
 }
 
 /// The clap ids of every [`WorkloadArgs`] flag: what `compare --scenario` refuses (it
 /// simulates no trace). A test keeps the list complete.
-pub const WORKLOAD_FLAG_IDS: [&str; 19] = [
+pub const WORKLOAD_FLAG_IDS: [&str; 20] = [
     "trace",
     "format",
     "sample",
@@ -134,6 +140,7 @@ pub const WORKLOAD_FLAG_IDS: [&str; 19] = [
     "checkpoint_interval_s",
     "min_run_s",
     "faults",
+    "job_terms",
 ];
 
 /// A loaded workload, ready to simulate.
@@ -228,6 +235,9 @@ impl WorkloadArgs {
         );
         if let Some(spec) = self.dag_jobs {
             make_dag_jobs(&jobs, &mut extras, spec, table.models.len(), self.seed);
+        }
+        if let Some(path) = &self.job_terms {
+            extras.terms = crate::sim::terms::load(path, jobs.len())?;
         }
         Ok(Workload {
             name,

@@ -254,19 +254,24 @@ fn submit_workload(lab: &Lab) -> (Vec<Submitted>, Vec<u64>) {
             gpus,
         });
     }
-    let bad = ["--gres=gpu:16", "--gres=gpu:-1", "--gpus=40"]
-        .iter()
-        .map(|flag| {
-            lab.sbatch(&[
-                "--hold".into(),
-                "-o".into(),
-                "/dev/null".into(),
-                flag.to_string(),
-                "--wrap".into(),
-                "true".into(),
-            ])
-        })
-        .collect();
+    // The last keeps its node count or is refused: 6 GPUs could be placed on one node.
+    let bad = [
+        "--gres=gpu:16",
+        "--gres=gpu:-1",
+        "--gpus=40",
+        "--gres=gpu:3 --nodes=2",
+    ]
+    .iter()
+    .map(|flags| {
+        let mut args: Vec<String> = ["--hold", "-o", "/dev/null"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(flags.split(' ').map(str::to_string));
+        args.extend(["--wrap".to_string(), "true".to_string()]);
+        lab.sbatch(&args)
+    })
+    .collect();
     (jobs, bad)
 }
 
@@ -801,6 +806,10 @@ fn check(
             .find(|l| l.starts_with(&format!("{id}|")))
             .unwrap_or_else(|| panic!("job {id} not in squeue:\n{listing}"));
         assert!(line.contains("|CANCELLED|gantry rejected: "), "{line}");
+        // `--gres=gpu:3 --nodes=2` is refused, not run on another node count.
+        if Some(id) == bad.last() {
+            assert!(line.contains("asks for exactly 2 nodes (-N 2)"), "{line}");
+        }
     }
     let summary = observed.summaries.last().unwrap();
     for key in [
@@ -1246,4 +1255,134 @@ fn slurm_lab_controller_down_is_reported_unreachable() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("Slurm controller unreachable"), "{err}");
+}
+
+/// A job script for the preemption tests: it writes `ID.trap.RUN` once its signal handler
+/// is set (a signal before that is lost, as with Slurm's own preemption); its first run
+/// sleeps `$1` s; on the signal it
+/// writes `ID.term.RUN` and, after 3 s of "checkpointing", `ID.saved.RUN`, each holding
+/// the job's state as Slurm shows it then, and exits 0; a rerun ends at once (`ID.done.RUN`).
+const CHECKPOINT_SCRIPT: &str = r#"#!/bin/sh
+run="${SLURM_RESTART_COUNT:-0}"
+d="$GANTRY_LAB_JOBS"
+state() { squeue -h -j "$SLURM_JOB_ID" -o %T; }
+trap 'state > "$d/$SLURM_JOB_ID.term.$run"; sleep 3; state > "$d/$SLURM_JOB_ID.saved.$run"; exit 0' TERM
+echo ok > "$d/$SLURM_JOB_ID.trap.$run"
+if [ "$run" = 0 ]; then sleep "$1" & wait $!; fi
+echo ok > "$d/$SLURM_JOB_ID.done.$run"
+"#;
+
+impl Lab {
+    /// Submits a held `CHECKPOINT_SCRIPT` job with `flags`; returns its id.
+    fn submit_checkpointing(&self, flags: &[&str], sleep_s: u64) -> u64 {
+        let script = self.dir.join("ckpt.sh");
+        if !script.exists() {
+            std::fs::write(&script, CHECKPOINT_SCRIPT).unwrap();
+        }
+        let mut args: Vec<String> = ["--hold", "-o", "/dev/null"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.push(format!(
+            "--export=ALL,GANTRY_LAB_JOBS={}",
+            self.jobs_dir().display()
+        ));
+        args.extend(flags.iter().map(|s| s.to_string()));
+        args.push(script.display().to_string());
+        args.push(sleep_s.to_string());
+        self.sbatch(&args)
+    }
+
+    /// Waits until the job wrote `jobs/ID.KIND.RUN` (at most `limit`).
+    fn wait_file(&self, id: u64, kind: &str, run: u32, limit: Duration) {
+        let started = Instant::now();
+        while self.job_file(id, kind, run).is_none() {
+            assert!(
+                started.elapsed() < limit,
+                "job {id}: no {kind}.{run} within {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The first line of `jobs/ID.KIND.RUN`, if the job wrote it.
+    fn job_file(&self, id: u64, kind: &str, run: u32) -> Option<String> {
+        std::fs::read_to_string(self.jobs_dir().join(format!("{id}.{kind}.{run}")))
+            .ok()
+            .map(|t| t.trim().to_string())
+    }
+}
+
+/// Preemption on the lab, with EDF (a deadline job outranks one without): a requeueable
+/// job without the checkpoint marker is never preempted (the deadline job waits until it
+/// completes); one with `--comment gantry:checkpoint` is, and gets SIGTERM first: it saves
+/// its checkpoint while still RUNNING (a requeue without a grace period kills it after
+/// `KillWait`, 2 s on the lab, and shows it requeued meanwhile), is requeued once it
+/// exited, and completes on its second run.
+#[test]
+fn slurm_lab_only_marked_jobs_are_preempted_and_get_the_signal_before_the_requeue() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(lab) = Lab::up("preempt") else {
+        return;
+    };
+    let gantry = Gantry::start(
+        &lab,
+        "preempt",
+        "edf",
+        &["--exit-when-idle", "--preempt-grace-s", "8"],
+    );
+    let all = ["--time=1", "--gpus=32", "--requeue"];
+    let plain = lab.submit_checkpointing(&all, 10);
+    lab.wait_job(plain, Duration::from_secs(30), "running", is_running);
+    let urgent = ["--time=1", "--gpus=8", "--deadline=now+300"];
+    let first = lab.submit_sleep(&urgent, 1);
+    let plain_job = lab.wait_job(plain, Duration::from_secs(60), "completed", |j| {
+        j["job_state"] == "COMPLETED"
+    });
+    assert_eq!(plain_job["restart_cnt"], 0, "{plain_job}");
+    assert_eq!(
+        lab.job_file(plain, "term", 0),
+        None,
+        "job {plain} was signalled"
+    );
+    let marked_flags = [&all[..], &["--comment=gantry:checkpoint"]].concat();
+    let marked = lab.submit_checkpointing(&marked_flags, 60);
+    lab.wait_file(marked, "trap", 0, Duration::from_secs(30));
+    let second = lab.submit_sleep(&urgent, 1);
+    let summary = gantry.finish(Duration::from_secs(120));
+    let jobs = lab.squeue();
+    let first_job = &jobs[&first];
+    assert!(
+        first_job["start_time"].as_u64() >= plain_job["end_time"].as_u64(),
+        "the deadline job {first} started before the unmarked job {plain} ended: {first_job}"
+    );
+    for id in [first, second, marked] {
+        assert_eq!(
+            jobs[&id]["job_state"], "COMPLETED",
+            "job {id}: {}",
+            jobs[&id]
+        );
+    }
+    assert!(
+        jobs[&marked]["restart_cnt"].as_u64() >= Some(1),
+        "{}",
+        jobs[&marked]
+    );
+    assert_eq!(lab.job_file(marked, "term", 0).as_deref(), Some("RUNNING"));
+    assert_eq!(
+        lab.job_file(marked, "saved", 0).as_deref(),
+        Some("RUNNING"),
+        "the checkpoint was not saved before the requeue"
+    );
+    assert!(lab.job_file(marked, "done", 1).is_some());
+    let log = std::fs::read_to_string(lab.dir.join("preempt.log")).unwrap();
+    assert!(
+        log.contains(&format!("job {marked}: preempted: sent SIGTERM")),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("job {marked}: ended by itself")),
+        "{log}"
+    );
+    assert_eq!(summary["jobs_completed"], 4, "{summary}");
 }

@@ -197,6 +197,7 @@ mod tests {
                 model("Recommendation (batch size 1024)"),
             ],
             dag: vec![None, None],
+            terms: Vec::new(),
         };
         let choice = PlacementHints::new(&cluster, &extras, 2).unwrap();
         let topo: Topology<6> = cluster.topology().unwrap();
@@ -247,6 +248,7 @@ mod tests {
         let extras = JobExtras {
             model: vec![resnet, resnet],
             dag: vec![None, Some(Arc::new(dag))],
+            terms: Vec::new(),
         };
         let hints = PlacementHints::new(&cluster, &extras, 2).unwrap();
         (hints, cluster.topology().unwrap())

@@ -30,6 +30,9 @@ pub struct JobExtras {
     pub model: Vec<u16>,
     /// The DAG of each DAG job.
     pub dag: Vec<Option<Arc<DagJob>>>,
+    /// Each job's batch-system terms (preemption class, time limit; `--job-terms`); empty:
+    /// every job checkpointing under the simulator's preemption mode, no time limit.
+    pub terms: Vec<crate::sim::JobTerms>,
 }
 
 impl JobExtras {
@@ -41,6 +44,11 @@ impl JobExtras {
     /// The DAG of job `i`, if it is a DAG job.
     pub fn dag_of(&self, i: usize) -> Option<&Arc<DagJob>> {
         self.dag.get(i).and_then(Option::as_ref)
+    }
+
+    /// The batch-system terms of job `i`, if the workload has them.
+    pub fn terms_of(&self, i: usize) -> Option<crate::sim::JobTerms> {
+        self.terms.get(i).copied()
     }
 
     /// Number of DAG jobs.

@@ -17,11 +17,13 @@ mod dag_run_list;
 mod event_queue;
 pub mod scheduler;
 pub mod speed;
+pub mod terms;
 
 pub use crate::cluster::ClusterSpec;
 pub use dag_run::{DagPlannerKind, PlannedRun, TaskRun};
 pub use scheduler::SchedulerSpec;
 pub use speed::{SpeedModel, SpeedTable};
+pub use terms::JobTerms;
 
 use crate::cluster::Cluster;
 use crate::mixed::{DagProgress, JobExtras};
@@ -171,6 +173,9 @@ pub struct JobRecord {
     pub refused: Option<String>,
     /// The core rejected it after accepting it.
     pub rejected: bool,
+    /// Cancelled by Slurm's deadline rule ([`JobTerms`]): not running when its time limit,
+    /// counted from then, would have ended after its deadline.
+    pub cancelled: bool,
     /// Tasks, for a DAG job (0 for a gang job).
     pub dag_tasks: u32,
     /// Each start of a DAG job: when its run began making progress and its plan.
@@ -427,6 +432,9 @@ enum Kind {
     Finish,
     Arrival,
     Tick,
+    /// Slurm's deadline rule for the job ([`JobTerms::start_by_ms`]): cancelled unless it
+    /// runs. Last at its instant, so a start decided at that instant counts.
+    Expire,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -610,8 +618,15 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             match p.kind {
                 Kind::Arrival => {
                     self.arrivals_left -= 1;
-                    self.submit(now, p.job);
+                    if self.hopeless_on_arrival(now, p.job) {
+                        self.records[p.job as usize].cancelled = true;
+                        self.job_done();
+                    } else {
+                        self.submit(now, p.job);
+                        self.arm_expiry(now, p.job);
+                    }
                 }
+                Kind::Expire => self.expire(now, p.job),
                 Kind::Fault => self.inject_fault(now),
                 Kind::GpuDown => {
                     let result = self.handle(now, Event::GpuDown(GpuId(p.job as u16)));
@@ -806,17 +821,81 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             id: JobId(job),
             gpus: t.gpus,
             deadline: t.deadline_ms.map(TimeMs),
-            declared_length: Some(DurationMs(t.duration_ms)),
+            // With batch-system terms the job declares what it declares there, its time
+            // limit (what `gantry slurm` knows); otherwise the trace's duration.
+            declared_length: match self.terms_of(job) {
+                Some(terms) => terms.time_limit_ms.map(DurationMs),
+                None => Some(DurationMs(t.duration_ms)),
+            },
             comm: CommProfile {
                 gradient_mb: t.gradient_mb,
             },
-            preemption: match self.config.preemption {
-                PreemptionMode::Never => PreemptionClass::Never,
-                PreemptionMode::Checkpoint | PreemptionMode::Restart => {
-                    PreemptionClass::Checkpointing
-                }
-            },
+            preemption: self.class_of(job),
         }
+    }
+
+    /// The job's preemption class: its terms' when the workload has them
+    /// (`--job-terms`), else the one the preemption mode gives every job.
+    fn class_of(&self, job: u32) -> PreemptionClass {
+        if let Some(terms) = self.terms_of(job) {
+            return terms.preemption;
+        }
+        match self.config.preemption {
+            PreemptionMode::Never => PreemptionClass::Never,
+            PreemptionMode::Checkpoint | PreemptionMode::Restart => PreemptionClass::Checkpointing,
+        }
+    }
+
+    fn terms_of(&self, job: u32) -> Option<JobTerms> {
+        self.mixed.as_ref()?.extras.terms_of(job as usize)
+    }
+
+    /// Slurm's deadline rule at submission: the job's time limit from now already ends after
+    /// its deadline, so it never starts (the adapter cancels it in the cycle that sees it).
+    fn hopeless_on_arrival(&self, now: u64, job: u32) -> bool {
+        let deadline = self.trace[job as usize].deadline_ms;
+        self.terms_of(job)
+            .and_then(|t| t.start_by_ms(deadline))
+            .is_some_and(|start_by| now > start_by)
+    }
+
+    /// Arms Slurm's deadline rule for `job` (when its terms give a time limit and it has a
+    /// deadline): at the first instant its limit from now ends after its deadline, or now if
+    /// that has passed.
+    fn arm_expiry(&mut self, now: u64, job: u32) {
+        let deadline = self.trace[job as usize].deadline_ms;
+        let Some(start_by) = self.terms_of(job).and_then(|t| t.start_by_ms(deadline)) else {
+            return;
+        };
+        self.queue.push(Pending {
+            time_ms: start_by.saturating_add(1).max(now),
+            kind: Kind::Expire,
+            job,
+            generation: 0,
+        });
+    }
+
+    /// Slurm's deadline rule fires for `job`: a live job that is not running is cancelled
+    /// (the adapter cancels a held job whose time limit from now ends after its deadline;
+    /// Slurm would cancel it at its start). A running job is left alone; it is checked again
+    /// if it is preempted.
+    fn expire(&mut self, now: u64, job: u32) {
+        let j = job as usize;
+        if self.progress[j].run.is_some() || self.scheduler.job(JobId(job)).is_none() {
+            return;
+        }
+        let record = &self.records[j];
+        if record.finish_ms.is_some() || record.rejected || record.cancelled {
+            return;
+        }
+        let result = self.handle(now, Event::Cancel(JobId(job)));
+        if result.is_ok() {
+            self.records[j].cancelled = true;
+            self.live -= 1;
+            self.job_done();
+            self.resubmit_held_back(now);
+        }
+        self.note_anomaly(now, result);
     }
 
     fn submit(&mut self, now: u64, job: u32) {
@@ -925,6 +1004,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                     self.records[job.0 as usize].requeues += 1;
                 }
                 self.progress[job.0 as usize].generation += 1;
+                self.arm_expiry(now, job.0);
             }
             Decision::Reject { job, .. } => {
                 self.records[job.0 as usize].rejected = true;
@@ -1045,8 +1125,12 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         let before = self.progress[job as usize].remaining_ms;
         self.stop_run(now, job);
         let useful_ms = now.saturating_sub(run.progress_from_ms);
+        let never = self.class_of(job) == PreemptionClass::Never;
         let kept_ms = if dag {
             useful_ms
+        } else if never {
+            // Only a GPU failure stops a never-preemptible job: it restarts from zero.
+            0
         } else {
             match self.config.preemption {
                 PreemptionMode::Checkpoint => match self.config.checkpoint_interval_ms {

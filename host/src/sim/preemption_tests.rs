@@ -97,3 +97,84 @@ fn the_min_run_quantum_delays_the_preemption() {
     };
     assert_eq!(run(config), ((110, 40), 1, 0));
 }
+
+/// Runs the two jobs with per-job terms (`--job-terms`): preemption under checkpoint mode
+/// with 20-s checkpoints and a 5-s restart overhead for the checkpointing ones.
+/// Returns the JCTs (`None`: cancelled), restarts and wasted GPU·s.
+fn run_with_terms(terms: [JobTerms; 2]) -> ((Option<u64>, Option<u64>), u64, u64) {
+    let config = SimConfig {
+        tick_ms: 0,
+        speed_model: SpeedModel::Ideal,
+        preemption: PreemptionMode::Checkpoint,
+        checkpoint_interval_ms: 20_000,
+        restart_overhead_ms: 5_000,
+        ..SimConfig::default()
+    };
+    let cluster = Cluster::homogeneous("1x1x1".parse().unwrap());
+    let extras = JobExtras {
+        terms: terms.to_vec(),
+        ..JobExtras::default()
+    };
+    let jobs = jobs();
+    let out = super::run(&Simulation {
+        jobs: &jobs,
+        extras: &extras,
+        cluster: &cluster,
+        scheduler: SchedulerSpec::new(OrderKind::Edf, PlacerKind::FirstFit, DagPlannerKind::List),
+        config: &config,
+        progress: None,
+    })
+    .unwrap();
+    let jct = |j: &JobRecord| {
+        assert_eq!(j.cancelled, j.finish_ms.is_none());
+        j.finish_ms.map(|f| (f - j.submit_ms) / 1000)
+    };
+    let restarts = out
+        .jobs
+        .iter()
+        .map(|j| j.placement_costs.len().saturating_sub(1) as u64)
+        .sum();
+    let wasted = out.jobs.iter().map(|j| j.wasted_gpu_ms).sum::<u64>() / 1000;
+    ((jct(&out.jobs[0]), jct(&out.jobs[1])), restarts, wasted)
+}
+
+fn terms(preemption: PreemptionClass, limit_s: Option<u64>) -> JobTerms {
+    JobTerms {
+        preemption,
+        time_limit_ms: limit_s.map(|s| s * 1000),
+    }
+}
+
+#[test]
+fn a_never_job_is_not_preempted_and_the_deadline_rule_cancels_the_one_waiting_for_it() {
+    // Job 0 is never preemptible, so job 1 (deadline 50 s, limit 20 s: it must run by 30 s)
+    // waits; at 30 s + 1 ms it is not running and is cancelled. Job 0 runs 0–100 s.
+    let out = run_with_terms([
+        terms(PreemptionClass::Never, None),
+        terms(PreemptionClass::Never, Some(20)),
+    ]);
+    assert_eq!(out, ((Some(100), None), 0, 0));
+}
+
+#[test]
+fn a_checkpointing_job_is_preempted_and_a_start_at_the_last_instant_meets_the_rule() {
+    // Job 0 checkpoints: as in the checkpoint test, job 1 runs 30–40 s (it started at 30 s,
+    // the last instant its 20-s limit fits its deadline), job 0 restarts at 40 s with 20 s
+    // kept, progress from 45 s, 80 s left: done at 125 s; 10 GPU·s wasted.
+    let out = run_with_terms([
+        terms(PreemptionClass::Checkpointing, Some(300)),
+        terms(PreemptionClass::Never, Some(20)),
+    ]);
+    assert_eq!(out, ((Some(125), Some(10)), 1, 10));
+}
+
+#[test]
+fn a_job_whose_limit_already_ends_past_its_deadline_never_starts() {
+    // Job 1's 30-s limit from its submission (30 s) ends at 60 s, after its deadline (50 s):
+    // cancelled on arrival, so job 0 is not preempted and runs 0–100 s.
+    let out = run_with_terms([
+        terms(PreemptionClass::Checkpointing, None),
+        terms(PreemptionClass::Never, Some(30)),
+    ]);
+    assert_eq!(out, ((Some(100), None), 0, 0));
+}

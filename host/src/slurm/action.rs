@@ -45,6 +45,16 @@ pub enum Action {
         /// The job.
         job: u32,
     },
+    /// Tell a running job the core preempted that it is about to be requeued (`scancel
+    /// --signal=SIG --full`: the batch script and every step), so it can checkpoint; the
+    /// requeue follows after the grace period or once the job ended by itself, as with
+    /// Slurm's own preemption (`GraceTime`).
+    Signal {
+        /// The job.
+        job: u32,
+        /// The signal's name (`TERM`, `USR1`, …).
+        signal: String,
+    },
     /// Write the reason into the job's comment (visible in `squeue -O comment` / `%k`) and
     /// cancel it.
     Reject {
@@ -63,7 +73,10 @@ impl Action {
     pub fn job(&self) -> u32 {
         match self {
             Action::Start(plan) => plan.job,
-            Action::Hold { job } | Action::RequeueHold { job } | Action::Reject { job, .. } => *job,
+            Action::Hold { job }
+            | Action::RequeueHold { job }
+            | Action::Signal { job, .. }
+            | Action::Reject { job, .. } => *job,
         }
     }
 
@@ -74,6 +87,7 @@ impl Action {
             Action::Start(_) => "re-pin",
             Action::Hold { .. } => "hold",
             Action::RequeueHold { .. } => "requeue-hold",
+            Action::Signal { .. } => "signal",
             Action::Reject { .. } => "reject",
         }
     }
@@ -99,6 +113,12 @@ impl Action {
             Action::RequeueHold { job } => {
                 vec![scontrol(&["requeuehold".into(), job.to_string()])]
             }
+            Action::Signal { job, signal } => vec![vec![
+                "scancel".into(),
+                format!("--signal={signal}"),
+                "--full".into(),
+                job.to_string(),
+            ]],
             Action::Reject { job, reason } => vec![
                 scontrol(&[
                     "update".into(),
@@ -253,6 +273,13 @@ mod tests {
             ["scontrol requeuehold 3"]
         );
         assert_eq!(lines(&Action::Hold { job: 3 }), ["scontrol uhold 3"]);
+        assert_eq!(
+            lines(&Action::Signal {
+                job: 3,
+                signal: "USR1".into()
+            }),
+            ["scancel --signal=USR1 --full 3"]
+        );
         assert_eq!(
             lines(&Action::Reject {
                 job: 3,

@@ -53,7 +53,8 @@ impl CommandError {
     }
 }
 
-/// Runs the real commands, each with a time limit, with `SLURM_CONF` and `PATH` inherited.
+/// Runs the real commands, each with a time limit, with `SLURM_CONF` and `PATH` inherited
+/// and `SLURM_TIME_FORMAT=%s` (times as Unix seconds).
 #[derive(Clone, Debug)]
 pub struct ProcessRunner {
     /// Longest a command may run before it is killed and reported as timed out.
@@ -75,6 +76,8 @@ impl SlurmRunner for ProcessRunner {
         let command = command_line(program, args);
         let mut child = Command::new(program)
             .args(args)
+            // Times as Unix seconds in `squeue`'s compact listing (`compact`).
+            .env("SLURM_TIME_FORMAT", "%s")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -21,6 +21,7 @@
 //! logged once and reconciled as the table says.
 
 use super::action::{Action, StartPlan};
+use super::class::CheckpointMarker;
 use super::gres::{GpuRequest, job_request, node_gpus};
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
@@ -51,6 +52,22 @@ pub struct ControllerConfig {
     pub max_start_attempts: u32,
     /// A released job still pending after this long is logged, ms.
     pub slow_start_ms: u64,
+    /// What marks a job that checkpoints: only such jobs (and only when Slurm may requeue
+    /// them) are preemptible for the core; every other job runs to completion once started
+    /// ([`super::class`]).
+    pub checkpoint_marker: CheckpointMarker,
+    /// The core's minimum run quantum, ms ([`gantry_core::SchedulerConfig::min_run`]): a
+    /// checkpointing job runs at least this long after each (re)start before it may be
+    /// preempted or moved. Part of the journal's header (a resume must use the same).
+    pub min_run_ms: u64,
+    /// Grace period of a preemption, ms: gantry signals a running job the core preempted
+    /// ([`preempt_signal`](Self::preempt_signal)) and requeues it this long after, or as
+    /// soon as it ended by itself (its checkpoint is written), as Slurm's own preemption
+    /// does with `GraceTime`. 0: requeued at once (Slurm's requeue then sends its own
+    /// SIGTERM and, `KillWait` later, SIGKILL).
+    pub preempt_grace_ms: u64,
+    /// The signal of a preemption's grace period (a name `scancel --signal` takes).
+    pub preempt_signal: String,
 }
 
 impl Default for ControllerConfig {
@@ -59,6 +76,10 @@ impl Default for ControllerConfig {
             tick_ms: 60_000,
             max_start_attempts: 5,
             slow_start_ms: 30_000,
+            checkpoint_marker: CheckpointMarker::default(),
+            min_run_ms: 0,
+            preempt_grace_ms: 10_000,
+            preempt_signal: "TERM".to_string(),
         }
     }
 }
@@ -150,6 +171,15 @@ pub struct Controller {
     operator_held: BTreeSet<u32>,
     /// The last wait reason logged per job (a new reason is logged again).
     wait_said: BTreeMap<u32, String>,
+    /// Jobs gantry signalled for a preemption and has not requeued yet, with when (Unix
+    /// ms): they are requeued once the grace period is over or they ended by themselves
+    /// (an end then is not the job's end for the core). The daemon writes this map beside
+    /// the journal before the signal is sent, so a restart neither signals twice nor
+    /// forgets a requeue.
+    grace: BTreeMap<u32, u64>,
+    /// Jobs the core ever started (journal replays included): their node count in Slurm
+    /// is the one gantry set.
+    started_ever: BTreeSet<u32>,
 }
 
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
@@ -169,10 +199,14 @@ impl Controller {
         config: ControllerConfig,
     ) -> Result<Self, gantry_core::TopologyError> {
         let topology = layout.spec.topology()?;
-        let core = Box::new(HostScheduler::new(
+        let order_impl = AnyOrder::new(order);
+        let scheduler_config = gantry_core::SchedulerConfig::for_order(&order_impl)
+            .with_min_run(gantry_core::DurationMs(config.min_run_ms));
+        let core = Box::new(HostScheduler::with_config(
             topology,
-            AnyOrder::new(order),
+            order_impl,
             AnyPlacer::new(placer, seed).with_slurm_exact(true),
+            scheduler_config,
         ));
         let machines = layout.machines.len();
         Ok(Self {
@@ -195,6 +229,8 @@ impl Controller {
             preempted_by_core: BTreeSet::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
+            grace: BTreeMap::new(),
+            started_ever: BTreeSet::new(),
         })
     }
 
@@ -208,11 +244,29 @@ impl Controller {
         &self.layout
     }
 
+    /// The jobs whose end the next poll must see even once Slurm lists them no more among
+    /// active jobs: those the core holds and those in a preemption's grace period.
+    pub fn watched_jobs(&self) -> Vec<u32> {
+        let mut ids: BTreeSet<u32> = self.core.jobs().map(|j| j.id().0).collect();
+        ids.extend(self.grace.keys().copied());
+        ids.into_iter().collect()
+    }
+
+    /// Jobs signalled for a preemption and not requeued yet, with when (Unix ms).
+    pub fn grace(&self) -> &BTreeMap<u32, u64> {
+        &self.grace
+    }
+
+    /// Restores [`grace`](Self::grace) as an earlier process left it (after a restart).
+    pub fn restore_grace(&mut self, grace: BTreeMap<u32, u64>) {
+        self.grace = grace;
+    }
+
     /// Re-applies one journal entry to the core and checks the core answers as recorded.
     /// Returns the entry the core produced now when it differs.
     pub fn replay_entry(&mut self, entry: &LogEntry) -> Result<(), Box<LogEntry>> {
         let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
-        let result = if self.batched && entry.event != Event::Tick {
+        let result = if deferred(self.batched, entry.event) {
             self.core.handle_deferred(entry.now, entry.event, &mut out)
         } else {
             self.core.handle(entry.now, entry.event, &mut out)
@@ -301,6 +355,7 @@ impl Controller {
                 // Held by gantry: a hold seen from now on is not an operator's.
                 self.preempted_by_core.insert(job);
                 self.released_at_ms.remove(&job);
+                self.grace.remove(&job);
             }
             (Action::Hold { .. }, Ok(())) => {
                 // Held by gantry: a hold seen from now on is not an operator's.
@@ -315,7 +370,7 @@ impl Controller {
         let mut event = event;
         loop {
             let mut out: heapless::Vec<HostDecision, DECISION_BUFFER> = heapless::Vec::new();
-            let result = if self.batched && event != Event::Tick {
+            let result = if deferred(self.batched, event) {
                 self.core.handle_deferred(TimeMs(now), event, &mut out)
             } else {
                 self.core.handle(TimeMs(now), event, &mut out)
@@ -345,6 +400,7 @@ impl Controller {
         for decision in decisions {
             match decision {
                 Decision::Start { job, gpus } => {
+                    self.started_ever.insert(job.0);
                     let nodes: Vec<String> = self
                         .layout
                         .shape(gpus.as_slice())
@@ -403,11 +459,23 @@ impl Controller {
         }
     }
 
+    /// Node changes. GPUs coming back are handed to the core without a scheduling pass
+    /// each ([`deferred`]) and one `Tick` follows them all: the pass sees every returned
+    /// node whole. (A pass after each GPU would see part of a node back, place a waiting
+    /// gang over it and other nodes, and let the order's consolidation move running jobs
+    /// onto the returned GPUs: capacity coming back alone must not move anything.)
     fn nodes(&mut self, now: u64, nodes: &[SlurmNode], cycle: &mut Cycle) {
+        let mut gpus_back = false;
         for index in 0..self.layout.machines.len() {
             let machine = self.layout.machines[index].clone();
             let node = nodes.iter().find(|n| n.name == machine.name);
-            let usable = node.is_some_and(SlurmNode::usable);
+            // A node back from DOWN whose slurmd has not answered yet (`IDLE+NOT_RESPONDING`)
+            // runs nothing Slurm releases onto it: its GPUs come back once it responds. (A
+            // node that was usable keeps its GPUs while NOT_RESPONDING: Slurm keeps its jobs
+            // until `SlurmdTimeout` sets it DOWN.)
+            let silent = node.is_some_and(|n| n.states.iter().any(|s| s == "NOT_RESPONDING"));
+            let usable = node.is_some_and(SlurmNode::usable)
+                && !(silent && self.usable[index] == Some(false));
             if self.usable[index] != Some(usable) {
                 let state = node.map_or("missing from sinfo".to_string(), |n| {
                     let mut s = n.states.join("+");
@@ -434,11 +502,16 @@ impl Controller {
                     } else {
                         Event::GpuDown(gpu)
                     };
-                    if let Err(err) = self.handle(now, event, cycle) {
-                        cycle.notes.push(format!("core refused {event:?}: {err}"));
+                    match self.handle(now, event, cycle) {
+                        Ok(()) => gpus_back |= usable,
+                        Err(err) => cycle.notes.push(format!("core refused {event:?}: {err}")),
                     }
                 }
             }
+        }
+        // Batched orders get their one pass from `observe`'s Tick.
+        if gpus_back && !self.batched {
+            let _ = self.handle(now, Event::Tick, cycle);
         }
     }
 
@@ -451,6 +524,11 @@ impl Controller {
             .collect();
         for (id, gpus, deadline) in live {
             let slurm = jobs.get(&id);
+            if self.grace.contains_key(&id) && slurm.is_some_and(|j| j.state.is_final()) {
+                // Ended by itself in its grace period (it saved its checkpoint): not the
+                // job's end; gantry requeues it (`desired`), as Slurm's preemption would.
+                continue;
+            }
             if let Some(job) = slurm.filter(|j| !j.state.is_final()) {
                 if job.state.holds_nodes() && !job.nodes.is_empty() {
                     self.last_nodes
@@ -537,6 +615,8 @@ impl Controller {
             self.start_failures.remove(&id);
             self.preempted_by_core.remove(&id);
             self.wait_said.remove(&id);
+            self.grace.remove(&id);
+            self.started_ever.remove(&id);
             self.said.retain(|(j, _)| *j != id);
             cycle.outcomes.push(outcome);
         }
@@ -686,6 +766,19 @@ impl Controller {
                     continue;
                 }
             };
+            // A node count gantry set itself (`NumNodes=n-n` at an earlier start) is not the
+            // user's.
+            if !self.started_ever.contains(&job.id)
+                && let Err(reason) = node_count_kept(
+                    job,
+                    request.gpus,
+                    self.layout.gpus.largest_node,
+                    self.layout.machines.len(),
+                )
+            {
+                self.refuse(cycle, job.id, reason);
+                continue;
+            }
             let total = self.layout.gpu_count();
             let healthy = self.core.healthy_gpu_count();
             if usize::from(request.gpus) > healthy && usize::from(request.gpus) <= total {
@@ -714,7 +807,7 @@ impl Controller {
             deadline: job.deadline_s.map(|s| TimeMs(s.saturating_mul(1000))),
             declared_length: None,
             comm: CommProfile::default(),
-            preemption: gantry_core::PreemptionClass::Checkpointing,
+            preemption: self.config.checkpoint_marker.class_of(job),
         };
         let mut result = self.handle(now, Event::Submit(spec), cycle);
         if let Err(SchedError::DeadlineAlreadyPassed { .. }) = result {
@@ -802,6 +895,10 @@ impl Controller {
         let live: Vec<(u32, JobState)> = self.core.jobs().map(|j| (j.id().0, j.state())).collect();
         for (id, state) in live {
             let Some(slurm) = jobs.get(&id) else { continue };
+            if slurm.state == JobStateName::Pending {
+                // Requeued (by gantry or Slurm): no grace period runs any more.
+                self.grace.remove(&id);
+            }
             if state == JobState::Running {
                 match self.running_job(now, id, slurm, cycle) {
                     Some(Action::Start(plan)) => {
@@ -823,9 +920,12 @@ impl Controller {
                     }
                     JobStateName::Pending => holds.push(Action::Hold { job: id }),
                     JobStateName::Running | JobStateName::Suspended => {
-                        holds.push(Action::RequeueHold { job: id })
+                        holds.extend(self.requeue(now, id, slurm, cycle))
                     }
                     JobStateName::Completing => {}
+                    ended if ended.is_final() && self.grace.contains_key(&id) => {
+                        holds.extend(self.requeue(now, id, slurm, cycle))
+                    }
                     other => {
                         let text =
                             format!("job {id}: state {} not expected; left alone", other.name());
@@ -1087,6 +1187,9 @@ impl Controller {
             }
             // Finishing an earlier run (a requeue): the next poll shows it pending.
             JobStateName::Completing => None,
+            // Signalled for a preemption, then started again by the core before the requeue:
+            // the run was told to stop, so it is requeued all the same and started anew.
+            _ if self.grace.contains_key(&id) => self.requeue(now, id, slurm, cycle),
             JobStateName::Running | JobStateName::Suspended => {
                 let ran: BTreeSet<&str> = slurm.nodes.iter().map(String::as_str).collect();
                 if ran != chosen {
@@ -1098,7 +1201,7 @@ impl Controller {
                         shape_text(&shape)
                     );
                     self.note(cycle, id, Said::Moved, text);
-                    return Some(Action::RequeueHold { job: id });
+                    return self.requeue(now, id, slurm, cycle);
                 }
                 if let Some(split) = split_differs(slurm, &shape) {
                     let text = format!(
@@ -1114,6 +1217,47 @@ impl Controller {
                 self.note(cycle, id, Said::UnknownState, text);
                 None
             }
+        }
+    }
+
+    /// A running Slurm job gantry must requeue (the core preempted or moved it): first the
+    /// grace signal, then, once the grace period is over or the job ended by itself, the
+    /// requeue-hold; `None` while the grace period runs. The job's GPUs stay Slurm's
+    /// until the requeue, and no start is released onto GPUs Slurm counts as used, so
+    /// nothing runs on them twice meanwhile.
+    fn requeue(
+        &mut self,
+        now: u64,
+        id: u32,
+        slurm: &SlurmJob,
+        cycle: &mut Cycle,
+    ) -> Option<Action> {
+        let grace = self.config.preempt_grace_ms;
+        match self.grace.get(&id) {
+            _ if grace == 0 => Some(Action::RequeueHold { job: id }),
+            None if slurm.state.is_final() => Some(Action::RequeueHold { job: id }),
+            None => {
+                self.grace.insert(id, now);
+                cycle.notes.push(format!(
+                    "job {id}: preempted: sent SIG{}, requeued in {} s or once it ends",
+                    self.config.preempt_signal,
+                    grace.div_ceil(1000)
+                ));
+                Some(Action::Signal {
+                    job: id,
+                    signal: self.config.preempt_signal.clone(),
+                })
+            }
+            Some(&at) if slurm.state.is_final() => {
+                cycle.notes.push(format!(
+                    "job {id}: ended by itself ({}) {:.1} s after its preemption signal; requeueing it",
+                    slurm.state.name(),
+                    now.saturating_sub(at) as f64 / 1000.0
+                ));
+                Some(Action::RequeueHold { job: id })
+            }
+            Some(&at) if now >= at.saturating_add(grace) => Some(Action::RequeueHold { job: id }),
+            Some(_) => None,
         }
     }
 
@@ -1151,6 +1295,49 @@ impl Controller {
             start_now,
         }
     }
+}
+
+/// Whether the controller hands `event` to the core without a scheduling pass
+/// ([`HostScheduler::handle_deferred`]): every event but `Tick` for orders that batch an
+/// instant's events, and `GpuUp` always (a node's GPUs come back together, followed by one
+/// `Tick`; see [`Controller::nodes`]). `gantry replay` applies the same rule to a `gantry
+/// slurm` journal (`record::replay`).
+pub fn deferred(batched: bool, event: Event) -> bool {
+    (batched && event != Event::Tick) || matches!(event, Event::GpuUp(_))
+}
+
+/// Whether every placement the core may choose for a gang of `gpus` GPUs keeps the job's
+/// node count (`-N min[-max]`). The core places GPUs, not nodes: a gang may span from
+/// ⌈gpus / GPUs per node⌉ nodes to one GPU per node, and gantry pins the job to the nodes
+/// of its placement (`NumNodes=n-n`). A job whose `-N` rules out some of those counts
+/// (`--gres=gpu:3 -N 2`: 6 GPUs that could be placed on one node) is refused with the
+/// reason rather than run on another node count than it asked for.
+fn node_count_kept(
+    job: &SlurmJob,
+    gpus: u16,
+    per_node: u16,
+    machines: usize,
+) -> Result<(), String> {
+    let (min, max) = (job.node_count.max(1), job.max_nodes);
+    if gpus == 0 || (min <= 1 && max == 0) {
+        return Ok(());
+    }
+    let fewest = u32::from(gpus.div_ceil(per_node.max(1)));
+    let most = u32::from(gpus).min(u32::try_from(machines).unwrap_or(u32::MAX));
+    if min <= fewest && (max == 0 || max >= most) {
+        return Ok(());
+    }
+    let asked = match max {
+        0 => format!("at least {min} nodes (-N {min}-)"),
+        m if m == min => format!(
+            "exactly {min} node{} (-N {min})",
+            if min == 1 { "" } else { "s" }
+        ),
+        m => format!("{min} to {m} nodes (-N {min}-{m})"),
+    };
+    Err(format!(
+        "asks for {asked}, but gantry places its {gpus} GPUs on the nodes it chooses ({fewest} to {most} of them) and cannot keep a node count; submit it without -N (e.g. --gpus={gpus})"
+    ))
 }
 
 /// An uneven start whose split Slurm would make otherwise, with that split (`None`: it

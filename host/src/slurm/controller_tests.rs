@@ -35,16 +35,15 @@ fn nodes(usable: [bool; 4]) -> Vec<SlurmNode> {
         .collect()
 }
 
+/// A controller that requeues preempted jobs at once (no grace period: the tests of the
+/// grace period set one).
 fn controller(order: OrderKind) -> Controller {
     let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
-    Controller::new(
-        layout,
-        order,
-        PlacerKind::BestFit,
-        0,
-        ControllerConfig::default(),
-    )
-    .unwrap()
+    let config = ControllerConfig {
+        preempt_grace_ms: 0,
+        ..ControllerConfig::default()
+    };
+    Controller::new(layout, order, PlacerKind::BestFit, 0, config).unwrap()
 }
 
 /// A held job asking `per_node` GPUs per node (`--gres`), submitted at `1000 + id` s.
@@ -1122,6 +1121,402 @@ fn uneven_starts_that_wait_for_each_others_gpus_release_the_first_with_slurms_sp
                 .contains("job 24: released with Slurm's split n1:4,n2:3,n3:1"),
             "{:?}",
             cycle.notes
+        );
+    });
+}
+
+/// Job 1 takes every GPU (`--gpus=32`, marked as the test says), runs, then job 2 with a
+/// deadline arrives: EDF ranks it first. Returns the actions of that cycle.
+fn edf_preemption_of(requeue: bool, comment: &str, marker: &str) -> Vec<(u32, &'static str)> {
+    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+    let config = ControllerConfig {
+        checkpoint_marker: marker.parse().unwrap(),
+        preempt_grace_ms: 0,
+        ..ControllerConfig::default()
+    };
+    let mut c = Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+    let big = SlurmJob {
+        tres_per_job: "gres:gpu:32".into(),
+        tres_per_node: String::new(),
+        requeue,
+        comment: comment.into(),
+        ..held(1, "")
+    };
+    let cycle = c.observe(&snapshot(std::slice::from_ref(&big), [true; 4]), T0);
+    assert_eq!(kinds(&cycle), [(1, "start")]);
+    let all = ["n1", "n2", "n3", "n4"];
+    let urgent = SlurmJob {
+        deadline_s: Some(T0 / 1000 + 600),
+        ..held(2, "gres:gpu:8")
+    };
+    let cycle = c.observe(
+        &snapshot(&[running(&big, &all), urgent], [true; 4]),
+        T0 + 5_000,
+    );
+    kinds(&cycle)
+}
+
+#[test]
+fn only_a_requeueable_job_with_the_checkpoint_marker_is_preempted() {
+    big_stack(|| {
+        // Marked and requeueable: the core preempts it for the deadline job.
+        assert_eq!(
+            edf_preemption_of(true, "gantry:checkpoint", "gantry:checkpoint"),
+            [(1, "requeue-hold")]
+        );
+        // Another site's marker.
+        assert_eq!(
+            edf_preemption_of(true, "ckpt", "comment:ckpt"),
+            [(1, "requeue-hold")]
+        );
+        // Not requeueable, not marked, or marked for another site: it runs to completion
+        // and the deadline job waits.
+        for (requeue, comment, marker) in [
+            (false, "gantry:checkpoint", "gantry:checkpoint"),
+            (true, "", "gantry:checkpoint"),
+            (true, "gantry:checkpoint", "qos:preemptible"),
+        ] {
+            assert_eq!(
+                edf_preemption_of(requeue, comment, marker),
+                [],
+                "{requeue} {comment:?} {marker}"
+            );
+        }
+    });
+}
+
+#[test]
+fn the_min_run_quantum_keeps_a_checkpointing_job_running_until_it_ends() {
+    big_stack(|| {
+        let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+        let config = ControllerConfig {
+            min_run_ms: 60_000,
+            preempt_grace_ms: 0,
+            ..ControllerConfig::default()
+        };
+        let mut c =
+            Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+        let big = SlurmJob {
+            tres_per_job: "gres:gpu:32".into(),
+            tres_per_node: String::new(),
+            requeue: true,
+            comment: "gantry:checkpoint".into(),
+            ..held(1, "")
+        };
+        c.observe(&snapshot(std::slice::from_ref(&big), [true; 4]), T0);
+        let all = ["n1", "n2", "n3", "n4"];
+        let urgent = SlurmJob {
+            deadline_s: Some(T0 / 1000 + 600),
+            ..held(2, "gres:gpu:8")
+        };
+        let jobs = [running(&big, &all), urgent];
+        // Inside its 60 s quantum: not preempted.
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 5_000);
+        assert_eq!(kinds(&cycle), []);
+        // Once the quantum is over (the core asks for a review then): preempted.
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 61_000);
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+    });
+}
+
+/// The EDF scene of [`edf_preemption_of`] with a marked job and a 10 s grace period:
+/// returns the controller, the running big job and the deadline job.
+fn graced() -> (Controller, SlurmJob, SlurmJob) {
+    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+    let config = ControllerConfig {
+        preempt_grace_ms: 10_000,
+        preempt_signal: "USR1".into(),
+        ..ControllerConfig::default()
+    };
+    let mut c = Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+    let big = SlurmJob {
+        tres_per_job: "gres:gpu:32".into(),
+        tres_per_node: String::new(),
+        requeue: true,
+        comment: "gantry:checkpoint".into(),
+        ..held(1, "")
+    };
+    c.observe(&snapshot(std::slice::from_ref(&big), [true; 4]), T0);
+    let urgent = SlurmJob {
+        deadline_s: Some(T0 / 1000 + 600),
+        ..held(2, "gres:gpu:8")
+    };
+    (c, running(&big, &["n1", "n2", "n3", "n4"]), urgent)
+}
+
+/// Slurm's count of used GPUs while the big job holds every GPU.
+fn all_used() -> Vec<SlurmNode> {
+    nodes([true; 4])
+        .into_iter()
+        .map(|n| SlurmNode {
+            gres_used: "gpu:8".into(),
+            states: vec!["ALLOCATED".into()],
+            ..n
+        })
+        .collect()
+}
+
+#[test]
+fn a_preemption_signals_first_and_requeues_after_the_grace_period() {
+    big_stack(|| {
+        let (mut c, big, urgent) = graced();
+        let jobs = [big.clone(), urgent.clone()];
+        let at = |c: &mut Controller, t: u64| {
+            let s = Snapshot {
+                jobs: jobs.to_vec(),
+                nodes: all_used(),
+            };
+            c.observe(&s, T0 + t)
+        };
+        let cycle = at(&mut c, 5_000);
+        assert_eq!(
+            cycle.actions,
+            [Action::Signal {
+                job: 1,
+                signal: "USR1".into()
+            }]
+        );
+        assert_eq!(c.grace().get(&1), Some(&(T0 + 5_000)));
+        // The core gave job 2 the GPUs, but Slurm still counts them used: no start yet
+        // (nothing runs twice), no second signal, no requeue inside the grace period.
+        for t in [5_200, 9_000, 14_900] {
+            let cycle = at(&mut c, t);
+            assert_eq!(kinds(&cycle), [], "at {t}");
+        }
+        let cycle = at(&mut c, 15_000);
+        let requeue = Action::RequeueHold { job: 1 };
+        assert_eq!(cycle.actions, std::slice::from_ref(&requeue));
+        c.action_done(&requeue, T0 + 15_000, Ok(()));
+        assert!(c.grace().is_empty());
+    });
+}
+
+#[test]
+fn a_job_that_ends_in_its_grace_period_is_requeued_not_finished() {
+    big_stack(|| {
+        let (mut c, big, urgent) = graced();
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: vec![big.clone(), urgent.clone()],
+                nodes: all_used(),
+            },
+            T0 + 5_000,
+        );
+        assert_eq!(kinds(&cycle), [(1, "signal")]);
+        // It saved its checkpoint and exited 0: Slurm says COMPLETED. Still the core's
+        // (queued), requeued at once, its end not counted.
+        let exited = ended(&big, JobStateName::Completed);
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: vec![exited.clone(), urgent.clone()],
+                nodes: nodes([true; 4]),
+            },
+            T0 + 7_000,
+        );
+        assert!(cycle.outcomes.is_empty(), "{:?}", cycle.outcomes);
+        assert!(c.core().job(JobId(1)).is_some());
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        assert!(cycle.notes.iter().any(|n| n.contains("ended by itself")));
+        c.action_done(&cycle.actions[0], T0 + 7_000, Ok(()));
+        // Requeued and held: job 2 starts on the GPUs it freed.
+        let requeued = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            restart_count: 1,
+            ..big.clone()
+        };
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: vec![requeued, urgent.clone()],
+                nodes: nodes([true; 4]),
+            },
+            T0 + 7_500,
+        );
+        assert_eq!(kinds(&cycle), [(1, "hold"), (2, "start")]);
+    });
+}
+
+#[test]
+fn a_restart_keeps_the_grace_period_and_sends_no_second_signal() {
+    big_stack(|| {
+        let (mut first, big, urgent) = graced();
+        let s = Snapshot {
+            jobs: vec![big.clone(), urgent.clone()],
+            nodes: all_used(),
+        };
+        let cycle = first.observe(&s, T0 + 5_000);
+        assert_eq!(kinds(&cycle), [(1, "signal")]);
+        // kill -9: a new process replays the journal and restores the grace map (`graced`
+        // observed job 1's start as `first` did; the rest is this cycle's entries).
+        let (mut second, _, _) = graced();
+        for entry in &cycle.entries {
+            second.replay_entry(entry).unwrap();
+        }
+        second.restore_grace(first.grace().clone());
+        let cycle = second.observe(&s, T0 + 6_000);
+        assert_eq!(kinds(&cycle), []);
+        let cycle = second.observe(&s, T0 + 15_000);
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+    });
+}
+
+#[test]
+fn a_node_count_a_placement_could_break_is_refused_and_one_it_cannot_is_kept() {
+    let job = |min: u32, max: u32| SlurmJob {
+        node_count: min,
+        max_nodes: max,
+        ..held(1, "")
+    };
+    // 4 nodes of 8 GPUs. No -N, or a range every placement fits: scheduled.
+    assert_eq!(node_count_kept(&job(1, 0), 6, 8, 4), Ok(()));
+    assert_eq!(node_count_kept(&job(1, 4), 6, 8, 4), Ok(()));
+    assert_eq!(node_count_kept(&job(2, 4), 16, 8, 4), Ok(()));
+    assert_eq!(node_count_kept(&job(1, 1), 1, 8, 4), Ok(()));
+    // `--gres=gpu:3 -N 2`: 6 GPUs, which fit on one node.
+    let err = node_count_kept(&job(2, 2), 6, 8, 4).unwrap_err();
+    assert!(
+        err.starts_with("asks for exactly 2 nodes (-N 2), but gantry places its 6 GPUs on the nodes it chooses (1 to 4 of them)"),
+        "{err}"
+    );
+    // `-N 1 --gres=gpu:8` could be spread; `-N 1-2 --gpus=4` could take 4 nodes.
+    assert!(node_count_kept(&job(1, 1), 8, 8, 4).is_err());
+    assert!(
+        node_count_kept(&job(1, 2), 4, 8, 4)
+            .unwrap_err()
+            .contains("1 to 2 nodes (-N 1-2)")
+    );
+}
+
+#[test]
+fn a_multi_node_request_is_refused_with_its_reason_but_a_job_gantry_pinned_is_not() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let pinned_by_user = SlurmJob {
+            node_count: 2,
+            max_nodes: 2,
+            ..held(1, "gres:gpu:3")
+        };
+        let cycle = c.observe(
+            &snapshot(&[pinned_by_user, held(2, "gres:gpu:3")], [true; 4]),
+            T0,
+        );
+        assert_eq!(kinds(&cycle), [(1, "reject"), (2, "start")]);
+        let Action::Reject { reason, .. } = &cycle.actions[0] else {
+            unreachable!()
+        };
+        assert!(reason.contains("exactly 2 nodes (-N 2)"), "{reason}");
+        assert!(c.core().job(JobId(1)).is_none());
+        // Job 2 ran (gantry set NumNodes=1-1), an operator held it, then released it:
+        // Slurm now shows -N 1, gantry's own, and it is scheduled again.
+        let job2 = SlurmJob {
+            node_count: 1,
+            max_nodes: 1,
+            ..held(2, "gres:gpu:3")
+        };
+        let admin = SlurmJob {
+            reason: "JobHeldAdmin".into(),
+            ..job2.clone()
+        };
+        c.observe(
+            &snapshot(std::slice::from_ref(&admin), [true; 4]),
+            T0 + 1_000,
+        );
+        assert!(c.core().job(JobId(2)).is_none());
+        let released = SlurmJob {
+            held: false,
+            reason: "None".into(),
+            ..job2.clone()
+        };
+        let cycle = c.observe(&snapshot(&[released], [true; 4]), T0 + 2_000);
+        assert_eq!(kinds(&cycle), [(2, "hold")]);
+        let cycle = c.observe(&snapshot(&[job2], [true; 4]), T0 + 3_000);
+        assert_eq!(kinds(&cycle), [(2, "start")]);
+    });
+}
+
+#[test]
+fn a_node_back_from_down_moves_no_running_job() {
+    big_stack(|| {
+        let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+        let mut c = Controller::new(
+            layout,
+            OrderKind::Tias,
+            PlacerKind::BestFit,
+            0,
+            ControllerConfig::default(),
+        )
+        .unwrap();
+        let n4_down = [true, true, true, false];
+        // Singles (every other one marked as checkpointing) and two whole-node jobs.
+        let mut jobs: Vec<SlurmJob> = (1..=6)
+            .map(|id| SlurmJob {
+                requeue: true,
+                comment: if id % 2 == 0 {
+                    "gantry:checkpoint".into()
+                } else {
+                    String::new()
+                },
+                ..held(id, "gres:gpu:1")
+            })
+            .collect();
+        jobs.push(held(7, "gres:gpu:8"));
+        jobs.push(held(8, "gres:gpu:8"));
+        let cycle = c.observe(&snapshot(&jobs, n4_down), T0);
+        assert_eq!(starts(&cycle).len(), 8, "{:?}", starts(&cycle));
+        let run: Vec<SlurmJob> = jobs
+            .iter()
+            .map(|j| {
+                let on = pinned_nodes(&cycle, j.id);
+                let on: Vec<&str> = on.iter().map(String::as_str).collect();
+                running(j, &on)
+            })
+            .collect();
+        // A 4-GPU job waits: 2 GPUs are free.
+        let mut now = run.clone();
+        now.push(held(9, "gres:gpu:4"));
+        let mut actions = Vec::new();
+        let mut t = T0;
+        let mut cycle_at = |c: &mut Controller, nodes: Vec<SlurmNode>, jobs: &[SlurmJob]| {
+            t += 30_000;
+            let cycle = c.observe(
+                &Snapshot {
+                    jobs: jobs.to_vec(),
+                    nodes,
+                },
+                t,
+            );
+            actions.extend(kinds(&cycle));
+            cycle
+        };
+        cycle_at(&mut c, nodes(n4_down), &now);
+        // n4 comes back, first still not responding: not used yet.
+        let mut back = nodes([true; 4]);
+        back[3].states = vec!["IDLE".into(), "NOT_RESPONDING".into()];
+        let cycle = cycle_at(&mut c, back, &now);
+        assert!(
+            !cycle
+                .entries
+                .iter()
+                .any(|e| matches!(e.event, Event::GpuUp(_))),
+            "a node back but not responding was used"
+        );
+        // Responding: its GPUs are up, the 4-GPU job starts there; no running job moves.
+        let cycle = cycle_at(&mut c, nodes([true; 4]), &now);
+        assert_eq!(
+            starts(&cycle),
+            [(9, "n4:4".into())],
+            "{:?} {:?}",
+            kinds(&cycle),
+            cycle.entries
+        );
+        for _ in 0..4 {
+            cycle_at(&mut c, nodes([true; 4]), &now);
+        }
+        assert!(
+            actions
+                .iter()
+                .all(|(_, kind)| !matches!(*kind, "requeue-hold" | "signal" | "re-pin")),
+            "{actions:?}"
         );
     });
 }

@@ -282,6 +282,7 @@ mod tests {
             deadline_s: None,
             time_limit_min: None,
             comment: String::new(),
+            ..SlurmJob::default()
         }
     }
 

@@ -44,9 +44,10 @@ pub enum JsonError {
 }
 
 /// A job's state, as Slurm names it (the base state; flags such as `REQUEUED` aside).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum JobStateName {
     /// Waiting (held or not).
+    #[default]
     Pending,
     /// Running (CONFIGURING counts: its nodes are allocated).
     Running,
@@ -65,7 +66,7 @@ pub enum JobStateName {
 impl JobStateName {
     /// Parses Slurm's state names (base state first; `COMPLETING` and `CONFIGURING` flags
     /// win over the base state because they decide whether nodes are still held).
-    fn parse(states: &[String]) -> Self {
+    pub(crate) fn parse(states: &[String]) -> Self {
         let has = |name: &str| states.iter().any(|s| s.eq_ignore_ascii_case(name));
         if has("COMPLETING") || has("STAGE_OUT") {
             return JobStateName::Completing;
@@ -117,7 +118,7 @@ impl JobStateName {
 }
 
 /// One job of `squeue --json`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SlurmJob {
     /// Slurm's job id.
     pub id: u32,
@@ -133,8 +134,11 @@ pub struct SlurmJob {
     pub nodes: Vec<String>,
     /// Nodes it is pinned to (`NodeList=`), expanded.
     pub required_nodes: Vec<String>,
-    /// Requested node count.
+    /// Requested node count (the minimum of `-N min-max`; 1 when not given).
     pub node_count: u32,
+    /// The most nodes it may run on: set by `-N` (`-N 2` → 2, `-N 1-3` → 3), 0 when the
+    /// job left its node count to the scheduler.
+    pub max_nodes: u32,
     /// Requested task count.
     pub tasks: u32,
     /// Times Slurm requeued it.
@@ -160,8 +164,13 @@ pub struct SlurmJob {
     /// Time limit (`--time`), minutes; `None` when unlimited or not reported. Slurm cancels
     /// a job whose start + time limit would pass its deadline, so gantry applies that rule.
     pub time_limit_min: Option<u64>,
-    /// The job's comment (`gantry` writes its rejection reasons here).
+    /// The job's comment (`gantry` writes its rejection reasons here; a site's checkpoint
+    /// marker may be a tag in it, see `ControllerConfig::checkpoint_marker`).
     pub comment: String,
+    /// Whether Slurm may requeue it (`--requeue`, or `JobRequeue=1` without `--no-requeue`).
+    pub requeue: bool,
+    /// Its quality of service (empty when none).
+    pub qos: String,
 }
 
 /// One node of `sinfo --json`.
@@ -324,6 +333,7 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
         nodes: hosts("nodes")?,
         required_nodes: hosts("required_nodes")?,
         node_count: count("node_count"),
+        max_nodes: count("max_nodes"),
         tasks: count("tasks"),
         restart_count: count("restart_cnt"),
         tres_per_job: text(field("tres_per_job")),
@@ -338,6 +348,8 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
         // 22.05 prints minutes; INFINITE is a huge number or absent.
         time_limit_min: number(field("time_limit")).filter(|&m| m > 0 && m < u64::from(u32::MAX)),
         comment: text(field("comment")),
+        requeue: field("requeue").as_bool().unwrap_or(false),
+        qos: text(field("qos")),
     })
 }
 
@@ -390,6 +402,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         nodes: vec![],
         required_nodes: vec![],
         node_count: 1,
+        max_nodes: 0,
         tasks: 1,
         restart_count: 0,
         tres_per_job: String::new(),
@@ -403,6 +416,8 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         deadline_s: None,
         time_limit_min: None,
         comment: String::new(),
+        requeue: false,
+        qos: String::new(),
     }
 }
 
