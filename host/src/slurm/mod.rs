@@ -488,9 +488,16 @@ impl Daemon<'_> {
             }
             // Also write-ahead: a signal is on disk before it is sent.
             self.save_grace()?;
-            for action in &cycle.actions {
+            // Releases last, and side by side (their commands overlap, `run_sequences`);
+            // everything else first, in the planned order.
+            let (starts, others): (Vec<&Action>, Vec<&Action>) = cycle
+                .actions
+                .iter()
+                .partition(|a| matches!(a, Action::Start(plan) if plan.release));
+            for action in others {
                 self.carry_out(action, observed);
             }
+            self.carry_out_together(&starts, observed);
             if !cycle.actions.is_empty() {
                 self.save_tally();
                 self.save_grace()?;
@@ -532,21 +539,52 @@ impl Daemon<'_> {
         }
     }
 
-    fn carry_out(&mut self, action: &Action, observed: Instant) {
-        let key = (action.job(), action.kind());
-        if self
-            .retry_at
-            .get(&key)
+    /// Whether `action` waits for its retry backoff.
+    fn backing_off(&self, action: &Action) -> bool {
+        self.retry_at
+            .get(&(action.job(), action.kind()))
             .is_some_and(|(_, at)| Instant::now() < *at)
-        {
+    }
+
+    fn carry_out(&mut self, action: &Action, observed: Instant) {
+        if self.backing_off(action) {
             return;
         }
         let result = action.execute(self.runner);
+        self.record(action, result, Instant::now(), observed);
+    }
+
+    /// Carries out independent actions side by side ([`SlurmRunner::run_sequences`]).
+    fn carry_out_together(&mut self, actions: &[&Action], observed: Instant) {
+        let due: Vec<&Action> = actions
+            .iter()
+            .copied()
+            .filter(|a| !self.backing_off(a))
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        let sequences: Vec<Vec<Vec<String>>> = due.iter().map(|a| a.commands()).collect();
+        let results = self.runner.run_sequences(&sequences);
+        for (action, (result, done)) in due.into_iter().zip(results) {
+            self.record(action, result, done, observed);
+        }
+    }
+
+    /// Logs and counts how an action went (it ended at `done`) and tells the controller.
+    fn record(
+        &mut self,
+        action: &Action,
+        result: Result<(), CommandError>,
+        done: Instant,
+        observed: Instant,
+    ) {
+        let key = (action.job(), action.kind());
         let now = unix_ms();
         match &result {
             Ok(()) => {
                 self.retry_at.remove(&key);
-                let latency = observed.elapsed().as_secs_f64() * 1000.0;
+                let latency = done.saturating_duration_since(observed).as_secs_f64() * 1000.0;
                 self.tally.carried_out(action.kind(), action.job(), latency);
                 let what = match action {
                     Action::Start(plan) => {

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Throughput of `gantry slurm` against Slurm alone: N one-GPU jobs of 1 s on the private lab.
+#
+#   scripts/slurm-scale.sh [--jobs N] [--poll-ms MS] [--order O] [--dir DIR] [--gantry BIN]
+#
+# Two runs on a fresh lab each (4 nodes x 8 GPUs, scripts/slurm-lab.sh, under DIR/slurm
+# and DIR/gantry): N jobs (`sbatch --hold --gpus=1 --time=1 --wrap 'sleep 1'`) are
+# submitted held, then
+#   slurm:  Slurm's own scheduler (`--sched backfill`) gets them all at once
+#           (`scontrol release` of every job);
+#   gantry: `gantry slurm --order O --poll-ms MS --exit-when-idle --json` schedules them
+#           on a sched/builtin lab (what gantry drives).
+# Each run is timed from the release (gantry's start) to the last job's end (Slurm's
+# end_time); jobs/s = N / that. gantry's poll time p50/p99 (its summary: one poll =
+# `squeue` + `sinfo`, starting with N jobs pending) is printed beside its period.
+# Not in CI (about 3 minutes for 1,000 jobs). Needs Slurm (the lab script installs it).
+set -euo pipefail
+
+jobs=1000
+poll_ms=200
+order=tias
+dir=/tmp/gantry-slurm-scale
+repo=$(cd "$(dirname "$0")/.." && pwd -P)
+gantry=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --jobs) jobs=$2; shift 2 ;;
+        --poll-ms) poll_ms=$2; shift 2 ;;
+        --order) order=$2; shift 2 ;;
+        --dir) dir=$2; shift 2 ;;
+        --gantry) gantry=$2; shift 2 ;;
+        *) sed -n '4p' "$0" | sed 's/^# //' >&2; exit 64 ;;
+    esac
+done
+[[ $jobs =~ ^[1-9][0-9]*$ && $poll_ms =~ ^[1-9][0-9]*$ ]] || {
+    echo "slurm-scale: --jobs and --poll-ms take positive integers" >&2
+    exit 64
+}
+if [[ -z $gantry ]]; then
+    (cd "$repo" && cargo build --release -p gantry >&2)
+    gantry="$repo/target/release/gantry"
+fi
+
+labs=()
+cleanup() {
+    local lab
+    for lab in "${labs[@]}"; do
+        "$repo/scripts/slurm-lab.sh" down "$lab" >/dev/null 2>&1 || true
+    done
+}
+trap cleanup EXIT
+
+# Brings up a fresh lab in $1 with scheduler $2 and exports its SLURM_CONF.
+lab_up() {
+    rm -rf "$1"
+    labs+=("$1")
+    eval "$("$repo/scripts/slurm-lab.sh" up "$1" --nodes 4 --gpus 8 --sched "$2")"
+}
+
+# Submits N held jobs (4 at a time) and prints their ids, comma-separated.
+submit() {
+    seq "$jobs" | xargs -P4 -I{} sbatch --parsable --hold --gpus=1 --time=1 \
+        -o /dev/null --wrap 'sleep 1' | tr -d ' ' | paste -sd, -
+}
+
+# Waits until none of the partition's jobs is pending, running or completing.
+wait_done() {
+    while [[ -n $(squeue -h -t PD,R,CG,CF -o %i | head -1) ]]; do sleep 0.5; done
+}
+
+# Prints the last end time (Unix s) among the jobs and how many completed.
+ends() {
+    SLURM_TIME_FORMAT=%s squeue -h -t all -j "$1" -o '%e %T' |
+        awk '{ if ($1 > last) last = $1; if ($2 == "COMPLETED") done++ }
+             END { printf "%d %d\n", last, done }'
+}
+
+now() { date +%s.%N; }
+
+# --- Slurm alone
+lab_up "$dir/slurm" backfill
+ids=$(submit)
+t0=$(now)
+scontrol release "$ids"
+wait_done
+read -r slurm_end slurm_done < <(ends "$ids")
+slurm_s=$(awk -v a="$t0" -v b="$slurm_end" 'BEGIN { printf "%.1f", b - a }')
+"$repo/scripts/slurm-lab.sh" down "$dir/slurm" >/dev/null 2>&1
+
+# --- gantry
+lab_up "$dir/gantry" builtin
+ids=$(submit)
+t0=$(now)
+summary=$("$gantry" slurm --order "$order" --poll-ms "$poll_ms" --exit-when-idle --json \
+    --record "$dir/gantry/scale.journal" 2>"$dir/gantry.log")
+wait_done
+read -r gantry_end gantry_done < <(ends "$ids")
+gantry_s=$(awk -v a="$t0" -v b="$gantry_end" 'BEGIN { printf "%.1f", b - a }')
+poll=$(python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print("%.1f %.1f %d" % (s["poll_p50_ms"], s["poll_p99_ms"], s["cycles"]))' "$summary")
+read -r p50 p99 cycles <<<"$poll"
+
+printf '%-8s %6s %9s %10s %8s\n' run jobs completed seconds jobs/s
+printf '%-8s %6d %9d %10s %8.1f\n' slurm "$jobs" "$slurm_done" "$slurm_s" \
+    "$(awk -v n="$jobs" -v s="$slurm_s" 'BEGIN { print n / s }')"
+printf '%-8s %6d %9d %10s %8.1f\n' gantry "$jobs" "$gantry_done" "$gantry_s" \
+    "$(awk -v n="$jobs" -v s="$gantry_s" 'BEGIN { print n / s }')"
+echo "gantry ($order): poll p50 $p50 ms, p99 $p99 ms, period $poll_ms ms, $cycles cycles; log $dir/gantry.log"
