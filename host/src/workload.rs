@@ -237,7 +237,7 @@ impl WorkloadArgs {
             make_dag_jobs(&jobs, &mut extras, spec, table.models.len(), self.seed);
         }
         if let Some(path) = &self.job_terms {
-            extras.terms = crate::sim::terms::load(path, jobs.len())?;
+            extras.terms = crate::trace::terms::load(path, jobs.len())?;
         }
         Ok(Workload {
             name,

@@ -32,7 +32,7 @@ pub struct JobExtras {
     pub dag: Vec<Option<Arc<DagJob>>>,
     /// Each job's batch-system terms (preemption class, time limit; `--job-terms`); empty:
     /// every job checkpointing under the simulator's preemption mode, no time limit.
-    pub terms: Vec<crate::sim::JobTerms>,
+    pub terms: Vec<crate::trace::terms::JobTerms>,
 }
 
 impl JobExtras {
@@ -47,7 +47,7 @@ impl JobExtras {
     }
 
     /// The batch-system terms of job `i`, if the workload has them.
-    pub fn terms_of(&self, i: usize) -> Option<crate::sim::JobTerms> {
+    pub fn terms_of(&self, i: usize) -> Option<crate::trace::terms::JobTerms> {
         self.terms.get(i).copied()
     }
 

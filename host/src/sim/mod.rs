@@ -17,13 +17,12 @@ mod dag_run_list;
 mod event_queue;
 pub mod scheduler;
 pub mod speed;
-pub mod terms;
 
 pub use crate::cluster::ClusterSpec;
+pub use crate::trace::terms::JobTerms;
 pub use dag_run::{DagPlannerKind, PlannedRun, TaskRun};
 pub use scheduler::SchedulerSpec;
 pub use speed::{SpeedModel, SpeedTable};
-pub use terms::JobTerms;
 
 use crate::cluster::Cluster;
 use crate::mixed::{DagProgress, JobExtras};

@@ -12,6 +12,7 @@ pub mod elasticflow;
 pub mod hydra;
 pub mod loaded;
 pub mod philly;
+pub mod terms;
 pub mod tiresias;
 
 pub use crate::jobs::{TraceError, TraceFormat, TraceJob};

@@ -17,7 +17,7 @@
 //! empty (no limit). Rows past the trace's last job are ignored (`--limit`); fewer rows than
 //! jobs is an error, so no job silently falls back to the default class.
 
-use crate::trace::TraceError;
+use crate::jobs::TraceError;
 use gantry_core::PreemptionClass;
 use std::path::Path;
 
