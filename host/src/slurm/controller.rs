@@ -1300,7 +1300,7 @@ impl Controller {
 /// Whether the controller hands `event` to the core without a scheduling pass
 /// ([`HostScheduler::handle_deferred`]): every event but `Tick` for orders that batch an
 /// instant's events, and `GpuUp` always (a node's GPUs come back together, followed by one
-/// `Tick`; see [`Controller::nodes`]). `gantry replay` applies the same rule to a `gantry
+/// `Tick`; see `Controller::nodes`). `gantry replay` applies the same rule to a `gantry
 /// slurm` journal (`record::replay`).
 pub fn deferred(batched: bool, event: Event) -> bool {
     (batched && event != Event::Tick) || matches!(event, Event::GpuUp(_))
