@@ -641,14 +641,9 @@ impl Controller {
             {
                 continue;
             }
-            if let Err(err) = self.handle(now, Event::Cancel(JobId(id)), cycle) {
-                cycle
-                    .notes
-                    .push(format!("job {id}: core refused its cancel: {err}"));
+            if !self.withdraw(now, id, cycle) {
                 continue;
             }
-            self.start_seq.remove(&id);
-            self.preempted_seq.remove(&id);
             self.released_at_ms.remove(&id);
             self.wait_said.remove(&id);
             self.operator_held.insert(id);
@@ -658,6 +653,21 @@ impl Controller {
                 job.reason
             ));
         }
+    }
+
+    /// Takes a job gantry still holds out of the core (an operator hold, Slurm's deadline
+    /// rule) and forgets its pending start and preemption; false, with a note, when the core
+    /// refuses the cancel.
+    fn withdraw(&mut self, now: u64, id: u32, cycle: &mut Cycle) -> bool {
+        if let Err(err) = self.handle(now, Event::Cancel(JobId(id)), cycle) {
+            cycle
+                .notes
+                .push(format!("job {id}: core refused its cancel: {err}"));
+            return false;
+        }
+        self.start_seq.remove(&id);
+        self.preempted_seq.remove(&id);
+        true
     }
 
     /// Slurm's deadline rule, applied before Slurm applies it: a job whose time limit,
@@ -676,14 +686,9 @@ impl Controller {
             if job.state != JobStateName::Pending || !job.held || ends_s <= deadline_s {
                 continue;
             }
-            if let Err(err) = self.handle(now, Event::Cancel(JobId(id)), cycle) {
-                cycle
-                    .notes
-                    .push(format!("job {id}: core refused its cancel: {err}"));
+            if !self.withdraw(now, id, cycle) {
                 continue;
             }
-            self.start_seq.remove(&id);
-            self.preempted_seq.remove(&id);
             let reason = format!(
                 "its time limit ({limit_min} min) from now ends {} s after its --deadline; Slurm cancels such a job when it starts",
                 ends_s - deadline_s
