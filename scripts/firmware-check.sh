@@ -176,7 +176,7 @@ build_c() { # order placer -> $OUT/gantry-c-ORDER-PLACER.elf
         --no-default-features --features "$1,$2" >&2
     arm-none-eabi-gcc $CFLAGS --specs=nano.specs --specs=rdimon.specs -nostartfiles \
         -I core/ffi/include -T tests/firmware/c/link.ld \
-        tests/firmware/c/startup.c tests/firmware/c/main.c \
+        examples/c-m4f/startup.c tests/firmware/c/main.c \
         "$(arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 --specs=rdimon.specs -print-file-name=rdimon-crt0.o)" \
         target/thumbv7em-none-eabihf/release/libgantry_ffi.a -Wl,--gc-sections -lrdimon \
         -o "$OUT/gantry-c-$1-$2.elf"
