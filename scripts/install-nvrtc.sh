@@ -2,7 +2,7 @@
 # Install NVIDIA's NVRTC (the CUDA runtime compiler, from the PyPI wheel
 # nvidia-cuda-nvrtc-cu12) into .nvrtc/ at the repository root, and print the folder that holds
 # libnvrtc.so.12 on stdout (progress goes to stderr). No GPU, driver or CUDA toolkit needed:
-# CI uses it to compile every kernel to PTX (host/tests/kernels_compile.rs).
+# CI uses it to compile every kernel to PTX (host/tests/it/kernels_compile.rs).
 #
 #   export GANTRY_NVRTC_DIR="$(bash scripts/install-nvrtc.sh)"
 #

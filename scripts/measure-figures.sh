@@ -64,7 +64,7 @@ fi
 
 if [[ ${1:-} == --bench ]]; then
     # criterion's "thrpt:" line gives [low mean high] elements/s; the mean is the middle one.
-    out=$(cargo bench -p gantry --bench tias_events 2>/dev/null)
+    out=$(cargo bench -p gantry --features bench --bench tias_events 2>/dev/null)
     thrpt() { # ORDER WAITING -> mean events/s
         awk -v id="events_1024gpus/$1/$2" '
             $1 == id { found = 1 } found && /thrpt:/ { print $4 " " $5; exit }' <<<"$out"
@@ -72,6 +72,6 @@ if [[ ${1:-} == --bench ]]; then
     for order in tias las; do
         row "$order events/s, 1,024 GPUs busy, 512 / 4,096 / 8,192 waiting" \
             "$(thrpt "$order" 512) / $(thrpt "$order" 4096) / $(thrpt "$order" 8192)" \
-            "cargo bench -p gantry --bench tias_events"
+            "cargo bench -p gantry --features bench --bench tias_events"
     done
 fi

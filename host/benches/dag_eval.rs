@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the DAG planning core: the list-scheduling evaluator per plan at
 //! 1,000 and 10,000 tasks, and one WOA iteration (population 64) on 1,000 tasks.
-//! `cargo bench -p gantry --bench dag_eval`.
+//! `cargo bench -p gantry --features bench --bench dag_eval`.
 #![allow(missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -2,7 +2,7 @@
 //! DAG (1,000 tasks, fan-in 3, 50 GPUs of WORL-like speeds, no transfers): one plan each of
 //! HEFT, PEFT, CPOP, lookahead HEFT and IPPTS; one local-search run from HEFT's plan; one
 //! incremental move (relocate + undo); one WOA-LS run at a fixed work budget.
-//! `cargo bench -p gantry --bench dag_planners`. Instruction counts per planned task:
+//! `cargo bench -p gantry --features bench --bench dag_planners`. Instruction counts per planned task:
 //! `docs/worl-rtgs.md` (valgrind --tool=callgrind).
 #![allow(missing_docs)]
 

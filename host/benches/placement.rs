@@ -1,7 +1,7 @@
 //! Placement benchmarks: one learned pick at 32 and 256 GPUs — the default scorer (the MLP
 //! evaluated directly from the ONNX weights, `learned_pick_*`) and tract, its reference
 //! (`tract_pick_*`) — and the exact-optimal search at k = 8.
-//! Run: `cargo bench -p gantry --bench placement`.
+//! Run: `cargo bench -p gantry --features bench --bench placement`.
 
 use criterion::{Criterion, criterion_main};
 use gantry::learn::scorer::{PolicyScorer, TractScorer};

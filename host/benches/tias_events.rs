@@ -10,7 +10,7 @@
 //! length and each `handle` does a full pass. The harness tracks the running jobs from the
 //! decisions, so finding one to finish costs nothing. Throughput is in events.
 //!
-//! `cargo bench -p gantry --bench tias_events`; for instruction counts, run the bench binary
+//! `cargo bench -p gantry --features bench --bench tias_events`; for instruction counts, run the bench binary
 //! under `valgrind --tool=callgrind` with criterion's `--profile-time 10` and a filter
 //! (`tias/4096`), which skips the analysis.
 

@@ -4,7 +4,7 @@
 //! `gantry-core` scheduler through its event API, the learned policies and DAG planners,
 //! reports, the Slurm and firmware adapters, and the `gantry` commands. The modules form
 //! layers, each importing only from those below; `ARCHITECTURE.md` at the repository root
-//! names them (section "Layers") and maps every module (`tests/tests/layering.rs` checks).
+//! names them (section "Layers") and maps every module (`tests/tests/it/layering.rs` checks).
 
 pub mod cli;
 pub mod cluster;

@@ -5,7 +5,7 @@
 //! and barriers run in lock step, divergent barriers are errors) and launches the kernels
 //! with the host's launch shapes. [`KernelEmulator`] drives that program through the same
 //! chunking and status mapping as [`CudaBatch`](super::CudaBatch), so the equality suite
-//! (`host/tests/kernels_emulated.rs`) can run against it.
+//! (`host/tests/it/kernels_emulated.rs`) can run against it.
 //!
 //! What it shows: the kernels' indexing, validation order, layouts (the transposes), warp
 //! reduction and f64 arithmetic agree with the core evaluator bit for bit. What it cannot

@@ -3,7 +3,7 @@
 //! first start and end exactly, and so the average JCT. Skips with a note when
 //! `../shared/anchors/tiresias` is absent.
 //!
-//! `cargo test --release -p gantry-tests --test tiresias_anchor -- --include-ignored`
+//! `cargo test --release -p gantry-tests --test it tiresias_anchor:: -- --include-ignored`
 
 use gantry::tiresias_check::{self, Input, PHILLY_2K, PHILLY_10K, Row, TINY};
 use std::path::PathBuf;

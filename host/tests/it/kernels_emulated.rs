@@ -13,7 +13,7 @@ use gantry::gpu::GpuError;
 use gantry::gpu::emulate::{EmulatorBuild, EmulatorProgram, KernelEmulator, MemoryChecks};
 use std::path::PathBuf;
 
-const KERNEL: &str = include_str!("../../kernels/woa_eval.cu");
+const KERNEL: &str = include_str!("../../../kernels/woa_eval.cu");
 
 /// Build the emulator into its own folder; `None` (after a notice) when no C++ compiler (or
 /// sanitizer runtime) is there outside CI.

@@ -4,7 +4,7 @@
 //! golden file is replayed through a fresh core.
 //!
 //! Regenerate after an intended change of decisions with `GANTRY_BLESS=1 cargo test --release
-//! -p gantry-tests --test golden`, then read the diff of `gantry replay --dump` outputs.
+//! -p gantry-tests --test it golden::`, then read the diff of `gantry replay --dump` outputs.
 
 use clap::ValueEnum;
 use gantry::record::{self, RecordHeader};
@@ -59,7 +59,7 @@ fn combos() -> impl Iterator<Item = (OrderKind, PlacerKind)> {
         .iter()
         // The learned placer is left out: tract's f32 kernels pick SIMD paths by CPU, so its
         // scores (and rare near-ties) may differ between machines; its runs are checked for
-        // determinism on one machine instead (tests/tests/simulate.rs).
+        // determinism on one machine instead (tests/tests/it/simulate.rs).
         .filter(|&&p| {
             !matches!(
                 p,
