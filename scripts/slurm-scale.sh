@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Throughput of `gantry slurm` against Slurm alone: N one-GPU jobs of 1 s on the private lab.
 #
-#   scripts/slurm-scale.sh [--jobs N] [--poll-ms MS] [--order O] [--dir DIR] [--gantry BIN]
+#   scripts/slurm-scale.sh [--jobs N] [--poll-ms MS] [--order O] [--sched S]
+#                          [--gantry-sched S] [--dir DIR] [--gantry BIN]
 #
-# Two runs on a fresh lab each (4 nodes x 8 GPUs, scripts/slurm-lab.sh, under DIR/slurm
-# and DIR/gantry): N jobs (`sbatch --hold --gpus=1 --time=1 --wrap 'sleep 1'`) are
-# submitted held, then
-#   slurm:  Slurm's own scheduler (`--sched backfill`) gets them all at once
-#           (`scontrol release` of every job);
-#   gantry: `gantry slurm --order O --poll-ms MS --exit-when-idle --json` schedules them
-#           on a sched/builtin lab (what gantry drives).
+# Two runs on a fresh lab each, both with the same slurm.conf unless --gantry-sched says
+# otherwise (4 nodes x 8 GPUs, scripts/slurm-lab.sh --sched S, default backfill; under
+# DIR/slurm and DIR/gantry): N jobs
+# (`sbatch --hold --gpus=1 --time=1 --wrap 'sleep 1'`) are submitted held, then
+#   slurm:  Slurm's own scheduler gets them all at once (`scontrol release` of every job);
+#   gantry: `gantry slurm --order O --poll-ms MS --exit-when-idle --json` schedules them.
 # Each run is timed from the release (gantry's start) to the last job's end (Slurm's
 # end_time); jobs/s = N / that. gantry's poll time p50/p99 (its summary: one poll =
 # `squeue` + `sinfo`, starting with N jobs pending) is printed beside its period.
@@ -19,6 +19,8 @@ set -euo pipefail
 jobs=1000
 poll_ms=200
 order=tias
+sched=backfill
+gantry_sched=""
 dir=/tmp/gantry-slurm-scale
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 gantry=""
@@ -27,9 +29,11 @@ while [[ $# -gt 0 ]]; do
         --jobs) jobs=$2; shift 2 ;;
         --poll-ms) poll_ms=$2; shift 2 ;;
         --order) order=$2; shift 2 ;;
+        --sched) sched=$2; shift 2 ;;
+        --gantry-sched) gantry_sched=$2; shift 2 ;;
         --dir) dir=$2; shift 2 ;;
         --gantry) gantry=$2; shift 2 ;;
-        *) sed -n '4p' "$0" | sed 's/^# //' >&2; exit 64 ;;
+        *) sed -n '4,5p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
 [[ $jobs =~ ^[1-9][0-9]*$ && $poll_ms =~ ^[1-9][0-9]*$ ]] || {
@@ -78,7 +82,7 @@ ends() {
 now() { date +%s.%N; }
 
 # --- Slurm alone
-lab_up "$dir/slurm" backfill
+lab_up "$dir/slurm" "$sched"
 ids=$(submit)
 t0=$(now)
 scontrol release "$ids"
@@ -88,7 +92,8 @@ slurm_s=$(awk -v a="$t0" -v b="$slurm_end" 'BEGIN { printf "%.1f", b - a }')
 "$repo/scripts/slurm-lab.sh" down "$dir/slurm" >/dev/null 2>&1
 
 # --- gantry
-lab_up "$dir/gantry" builtin
+gantry_sched=${gantry_sched:-$sched}
+lab_up "$dir/gantry" "$gantry_sched"
 ids=$(submit)
 t0=$(now)
 summary=$("$gantry" slurm --order "$order" --poll-ms "$poll_ms" --exit-when-idle --json \
@@ -104,4 +109,4 @@ printf '%-8s %6d %9d %10s %8.1f\n' slurm "$jobs" "$slurm_done" "$slurm_s" \
     "$(awk -v n="$jobs" -v s="$slurm_s" 'BEGIN { print n / s }')"
 printf '%-8s %6d %9d %10s %8.1f\n' gantry "$jobs" "$gantry_done" "$gantry_s" \
     "$(awk -v n="$jobs" -v s="$gantry_s" 'BEGIN { print n / s }')"
-echo "gantry ($order): poll p50 $p50 ms, p99 $p99 ms, period $poll_ms ms, $cycles cycles; log $dir/gantry.log"
+echo "slurm: sched/$sched; gantry ($order, sched/$gantry_sched): poll p50 $p50 ms, p99 $p99 ms, period $poll_ms ms, $cycles cycles; log $dir/gantry.log"
