@@ -686,3 +686,61 @@ fn save_grace(path: &std::path::Path, grace: &BTreeMap<u32, u64>) -> std::io::Re
     std::fs::write(&tmp, serde_json::to_vec(grace)?)?;
     std::fs::rename(&tmp, path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slurm::json::JobStateName;
+
+    /// Answers `squeue` and `sinfo` from canned text and records each call's `--jobs`.
+    struct Canned {
+        asked: Vec<String>,
+    }
+
+    fn line(id: u32, state: &str) -> String {
+        format!(
+            "{id}|{state}|None|1|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|\n"
+        )
+    }
+
+    impl SlurmRunner for Canned {
+        fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError> {
+            if program == "sinfo" {
+                return Ok(include_str!("fixtures/sinfo-idle-mixed.json").to_string());
+            }
+            let jobs = args.iter().find_map(|a| a.strip_prefix("--jobs="));
+            self.asked.push(jobs.unwrap_or("active").to_string());
+            Ok(match jobs {
+                None => line(16, "PENDING"),
+                Some("7,15") => line(7, "COMPLETED") + &line(15, "CANCELLED"),
+                Some(other) => panic!("asked for {other}"),
+            })
+        }
+
+        fn run_input(&mut self, _: &str, _: &[String], _: &str) -> Result<String, CommandError> {
+            unreachable!("a poll writes no input")
+        }
+    }
+
+    #[test]
+    fn a_poll_lists_active_jobs_and_asks_for_the_watched_ones_it_lacks_by_id() {
+        let mut runner = Canned { asked: Vec::new() };
+        let snapshot = poll(&mut runner, &[7, 15, 16]).unwrap();
+        // The listing (beside sinfo), then the watched jobs it lacks, in one call.
+        assert_eq!(runner.asked, ["active", "7,15"]);
+        let states: Vec<(u32, JobStateName)> = snapshot
+            .jobs
+            .iter()
+            .map(|j| (j.id, j.state.clone()))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (16, JobStateName::Pending),
+                (7, JobStateName::Completed),
+                (15, JobStateName::Ended("CANCELLED".into()))
+            ]
+        );
+        assert!(!snapshot.nodes.is_empty());
+    }
+}
