@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Throughput of `gantry slurm` against Slurm alone: N one-GPU jobs of 1 s on the private lab.
 #
-#   scripts/slurm-scale.sh [--jobs N] [--poll-ms MS] [--order O] [--dir DIR] [--gantry BIN]
+#   scripts/slurm-scale.sh [--jobs N] [--poll-ms MS] [--order O] [--sched S]
+#                          [--gantry-sched S] [--dir DIR] [--gantry BIN]
 #
-# Two runs on a fresh lab each (4 nodes x 8 GPUs, scripts/slurm-lab.sh, under DIR/slurm
-# and DIR/gantry): N jobs (`sbatch --hold --gpus=1 --time=1 --wrap 'sleep 1'`) are
-# submitted held, then
-#   slurm:  Slurm's own scheduler (`--sched backfill`) gets them all at once
-#           (`scontrol release` of every job);
-#   gantry: `gantry slurm --order O --poll-ms MS --exit-when-idle --json` schedules them
-#           on a sched/builtin lab (what gantry drives).
+# Two runs on a fresh lab each, both with the same slurm.conf unless --gantry-sched says
+# otherwise (4 nodes x 8 GPUs, scripts/slurm-lab.sh --sched S, default backfill; under
+# DIR/slurm and DIR/gantry): N jobs
+# (`sbatch --hold --gpus=1 --time=1 --wrap 'sleep 1'`) are submitted held, then
+#   slurm:  Slurm's own scheduler gets them all at once (`scontrol release` of every job);
+#   gantry: `gantry slurm --order O --poll-ms MS --exit-when-idle --json` schedules them.
 # Each run is timed from the release (gantry's start) to the last job's end (Slurm's
 # end_time); jobs/s = N / that. gantry's poll time p50/p99 (its summary: one poll =
-# `squeue` + `sinfo`, starting with N jobs pending) is printed beside its period.
+# `squeue` + `sinfo`, starting with N jobs pending) is printed beside its period, and for
+# both runs where a start's time goes (slurmctld.log: job end -> gantry's release -> Slurm's
+# start -> the job's end).
 # Not in CI (about 3 minutes for 1,000 jobs). Needs Slurm (the lab script installs it).
 set -euo pipefail
 
 jobs=1000
 poll_ms=200
 order=tias
+sched=backfill
+gantry_sched=""
 dir=/tmp/gantry-slurm-scale
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 gantry=""
@@ -27,9 +31,11 @@ while [[ $# -gt 0 ]]; do
         --jobs) jobs=$2; shift 2 ;;
         --poll-ms) poll_ms=$2; shift 2 ;;
         --order) order=$2; shift 2 ;;
+        --sched) sched=$2; shift 2 ;;
+        --gantry-sched) gantry_sched=$2; shift 2 ;;
         --dir) dir=$2; shift 2 ;;
         --gantry) gantry=$2; shift 2 ;;
-        *) sed -n '4p' "$0" | sed 's/^# //' >&2; exit 64 ;;
+        *) sed -n '4,5p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
 [[ $jobs =~ ^[1-9][0-9]*$ && $poll_ms =~ ^[1-9][0-9]*$ ]] || {
@@ -77,18 +83,56 @@ ends() {
 
 now() { date +%s.%N; }
 
+# Where a start's time goes, from slurmctld's log $1 (millisecond times) of run $2 (slurm or
+# gantry): p50 and p90 of the time from a start to that job's end and from the last job end
+# before a start to the start; for gantry also from the last end before a release to the
+# release and from a release to the job's start.
+breakdown() {
+    python3 - "$1" "$2" <<'PY'
+import bisect, re, sys
+from datetime import datetime
+def at(line):
+    return datetime.strptime(line[1:24], "%Y-%m-%dT%H:%M:%S.%f").timestamp()
+release, start, end = {}, {}, {}
+for line in open(sys.argv[1]):
+    for pattern, into in ((r"release hold on JobId=(\d+)", release),
+                          (r"(?:Allocate|Started) JobId=(\d+)", start),
+                          (r"_job_complete: JobId=(\d+) done", end)):
+        m = re.search(pattern, line)
+        if m:
+            into[int(m[1])] = at(line)
+ends = sorted(end.values())
+def since_end(t):
+    i = bisect.bisect_left(ends, t)
+    return t - ends[i - 1] if i > 0 else None
+def q(values):
+    v = sorted(x for x in values if x is not None and x < 3)
+    return "-" if not v else "%.2f/%.2f" % (v[len(v) // 2], v[int(len(v) * 0.9)])
+runs = "start->end %s  end->start %s  (s, p50/p90)" % (
+    q(end[j] - t for j, t in start.items() if j in end),
+    q(since_end(t) for t in start.values()))
+if sys.argv[2] == "gantry":
+    runs = "end->release %s  release->start %s  %s" % (
+        q(since_end(t) for t in release.values()),
+        q(start[j] - t for j, t in release.items() if j in start), runs)
+print(runs)
+PY
+}
+
 # --- Slurm alone
-lab_up "$dir/slurm" backfill
+lab_up "$dir/slurm" "$sched"
 ids=$(submit)
 t0=$(now)
 scontrol release "$ids"
 wait_done
 read -r slurm_end slurm_done < <(ends "$ids")
 slurm_s=$(awk -v a="$t0" -v b="$slurm_end" 'BEGIN { printf "%.1f", b - a }')
+slurm_times=$(breakdown "$dir/slurm/log/slurmctld.log" slurm)
 "$repo/scripts/slurm-lab.sh" down "$dir/slurm" >/dev/null 2>&1
 
 # --- gantry
-lab_up "$dir/gantry" builtin
+gantry_sched=${gantry_sched:-$sched}
+lab_up "$dir/gantry" "$gantry_sched"
 ids=$(submit)
 t0=$(now)
 summary=$("$gantry" slurm --order "$order" --poll-ms "$poll_ms" --exit-when-idle --json \
@@ -96,6 +140,7 @@ summary=$("$gantry" slurm --order "$order" --poll-ms "$poll_ms" --exit-when-idle
 wait_done
 read -r gantry_end gantry_done < <(ends "$ids")
 gantry_s=$(awk -v a="$t0" -v b="$gantry_end" 'BEGIN { printf "%.1f", b - a }')
+gantry_times=$(breakdown "$dir/gantry/log/slurmctld.log" gantry)
 poll=$(python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print("%.1f %.1f %d" % (s["poll_p50_ms"], s["poll_p99_ms"], s["cycles"]))' "$summary")
 read -r p50 p99 cycles <<<"$poll"
 
@@ -104,4 +149,6 @@ printf '%-8s %6d %9d %10s %8.1f\n' slurm "$jobs" "$slurm_done" "$slurm_s" \
     "$(awk -v n="$jobs" -v s="$slurm_s" 'BEGIN { print n / s }')"
 printf '%-8s %6d %9d %10s %8.1f\n' gantry "$jobs" "$gantry_done" "$gantry_s" \
     "$(awk -v n="$jobs" -v s="$gantry_s" 'BEGIN { print n / s }')"
-echo "gantry ($order): poll p50 $p50 ms, p99 $p99 ms, period $poll_ms ms, $cycles cycles; log $dir/gantry.log"
+echo "slurm: sched/$sched; gantry ($order, sched/$gantry_sched): poll p50 $p50 ms, p99 $p99 ms, period $poll_ms ms, $cycles cycles; log $dir/gantry.log"
+echo "slurm:  $slurm_times"
+echo "gantry: $gantry_times"

@@ -11,6 +11,31 @@ pub trait SlurmRunner {
     /// Runs `program` with `args` and returns its standard output, or why it failed.
     fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError>;
 
+    /// Runs `program` with `args`, `input` on its standard input (`scontrol` reads one
+    /// command per line and carries out each, so one process does a cycle's updates; see
+    /// [`super::action::start_together`]), and returns its standard output, or why it
+    /// failed (a failure of any line fails the whole run).
+    fn run_input(
+        &mut self,
+        program: &str,
+        args: &[String],
+        input: &str,
+    ) -> Result<String, CommandError>;
+
+    /// Runs independent commands (program, arguments, standard input if any) and returns
+    /// their outputs in order.
+    /// The default runs them one after the other; [`ProcessRunner`] runs them side by side,
+    /// so a poll (`squeue` and `sinfo`) takes as long as the slower of them, not the sum.
+    fn run_all(&mut self, commands: &[Invocation<'_>]) -> Vec<Result<String, CommandError>> {
+        commands
+            .iter()
+            .map(|(program, args, input)| match input {
+                Some(input) => self.run_input(program, args, input),
+                None => self.run(program, args),
+            })
+            .collect()
+    }
+
     /// Runs independent command sequences (each a list of command lines, program first, run
     /// in order up to the first failure) and returns, per sequence, its result and when it
     /// ended. The default runs them one after the other; [`ProcessRunner`] runs up to
@@ -26,9 +51,13 @@ pub trait SlurmRunner {
     }
 }
 
-/// How many command sequences [`ProcessRunner::run_sequences`] runs at once: a cycle's
-/// starts (`scontrol update` + `scontrol release` each, about 10 ms on the lab) overlap, so
-/// 32 of them take about a quarter of the time one after the other takes.
+/// One command to run: program, arguments, and what to write to its standard input (if
+/// anything).
+pub type Invocation<'a> = (&'a str, Vec<String>, Option<String>);
+
+/// How many command sequences [`ProcessRunner::run_sequences`] runs at once: commands run
+/// one job at a time (a cycle's releases when their batch failed, see
+/// [`super::action::start_together`]) overlap.
 pub const PARALLEL: usize = 8;
 
 /// Runs `lines` in order, stopping at the first failure.
@@ -105,6 +134,31 @@ pub fn command_line(program: &str, args: &[String]) -> String {
 }
 
 impl SlurmRunner for ProcessRunner {
+    fn run_all(&mut self, commands: &[Invocation<'_>]) -> Vec<Result<String, CommandError>> {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = commands
+                .iter()
+                .map(|(program, args, input)| {
+                    let runner = self.clone();
+                    scope.spawn(move || runner.spawn(program, args, input.as_deref()))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(commands)
+                .map(|(handle, (program, args, _))| {
+                    handle.join().unwrap_or_else(|_| {
+                        Err(CommandError::Failed {
+                            command: command_line(program, args),
+                            status: "not run".into(),
+                            stderr: "the thread running it panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        })
+    }
+
     fn run_sequences(
         &mut self,
         sequences: &[Vec<Vec<String>>],
@@ -113,12 +167,40 @@ impl SlurmRunner for ProcessRunner {
     }
 
     fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError> {
-        let command = command_line(program, args);
+        self.spawn(program, args, None)
+    }
+
+    fn run_input(
+        &mut self,
+        program: &str,
+        args: &[String],
+        input: &str,
+    ) -> Result<String, CommandError> {
+        self.spawn(program, args, Some(input))
+    }
+}
+
+impl ProcessRunner {
+    /// Runs one command with its time limit, `input` (if any) written to its standard input.
+    fn spawn(
+        &self,
+        program: &str,
+        args: &[String],
+        input: Option<&str>,
+    ) -> Result<String, CommandError> {
+        let mut command = command_line(program, args);
+        if let Some(input) = input {
+            command.push_str(&format!(" < ({} lines)", input.lines().count()));
+        }
         let mut child = Command::new(program)
             .args(args)
             // Times as Unix seconds in `squeue`'s compact listing (`compact`).
             .env("SLURM_TIME_FORMAT", "%s")
-            .stdin(Stdio::null())
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -126,6 +208,15 @@ impl SlurmRunner for ProcessRunner {
                 command: command.clone(),
                 source,
             })?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // Written on a thread: a child that stops reading must not block gantry past
+            // the time limit. Closing the pipe (the thread ends) is the child's end of input.
+            let input = input.to_string();
+            std::thread::spawn(move || {
+                use std::io::Write as _;
+                let _ = stdin.write_all(input.as_bytes());
+            });
+        }
         // Drain both pipes on threads: a large `squeue --json` would fill the pipe and block
         // the child before it exits.
         let stdout = child.stdout.take().map(drain);
@@ -284,6 +375,41 @@ mod tests {
         }
         assert!(matches!(results[3].0, Err(CommandError::Failed { .. })));
         assert!(!dir.join("never").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn input_goes_to_standard_input_and_a_failure_names_it() {
+        let out = runner(5_000)
+            .run_input("cat", &[], "update JobId=1\nupdate JobId=2\n")
+            .unwrap();
+        assert_eq!(out, "update JobId=1\nupdate JobId=2\n");
+        let err = runner(5_000)
+            .run_input("sh", &args(&["-c", "cat >/dev/null; exit 1"]), "a\nb\n")
+            .unwrap_err();
+        assert!(err.to_string().contains("sh -c"), "{err}");
+        assert!(err.to_string().contains("< (2 lines)"), "{err}");
+    }
+
+    #[test]
+    fn commands_run_side_by_side_and_answer_in_order() {
+        let dir = std::env::temp_dir().join(format!("gantry-all-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let d = dir.display();
+        // Each waits until both have started: one after the other, the first would wait
+        // for good (killed at the 5 s limit).
+        let both = |i: usize| {
+            args(&[
+                "-c",
+                &format!(
+                    "touch {d}/{i}; while [ $(ls {d} | wc -l) -lt 2 ]; do sleep 0.01; done; echo {i}"
+                ),
+            ])
+        };
+        let out = runner(5_000).run_all(&[("sh", both(0), None), ("sh", both(1), None)]);
+        let out: Vec<String> = out.into_iter().map(|r| r.unwrap()).collect();
+        assert_eq!(out, ["0\n", "1\n"]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -966,8 +966,21 @@ impl Controller {
             }
         }
         cycle.actions.extend(holds);
-        // Work conserving: every start whose GPUs Slurm has free now is released, in the
-        // core's order; one that must wait holds back no other.
+        self.release_in_order(starts, room, &completing, busy, cycle);
+    }
+
+    /// Work conserving: every start (in the core's order) whose GPUs Slurm has free now
+    /// (`room`) is released; one that must wait holds back no other, and its log line says
+    /// why. `completing`: nodes Slurm shows completing a job; `busy`: nodes where a job
+    /// gantry released has not started yet.
+    fn release_in_order(
+        &mut self,
+        starts: Vec<(u64, StartPlan)>,
+        mut room: BTreeMap<String, i64>,
+        completing: &BTreeSet<&str>,
+        mut busy: BTreeSet<String>,
+        cycle: &mut Cycle,
+    ) {
         let mut split_blocked: Vec<SplitBlocked> = Vec::new();
         // Whether anything can still change Slurm's counts for the split-blocked starts
         // other than jobs ending: a release pending in Slurm, one made this cycle, or a
@@ -978,18 +991,24 @@ impl Controller {
                 .shape
                 .iter()
                 .find(|(node, n)| room.get(node).is_none_or(|free| *free < i64::from(*n)));
+            let completes = plan
+                .shape
+                .iter()
+                .find(|(node, _)| completing.contains(node.as_str()));
             let wait = if let Some((node, n)) = short {
-                Some(if completing.contains(node.as_str()) {
-                    format!(
-                        "waits for node {node}: Slurm starts nothing there while it completes a job"
-                    )
-                } else {
-                    format!(
-                        "waits for Slurm to free GPUs on {node}: Slurm has {} free, the start on {} needs {n} (Slurm's count lags gantry's)",
-                        room.get(node).copied().unwrap_or(0).max(0),
-                        shape_text(&plan.shape)
-                    )
-                })
+                Some(format!(
+                    "waits for Slurm to free GPUs on {node}: Slurm has {} free, the start on {} needs {n} (Slurm's count lags gantry's)",
+                    room.get(node).copied().unwrap_or(0).max(0),
+                    shape_text(&plan.shape)
+                ))
+            } else if let Some((node, _)) = completes.filter(|_| is_uneven(&plan.shape)) {
+                // An even start is released onto a completing node (below); an uneven one
+                // is split by Slurm when it starts, so it waits until the node is done and
+                // the counts it is released on are the ones Slurm splits by.
+                Some(format!(
+                    "waits for node {node}: Slurm completes a job there, and splits this uneven start ({}) only when it starts it",
+                    shape_text(&plan.shape)
+                ))
             } else if is_uneven(&plan.shape) {
                 // Slurm splits a per-job count itself (one GPU per node, then node by node):
                 // release only when that split is gantry's and nothing else released onto
@@ -1116,8 +1135,14 @@ impl Controller {
     }
 
     /// GPUs Slurm can give now, per node: its own `gres_used` count taken from the node's
-    /// GPUs (none while the node is completing a job), less what jobs released by gantry
-    /// but not yet running will take there.
+    /// GPUs, less what jobs released by gantry but not yet running will take there.
+    ///
+    /// A node that is completing a job counts too: Slurm frees a job's GPUs in its count
+    /// when the job ends, before the node's epilog is done, and starts nothing on the node
+    /// until then. A job released onto it waits in Slurm, pinned (so it holds back no job
+    /// on other nodes), and starts in the scheduling pass Slurm runs as soon as the epilog
+    /// completes; released after the node is done, it would wait for Slurm's next periodic
+    /// pass (up to a second in 22.05, which defers the pass a release asks for).
     fn slurm_room(
         &self,
         jobs: &BTreeMap<u32, &SlurmJob>,
@@ -1126,13 +1151,12 @@ impl Controller {
         let mut room: BTreeMap<String, i64> = BTreeMap::new();
         for machine in &self.layout.machines {
             let node = nodes.iter().find(|n| n.name == machine.name);
-            // Slurm starts nothing on a node still completing a job (its epilog runs).
             let free = match node {
-                Some(n) if !n.states.iter().any(|s| s == "COMPLETING") => {
+                Some(n) => {
                     let used = node_gpus(&n.gres_used).map_or(0, |g| g.count);
                     i64::from(machine.gpus) - i64::from(used)
                 }
-                _ => 0,
+                None => 0,
             };
             room.insert(machine.name.clone(), free);
         }

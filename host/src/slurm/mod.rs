@@ -180,13 +180,26 @@ fn args_of(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-/// Reads jobs and nodes: the jobs that are not over (compact `squeue`, see [`compact`]),
-/// then those of `watched` (the jobs the core holds) that list lacks, by id with every
-/// state (they ended since the last poll), at most 500 ids per call.
+/// Reads jobs and nodes: the jobs that are not over (compact `squeue`, see [`compact`])
+/// and the nodes (`sinfo --json`) side by side, then those of `watched` (the jobs the core
+/// holds) that the listing lacks, by id with every state (they ended since the last poll),
+/// at most 500 ids per call.
 fn poll(runner: &mut dyn SlurmRunner, watched: &[u32]) -> Result<Snapshot, String> {
-    let listing = runner
-        .run("squeue", &compact::squeue_args(compact::ACTIVE_STATES, &[]))
-        .map_err(|e| e.to_string())?;
+    let mut both = runner
+        .run_all(&[
+            (
+                "squeue",
+                compact::squeue_args(compact::ACTIVE_STATES, &[]),
+                None,
+            ),
+            ("sinfo", args_of(&["--json"]), None),
+        ])
+        .into_iter();
+    let (Some(listing), Some(nodes)) = (both.next(), both.next()) else {
+        return Err("squeue and sinfo gave no answer".to_string());
+    };
+    let listing = listing.map_err(|e| e.to_string())?;
+    let nodes = nodes.map_err(|e| e.to_string())?;
     let mut jobs = compact::parse_squeue_compact(&listing).map_err(|e| e.to_string())?;
     let listed: std::collections::BTreeSet<u32> = jobs.iter().map(|j| j.id).collect();
     let missing: Vec<u32> = watched
@@ -203,9 +216,6 @@ fn poll(runner: &mut dyn SlurmRunner, watched: &[u32]) -> Result<Snapshot, Strin
         };
         jobs.extend(compact::parse_squeue_compact(&ended).map_err(|e| e.to_string())?);
     }
-    let nodes = runner
-        .run("sinfo", &args_of(&["--json"]))
-        .map_err(|e| e.to_string())?;
     let nodes = json::parse_sinfo(&nodes).map_err(|e| e.to_string())?;
     Ok(Snapshot { jobs, nodes })
 }
@@ -435,6 +445,8 @@ impl Daemon<'_> {
     fn run(&mut self) -> anyhow::Result<()> {
         let period = Duration::from_millis(self.args.poll_ms.max(1));
         let mut poll_failures = 0u32;
+        // Whether the last poll came early (see below).
+        let mut early = false;
         loop {
             let started = Instant::now();
             let watched = self.controller.watched_jobs();
@@ -465,6 +477,7 @@ impl Daemon<'_> {
             self.tally
                 .polled(observed.duration_since(started).as_secs_f64() * 1000.0);
             let cycle = self.controller.observe(&snapshot, unix_ms());
+            let planned = Instant::now();
             for note in &cycle.notes {
                 self.log.line(note);
             }
@@ -488,7 +501,8 @@ impl Daemon<'_> {
             }
             // Also write-ahead: a signal is on disk before it is sent.
             self.save_grace()?;
-            // Releases last, and side by side (their commands overlap, `run_sequences`);
+            let journaled = Instant::now();
+            // Releases last, all together (two `scontrol` processes, `start_together`);
             // everything else first, in the planned order.
             let (starts, others): (Vec<&Action>, Vec<&Action>) = cycle
                 .actions
@@ -497,7 +511,22 @@ impl Daemon<'_> {
             for action in others {
                 self.carry_out(action, observed);
             }
+            let others_done = Instant::now();
             self.carry_out_together(&starts, observed);
+            if !starts.is_empty() {
+                // Where a release's time goes, from the poll's start to Slurm's answer.
+                let ms =
+                    |from: Instant, to: Instant| to.duration_since(from).as_secs_f64() * 1000.0;
+                self.log.line(&format!(
+                    "cycle: poll {:.1} ms, plan {:.1} ms, journal {:.1} ms, other actions {:.1} ms, {} releases {:.1} ms",
+                    ms(started, observed),
+                    ms(observed, planned),
+                    ms(planned, journaled),
+                    ms(journaled, others_done),
+                    starts.len(),
+                    ms(others_done, Instant::now())
+                ));
+            }
             if !cycle.actions.is_empty() {
                 self.save_tally();
                 self.save_grace()?;
@@ -509,6 +538,15 @@ impl Daemon<'_> {
                 self.log
                     .line("idle: no job of the partition is pending or running");
                 return Ok(());
+            }
+            // Jobs tend to end together (a gang's nodes, jobs started in one pass): a poll
+            // that saw an end is followed at once by one more, which sees the rest of them
+            // and releases their successors while Slurm still handles those ends (each end
+            // starts a scheduling pass in Slurm; a release alone waits for its next
+            // periodic one). At most one early poll per period, so at most twice the polls.
+            early = !early && !cycle.outcomes.is_empty();
+            if early {
+                continue;
             }
             if let Some(rest) = period.checked_sub(started.elapsed()) {
                 std::thread::sleep(rest);
@@ -554,19 +592,24 @@ impl Daemon<'_> {
         self.record(action, result, Instant::now(), observed);
     }
 
-    /// Carries out independent actions side by side ([`SlurmRunner::run_sequences`]).
+    /// Carries out a cycle's releases together: two `scontrol` processes for all of them
+    /// ([`action::start_together`]), each job's result recorded as its own.
     fn carry_out_together(&mut self, actions: &[&Action], observed: Instant) {
-        let due: Vec<&Action> = actions
+        let due: Vec<(&Action, &action::StartPlan)> = actions
             .iter()
             .copied()
             .filter(|a| !self.backing_off(a))
+            .filter_map(|a| match a {
+                Action::Start(plan) => Some((a, plan)),
+                _ => None,
+            })
             .collect();
         if due.is_empty() {
             return;
         }
-        let sequences: Vec<Vec<Vec<String>>> = due.iter().map(|a| a.commands()).collect();
-        let results = self.runner.run_sequences(&sequences);
-        for (action, (result, done)) in due.into_iter().zip(results) {
+        let plans: Vec<&action::StartPlan> = due.iter().map(|(_, p)| *p).collect();
+        let results = action::start_together(self.runner, &plans);
+        for ((action, _), (result, done)) in due.into_iter().zip(results) {
             self.record(action, result, done, observed);
         }
     }
@@ -642,4 +685,62 @@ fn save_grace(path: &std::path::Path, grace: &BTreeMap<u32, u64>) -> std::io::Re
     let tmp = PathBuf::from(tmp);
     std::fs::write(&tmp, serde_json::to_vec(grace)?)?;
     std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slurm::json::JobStateName;
+
+    /// Answers `squeue` and `sinfo` from canned text and records each call's `--jobs`.
+    struct Canned {
+        asked: Vec<String>,
+    }
+
+    fn line(id: u32, state: &str) -> String {
+        format!(
+            "{id}|{state}|None|1|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|\n"
+        )
+    }
+
+    impl SlurmRunner for Canned {
+        fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError> {
+            if program == "sinfo" {
+                return Ok(include_str!("fixtures/sinfo-idle-mixed.json").to_string());
+            }
+            let jobs = args.iter().find_map(|a| a.strip_prefix("--jobs="));
+            self.asked.push(jobs.unwrap_or("active").to_string());
+            Ok(match jobs {
+                None => line(16, "PENDING"),
+                Some("7,15") => line(7, "COMPLETED") + &line(15, "CANCELLED"),
+                Some(other) => panic!("asked for {other}"),
+            })
+        }
+
+        fn run_input(&mut self, _: &str, _: &[String], _: &str) -> Result<String, CommandError> {
+            unreachable!("a poll writes no input")
+        }
+    }
+
+    #[test]
+    fn a_poll_lists_active_jobs_and_asks_for_the_watched_ones_it_lacks_by_id() {
+        let mut runner = Canned { asked: Vec::new() };
+        let snapshot = poll(&mut runner, &[7, 15, 16]).unwrap();
+        // The listing (beside sinfo), then the watched jobs it lacks, in one call.
+        assert_eq!(runner.asked, ["active", "7,15"]);
+        let states: Vec<(u32, JobStateName)> = snapshot
+            .jobs
+            .iter()
+            .map(|j| (j.id, j.state.clone()))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (16, JobStateName::Pending),
+                (7, JobStateName::Completed),
+                (15, JobStateName::Ended("CANCELLED".into()))
+            ]
+        );
+        assert!(!snapshot.nodes.is_empty());
+    }
 }
