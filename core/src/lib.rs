@@ -73,7 +73,7 @@ pub use scheduler::snapshot::{
     self, MAX_SNAPSHOT_BYTES, SNAPSHOT_VERSION, SnapshotCapacities, SnapshotError,
 };
 pub use scheduler::{
-    DeadlineAdmission, HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig,
+    DeadlineAdmission, HandleOutcome, InvariantViolation, Reservation, Scheduler, SchedulerConfig,
 };
 pub use time::{DurationMs, TimeMs};
 pub use topology::{CommCost, Levels, LinkWeights, Topology, TopologyError};

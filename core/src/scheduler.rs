@@ -86,6 +86,29 @@ impl SchedulerConfig {
     pub const fn with_min_run(self, min_run: DurationMs) -> Self {
         Self { min_run, ..self }
     }
+
+    /// This configuration with the head-of-line behaviour `head_of_line` (e.g.
+    /// [`HeadOfLine::Reserve`] for a reservation for the queue head).
+    pub const fn with_head_of_line(self, head_of_line: HeadOfLine) -> Self {
+        Self {
+            head_of_line,
+            ..self
+        }
+    }
+}
+
+/// The reservation a [`HeadOfLine::Reserve`] pass makes ([`Scheduler::reservation`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reservation<const G: usize> {
+    /// The head: the highest-ranked queued job that fits the healthy cluster but not the
+    /// GPUs left to it.
+    pub job: JobId,
+    /// The GPUs held for it: as many as it asks for, healthy, each free or held by a
+    /// running job that must end first. Later jobs do not start on them.
+    pub gpus: GpuMask<G>,
+    /// How many running jobs hold GPUs of the set (the jobs that must end before the head
+    /// can start on it): the fewest of any set the rule considers.
+    pub jobs_to_end: usize,
 }
 
 /// What a GPU holds, for [`Scheduler::consolidate`].
@@ -713,21 +736,14 @@ where
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
         let preemptive = self.config.preemption == Preemption::On;
-        let healthy = self.healthy_count;
-        let budget = PlanBudget {
-            healthy,
-            gpus: if preemptive {
-                healthy.saturating_sub(self.pinned_count)
-            } else {
-                healthy.saturating_sub(self.busy_count)
-            },
-            preemptive,
-            block: self.config.head_of_line == HeadOfLine::Block,
-        };
         let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
         let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
-        self.rank
-            .plan(budget, self.table.by_slot(), &mut preempts, &mut starts);
+        let head = self.rank.plan(
+            self.plan_budget(),
+            self.table.by_slot(),
+            &mut preempts,
+            &mut starts,
+        );
         for &slot in preempts.iter() {
             if out.is_full() {
                 return true;
@@ -760,7 +776,199 @@ where
                 self.state_changed(slot, now);
             }
         }
+        match head {
+            Some(head) => self.backfill(head, now, out),
+            None => false,
+        }
+    }
+
+    /// What the first plan of a pass hands out: when preemptive, the healthy GPUs not held
+    /// by pinned jobs; else the free ones.
+    fn plan_budget(&self) -> PlanBudget {
+        let preemptive = self.config.preemption == Preemption::On;
+        let healthy = self.healthy_count;
+        PlanBudget {
+            healthy,
+            gpus: if preemptive {
+                healthy.saturating_sub(self.pinned_count)
+            } else {
+                healthy.saturating_sub(self.busy_count)
+            },
+            preemptive,
+            block: self.config.head_of_line == HeadOfLine::Block,
+            reserve: self.config.head_of_line == HeadOfLine::Reserve,
+        }
+    }
+
+    /// [`HeadOfLine::Reserve`], after the jobs ranked ahead of `head` were decided: holds
+    /// the head's GPU set ([`reserve_for`](Self::reserve_for)) and starts, in rank order,
+    /// the queued jobs that fit in the free GPUs outside it, placed only there. Nothing is
+    /// preempted for them, and the head itself cannot fit (it did not fit in more GPUs).
+    /// Returns true if `out` filled first. O(G·m) for the set (m: GPUs per machine) plus
+    /// the second plan and the placements.
+    fn backfill<const D: usize>(
+        &mut self,
+        head: Slot,
+        now: TimeMs,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> bool {
+        let Some((reserved, _)) = self
+            .table
+            .get(head)
+            .and_then(|job| self.reserve_for(usize::from(job.gpus())))
+        else {
+            return false;
+        };
+        let gpus = self.topology.gpu_count().min(G);
+        let outside = (0..gpus)
+            .filter(|&g| self.is_free(g) && !reserved.allows(GpuId(g as u16)))
+            .count();
+        if outside == 0 {
+            return false;
+        }
+        let budget = PlanBudget {
+            healthy: self.healthy_count,
+            gpus: outside,
+            preemptive: false,
+            block: false,
+            reserve: false,
+        };
+        let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
+        let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
+        self.rank
+            .plan(budget, self.table.by_slot(), &mut preempts, &mut starts);
+        for &slot in starts.iter() {
+            if out.is_full() {
+                return true;
+            }
+            let Some(id) = self.table.get(slot).map(Job::id) else {
+                continue;
+            };
+            if let Some(gpus) = self.place_outside(slot, Some(&reserved)) {
+                self.start(slot, gpus.clone(), now);
+                let _ = out.push(Decision::Start { job: id, gpus });
+                self.state_changed(slot, now);
+            }
+        }
         false
+    }
+
+    /// The reservation a [`HeadOfLine::Reserve`] pass holds now: the head and its GPU set
+    /// (see [`reserve_for`](Self::reserve_for)). `None` under another head-of-line rule, or
+    /// when every queued job that fits the cluster fits the GPUs left. After a complete
+    /// pass it is the reservation that pass made (the jobs it backfilled took GPUs outside
+    /// the set, which never makes another set cheaper). O(J) at worst for the head, plus
+    /// the set's cost.
+    pub fn reservation(&self) -> Option<Reservation<G>> {
+        if self.config.head_of_line != HeadOfLine::Reserve {
+            return None;
+        }
+        let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
+        let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
+        let head = self.rank.plan(
+            self.plan_budget(),
+            self.table.by_slot(),
+            &mut preempts,
+            &mut starts,
+        )?;
+        let job = self.table.get(head)?;
+        let (gpus, jobs_to_end) = self.reserve_for(usize::from(job.gpus()))?;
+        Some(Reservation {
+            job: job.id(),
+            gpus,
+            jobs_to_end,
+        })
+    }
+
+    /// The GPU set a head asking for `need` GPUs is given, and how many running jobs must
+    /// end before it is free. Run times are not known, so "soonest" is counted in jobs:
+    /// within one machine when some machine has `need` healthy GPUs (one machine per gang
+    /// where one can hold it, as a consolidating placement would want), else within the
+    /// whole cluster, the set is the free GPUs plus those of the running jobs with the
+    /// most GPUs there (taking the largest first needs the fewest jobs, since jobs hold
+    /// disjoint GPUs), ties by job id; the machine needing the fewest jobs wins, ties by
+    /// the lower machine index. `None` when fewer than `need` GPUs are healthy.
+    /// O(G·m), m the largest machine's GPU count (O(G + R log R) for the whole cluster).
+    fn reserve_for(&self, need: usize) -> Option<(GpuMask<G>, usize)> {
+        let gpus = self.topology.gpu_count().min(G);
+        let mut best: Option<(usize, core::ops::Range<usize>)> = None;
+        for m in 0..self.topology.machine_count().min(G) {
+            let r = self.topology.gpus_of_machine(MachineId(m as u16));
+            let range = usize::from(r.start).min(gpus)..usize::from(r.end).min(gpus);
+            let healthy = self.healthy[range.clone()].iter().filter(|&&h| h).count();
+            if healthy < need {
+                continue;
+            }
+            let Some((_, jobs)) = self.drain_set(range.clone(), need) else {
+                continue;
+            };
+            if best.as_ref().is_none_or(|(b, _)| jobs < *b) {
+                best = Some((jobs, range));
+            }
+        }
+        let range = best.map_or(0..gpus, |(_, range)| range);
+        self.drain_set(range, need)
+    }
+
+    /// Within the GPU index range `range`: the free healthy GPUs (lowest first), then the
+    /// GPUs there of running jobs in order of most GPUs in the range (ties by lower id),
+    /// lowest GPU first, until `need` are held; and how many jobs were taken. `None` when
+    /// the range has fewer than `need` healthy GPUs. O(n·d + d log d) for n GPUs held by d
+    /// jobs (the whole cluster: O(G + R log R), each running job's GPUs all being in it).
+    fn drain_set(
+        &self,
+        range: core::ops::Range<usize>,
+        need: usize,
+    ) -> Option<(GpuMask<G>, usize)> {
+        let mut mask = GpuMask::<G>::none();
+        let mut held = 0usize;
+        for g in range.clone() {
+            if held < need && self.is_free(g) {
+                mask.set(GpuId(g as u16), true);
+                held += 1;
+            }
+        }
+        if held >= need {
+            return Some((mask, 0));
+        }
+        // (GPUs in the range, id, slot) of each running job holding GPUs there.
+        let mut holders: heapless::Vec<(usize, JobId, Slot), G> = heapless::Vec::new();
+        let whole = range.start == 0 && range.end >= self.topology.gpu_count().min(G);
+        if whole {
+            for &slot in self.running.iter() {
+                if let Some(job) = self.table.get(slot) {
+                    let _ = holders.push((usize::from(job.gpus()), job.id(), slot));
+                }
+            }
+        } else {
+            for g in range.clone() {
+                let slot = self.owner.get(g).copied().unwrap_or(NIL);
+                let Some(job) = self.table.get(slot) else {
+                    continue;
+                };
+                match holders.iter_mut().find(|h| h.2 == slot) {
+                    Some(h) => h.0 += 1,
+                    None => {
+                        let _ = holders.push((1, job.id(), slot));
+                    }
+                }
+            }
+        }
+        heap_sort(&mut holders, |a, b| (b.0, a.1) < (a.0, b.1));
+        let mut jobs = 0usize;
+        for &(_, _, slot) in holders.iter() {
+            if held >= need {
+                break;
+            }
+            jobs += 1;
+            for g in range.clone() {
+                if held < need && self.owner.get(g) == Some(&slot) && self.healthy[g] {
+                    mask.set(GpuId(g as u16), true);
+                    held += 1;
+                }
+            }
+        }
+        (held >= need).then_some((mask, jobs))
     }
 
     /// For orders that ask ([`JobOrder::consolidates_gangs`], preemptive only): a gang the
@@ -930,9 +1138,15 @@ where
 
     /// Picks the GPUs of the job in `slot` one at a time through the placer. O(G·k).
     fn place(&mut self, slot: Slot) -> Option<GpuSet<GANG>> {
+        self.place_outside(slot, None)
+    }
+
+    /// As [`place`](Self::place), never on a GPU of `reserved`. O(G·k).
+    fn place_outside(&mut self, slot: Slot, reserved: Option<&GpuMask<G>>) -> Option<GpuSet<GANG>> {
         let mut usable = GpuMask::<G>::none();
         for g in 0..self.topology.gpu_count().min(G) {
-            usable.set(GpuId(g as u16), self.is_free(g));
+            let held = reserved.is_some_and(|r| r.allows(GpuId(g as u16)));
+            usable.set(GpuId(g as u16), self.is_free(g) && !held);
         }
         let job = self.table.get(slot)?;
         let need = usize::from(job.gpus());
@@ -1386,6 +1600,10 @@ mod tests;
 #[cfg(test)]
 #[path = "scheduler_pin_tests.rs"]
 mod pin_tests;
+
+#[cfg(test)]
+#[path = "scheduler_reserve_tests.rs"]
+mod reserve_tests;
 
 /// A GPU count as the `u32` [`JobOrder::on_capacity`] takes (saturating: `G` never comes
 /// near it).

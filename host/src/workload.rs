@@ -116,11 +116,17 @@ pub struct WorkloadArgs {
     /// deadline − limit is cancelled). `scripts/slurm-bench.sh` writes one per mix.
     #[arg(long, value_name = "FILE")]
     pub job_terms: Option<PathBuf>,
+    /// Give the queue head a reservation (EASY backfill without run times, as Slurm's
+    /// backfill does): the highest-ranked job that does not fit gets the GPU set needing
+    /// the fewest running jobs to end, and later jobs start only outside it. `gantry slurm`
+    /// does this by default; pass it with `--job-terms` to predict such a run.
+    #[arg(long)]
+    pub reserve_head: bool,
 }
 
 /// The clap ids of every [`WorkloadArgs`] flag: what `compare --scenario` refuses (it
 /// simulates no trace). A test keeps the list complete.
-pub const WORKLOAD_FLAG_IDS: [&str; 20] = [
+pub const WORKLOAD_FLAG_IDS: [&str; 21] = [
     "trace",
     "format",
     "sample",
@@ -141,6 +147,7 @@ pub const WORKLOAD_FLAG_IDS: [&str; 20] = [
     "min_run_s",
     "faults",
     "job_terms",
+    "reserve_head",
 ];
 
 /// A loaded workload, ready to simulate.
@@ -285,6 +292,7 @@ impl WorkloadArgs {
             preemption: self.preemption,
             checkpoint_interval_ms: self.checkpoint_interval_s.saturating_mul(1000),
             min_run_ms: self.min_run_s.saturating_mul(1000),
+            reserve_head: self.reserve_head,
         }
     }
 }
