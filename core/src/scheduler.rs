@@ -107,8 +107,24 @@ pub struct Reservation<const G: usize> {
     /// running job that must end first. Later jobs do not start on them.
     pub gpus: GpuMask<G>,
     /// How many running jobs hold GPUs of the set (the jobs that must end before the head
-    /// can start on it): the fewest of any set the rule considers.
+    /// can start on it).
     pub jobs_to_end: usize,
+    /// When those jobs have all ended by their declared lengths (each: the start of its
+    /// current run plus its declared length less the time it ran before): the head's start
+    /// at the latest, if the lengths hold. `None` when one of them declared no length. A
+    /// later job whose declared length ends by then may use the set's free GPUs.
+    pub drained_by: Option<TimeMs>,
+}
+
+/// A head's GPU set, and what it takes to free it (see [`Reservation`]).
+struct HeadSet<const G: usize> {
+    gpus: GpuMask<G>,
+    jobs_to_end: usize,
+    /// Of those, the ones that count for the choice: all but the jobs started since the
+    /// head began to wait that end, by their declared lengths, before the jobs already
+    /// running then.
+    waited_for: usize,
+    drained_by: Option<TimeMs>,
 }
 
 /// What a GPU holds, for [`Scheduler::consolidate`].
@@ -801,64 +817,104 @@ where
     }
 
     /// [`HeadOfLine::Reserve`], after the jobs ranked ahead of `head` were decided: holds
-    /// the head's GPU set ([`reserve_for`](Self::reserve_for)) and starts, in rank order,
-    /// the queued jobs that fit in the free GPUs outside it, placed only there. Nothing is
-    /// preempted for them, and the head itself cannot fit (it did not fit in more GPUs).
-    /// Returns true if `out` filled first. O(G·m) for the set (m: GPUs per machine) plus
-    /// the second plan and the placements.
+    /// the head's GPU set ([`reserve_for`](Self::reserve_for)), then starts, in rank order,
+    /// the queued jobs that fit in the free GPUs outside it, placed only there; then, when
+    /// the set's drain time is known, the queued jobs ranked after the head whose declared
+    /// length ends by then, on any free GPU (they are gone before the head could start, as
+    /// Slurm's backfill lets a job whose time limit ends before the reservation use its
+    /// nodes). Nothing is preempted for them, and the head itself cannot fit (it did not fit
+    /// in more GPUs). Returns true if `out` filled first. O(G·m) for the set (m: GPUs per
+    /// machine), the second plan and the placements, plus O(J) for the last step when the
+    /// set has free GPUs and a known drain time.
     fn backfill<const D: usize>(
         &mut self,
         head: Slot,
         now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
-        let Some((reserved, _)) = self
-            .table
-            .get(head)
-            .and_then(|job| self.reserve_for(usize::from(job.gpus())))
-        else {
+        let Some(set) = self.table.get(head).and_then(|job| self.reserve_for(job)) else {
             return false;
         };
         let gpus = self.topology.gpu_count().min(G);
         let outside = (0..gpus)
-            .filter(|&g| self.is_free(g) && !reserved.allows(GpuId(g as u16)))
+            .filter(|&g| self.is_free(g) && !set.gpus.allows(GpuId(g as u16)))
             .count();
-        if outside == 0 {
-            return false;
+        if outside > 0 {
+            let budget = PlanBudget {
+                healthy: self.healthy_count,
+                gpus: outside,
+                preemptive: false,
+                block: false,
+                reserve: false,
+            };
+            let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
+            let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
+            self.rank
+                .plan(budget, self.table.by_slot(), &mut preempts, &mut starts);
+            for &slot in starts.iter() {
+                if out.is_full() {
+                    return true;
+                }
+                self.start_placed(slot, Some(&set.gpus), now, out);
+            }
         }
-        let budget = PlanBudget {
-            healthy: self.healthy_count,
-            gpus: outside,
-            preemptive: false,
-            block: false,
-            reserve: false,
+        let Some(drained) = set.drained_by else {
+            return false;
         };
-        let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
-        let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
-        self.rank
-            .plan(budget, self.table.by_slot(), &mut preempts, &mut starts);
-        for &slot in starts.iter() {
+        // Jobs that end by the drain time may use any free GPU, the reserved ones included.
+        let mut free = (0..gpus).filter(|&g| self.is_free(g)).count();
+        let mut at = self.rank.next(head);
+        for _ in 0..self.table.len() {
+            if at == NIL || free == 0 {
+                break;
+            }
+            let slot = at;
+            at = self.rank.next(at);
+            let fits = self.table.get(slot).is_some_and(|job| {
+                job.state().is_queued()
+                    && usize::from(job.gpus()) <= free
+                    && job
+                        .declared_length()
+                        .is_some_and(|len| now.saturating_add(len) <= drained)
+            });
+            if !fits {
+                continue;
+            }
             if out.is_full() {
                 return true;
             }
-            let Some(id) = self.table.get(slot).map(Job::id) else {
-                continue;
-            };
-            if let Some(gpus) = self.place_outside(slot, Some(&reserved)) {
-                self.start(slot, gpus.clone(), now);
-                let _ = out.push(Decision::Start { job: id, gpus });
-                self.state_changed(slot, now);
+            if self.start_placed(slot, None, now, out) {
+                free = (0..gpus).filter(|&g| self.is_free(g)).count();
             }
         }
         false
     }
 
-    /// The reservation a [`HeadOfLine::Reserve`] pass holds now: the head and its GPU set
-    /// (see [`reserve_for`](Self::reserve_for)). `None` under another head-of-line rule, or
-    /// when every queued job that fits the cluster fits the GPUs left. After a complete
-    /// pass it is the reservation that pass made (the jobs it backfilled took GPUs outside
-    /// the set, which never makes another set cheaper). O(J) at worst for the head, plus
-    /// the set's cost.
+    /// Places the queued job in `slot` (never on a GPU of `reserved`), starts it and emits
+    /// its `Start`; false, with nothing changed, when it could not be placed. `out` has room.
+    fn start_placed<const D: usize>(
+        &mut self,
+        slot: Slot,
+        reserved: Option<&GpuMask<G>>,
+        now: TimeMs,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> bool {
+        let Some(id) = self.table.get(slot).map(Job::id) else {
+            return false;
+        };
+        let Some(gpus) = self.place_outside(slot, reserved) else {
+            return false;
+        };
+        self.start(slot, gpus.clone(), now);
+        let _ = out.push(Decision::Start { job: id, gpus });
+        self.state_changed(slot, now);
+        true
+    }
+
+    /// The reservation a [`HeadOfLine::Reserve`] pass would make now: the head and its GPU
+    /// set (see [`reserve_for`](Self::reserve_for)). `None` under another head-of-line
+    /// rule, or when every queued job that fits the cluster fits the GPUs left. O(J) at
+    /// worst for the head, plus the set's cost.
     pub fn reservation(&self) -> Option<Reservation<G>> {
         if self.config.head_of_line != HeadOfLine::Reserve {
             return None;
@@ -872,26 +928,42 @@ where
             &mut starts,
         )?;
         let job = self.table.get(head)?;
-        let (gpus, jobs_to_end) = self.reserve_for(usize::from(job.gpus()))?;
+        let set = self.reserve_for(job)?;
         Some(Reservation {
             job: job.id(),
-            gpus,
-            jobs_to_end,
+            gpus: set.gpus,
+            jobs_to_end: set.jobs_to_end,
+            drained_by: set.drained_by,
         })
     }
 
-    /// The GPU set a head asking for `need` GPUs is given, and how many running jobs must
-    /// end before it is free. Run times are not known, so "soonest" is counted in jobs:
-    /// within one machine when some machine has `need` healthy GPUs (one machine per gang
-    /// where one can hold it, as a consolidating placement would want), else within the
-    /// whole cluster, the set is the free GPUs plus those of the running jobs with the
-    /// most GPUs there (taking the largest first needs the fewest jobs, since jobs hold
-    /// disjoint GPUs), ties by job id; the machine needing the fewest jobs wins, ties by
-    /// the lower machine index. `None` when fewer than `need` GPUs are healthy.
-    /// O(G·m), m the largest machine's GPU count (O(G + R log R) for the whole cluster).
-    fn reserve_for(&self, need: usize) -> Option<(GpuMask<G>, usize)> {
+    /// The GPU set the head `head` is given. The candidates are each machine with as many
+    /// healthy GPUs as it asks for (one machine per gang where one can hold it, as a
+    /// consolidating placement wants), or, when none has, the whole cluster; in each the
+    /// set is built by [`drain_set`](Self::drain_set). The candidate needing the fewest
+    /// running jobs to end wins, not counting a job started since the head began to wait
+    /// that ends, by its declared length, before the jobs running then (one backfilled
+    /// into the set must not move the reservation away from it); then the one whose set
+    /// drains first by the declared lengths (a known drain time before an unknown one);
+    /// then the fewest jobs to end in all; then the lower machine index. Jobs first,
+    /// lengths second: a declared length is a bound a user chose (Slurm's time limit,
+    /// typically well above the run), so it decides only between sets that need as many
+    /// jobs to end; without declared lengths "soonest" is counted in jobs alone. `None`
+    /// when fewer GPUs than it asks for are healthy. O(G·m), m the largest machine's GPU
+    /// count (O(G + R log R) for the whole cluster).
+    fn reserve_for(&self, head: &Job) -> Option<HeadSet<G>> {
+        let need = usize::from(head.gpus());
+        let since = head.queued_since();
         let gpus = self.topology.gpu_count().min(G);
-        let mut best: Option<(usize, core::ops::Range<usize>)> = None;
+        let rank = |set: &HeadSet<G>| {
+            (
+                set.waited_for,
+                set.drained_by.is_none(),
+                set.drained_by,
+                set.jobs_to_end,
+            )
+        };
+        let mut best: Option<HeadSet<G>> = None;
         for m in 0..self.topology.machine_count().min(G) {
             let r = self.topology.gpus_of_machine(MachineId(m as u16));
             let range = usize::from(r.start).min(gpus)..usize::from(r.end).min(gpus);
@@ -899,45 +971,57 @@ where
             if healthy < need {
                 continue;
             }
-            let Some((_, jobs)) = self.drain_set(range.clone(), need) else {
+            let Some(set) = self.drain_set(range, need, since) else {
                 continue;
             };
-            if best.as_ref().is_none_or(|(b, _)| jobs < *b) {
-                best = Some((jobs, range));
+            if best.as_ref().is_none_or(|b| rank(&set) < rank(b)) {
+                best = Some(set);
             }
         }
-        let range = best.map_or(0..gpus, |(_, range)| range);
-        self.drain_set(range, need)
+        best.or_else(|| self.drain_set(0..gpus, need, since))
     }
 
     /// Within the GPU index range `range`: the free healthy GPUs (lowest first), then the
-    /// GPUs there of running jobs in order of most GPUs in the range (ties by lower id),
-    /// lowest GPU first, until `need` are held; and how many jobs were taken. `None` when
-    /// the range has fewer than `need` healthy GPUs. O(n·d + d log d) for n GPUs held by d
-    /// jobs (the whole cluster: O(G + R log R), each running job's GPUs all being in it).
+    /// GPUs there of running jobs, job by job, until `need` are held: first the jobs with
+    /// the most GPUs in the range (taking the largest first needs the fewest jobs, since
+    /// jobs hold disjoint GPUs), then those whose declared length ends soonest (a job
+    /// without one last), then the lower id; each job's GPUs lowest first. The drain time
+    /// is the latest end (now + declared length − time executed) of the jobs taken,
+    /// unknown if one of them declared no length. `None` when the range has fewer than
+    /// `need` healthy GPUs. O(n·d + d log d) for n GPUs held by d jobs (the whole cluster:
+    /// O(G + R log R), each running job's GPUs all being in it).
     fn drain_set(
         &self,
         range: core::ops::Range<usize>,
         need: usize,
-    ) -> Option<(GpuMask<G>, usize)> {
-        let mut mask = GpuMask::<G>::none();
+        since: TimeMs,
+    ) -> Option<HeadSet<G>> {
+        let now = self.last_now;
+        let mut gpus = GpuMask::<G>::none();
         let mut held = 0usize;
         for g in range.clone() {
             if held < need && self.is_free(g) {
-                mask.set(GpuId(g as u16), true);
+                gpus.set(GpuId(g as u16), true);
                 held += 1;
             }
         }
         if held >= need {
-            return Some((mask, 0));
+            return Some(HeadSet {
+                gpus,
+                jobs_to_end: 0,
+                waited_for: 0,
+                drained_by: Some(now),
+            });
         }
-        // (GPUs in the range, id, slot) of each running job holding GPUs there.
-        let mut holders: heapless::Vec<(usize, JobId, Slot), G> = heapless::Vec::new();
+        // (end, GPUs in the range, id, slot) of each running job holding GPUs there.
+        let end_of = |job: &Job| job.declared_remaining().map(|r| now.saturating_add(r));
+        let mut holders: heapless::Vec<(Option<TimeMs>, usize, JobId, Slot), G> =
+            heapless::Vec::new();
         let whole = range.start == 0 && range.end >= self.topology.gpu_count().min(G);
         if whole {
             for &slot in self.running.iter() {
                 if let Some(job) = self.table.get(slot) {
-                    let _ = holders.push((usize::from(job.gpus()), job.id(), slot));
+                    let _ = holders.push((end_of(job), usize::from(job.gpus()), job.id(), slot));
                 }
             }
         } else {
@@ -946,29 +1030,66 @@ where
                 let Some(job) = self.table.get(slot) else {
                     continue;
                 };
-                match holders.iter_mut().find(|h| h.2 == slot) {
-                    Some(h) => h.0 += 1,
+                match holders.iter_mut().find(|h| h.3 == slot) {
+                    Some(h) => h.1 += 1,
                     None => {
-                        let _ = holders.push((1, job.id(), slot));
+                        let _ = holders.push((end_of(job), 1, job.id(), slot));
                     }
                 }
             }
         }
-        heap_sort(&mut holders, |a, b| (b.0, a.1) < (a.0, b.1));
-        let mut jobs = 0usize;
-        for &(_, _, slot) in holders.iter() {
+        let key = |h: &(Option<TimeMs>, usize, JobId, Slot)| {
+            (core::cmp::Reverse(h.1), h.0.is_none(), h.0, h.2)
+        };
+        heap_sort(&mut holders, |a, b| key(a) < key(b));
+        let mut jobs_to_end = 0usize;
+        let mut drained_by = Some(now);
+        // The jobs taken: their end, and whether they ran before the head began to wait.
+        let mut taken: heapless::Vec<(Option<TimeMs>, bool), GANG> = heapless::Vec::new();
+        for &(end, _, _, slot) in holders.iter() {
             if held >= need {
                 break;
             }
-            jobs += 1;
+            jobs_to_end += 1;
+            let before = self
+                .table
+                .get(slot)
+                .is_some_and(|job| job.running_since() <= since);
+            // At most `need` ≤ GANG jobs are taken (each adds a GPU).
+            let _ = taken.push((end, before));
+            drained_by = match (drained_by, end) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            };
             for g in range.clone() {
                 if held < need && self.owner.get(g) == Some(&slot) && self.healthy[g] {
-                    mask.set(GpuId(g as u16), true);
+                    gpus.set(GpuId(g as u16), true);
                     held += 1;
                 }
             }
         }
-        (held >= need).then_some((mask, jobs))
+        // A job started since the head began to wait that ends by the time the others
+        // drain (one backfilled into the set by its declared length) does not count.
+        let mut earlier: Option<TimeMs> = Some(now);
+        for &(end, _) in taken.iter().filter(|t| t.1) {
+            earlier = match (earlier, end) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            };
+        }
+        let waited_for = taken
+            .iter()
+            .filter(|&&(end, before)| {
+                let rides = matches!((end, earlier), (Some(e), Some(d)) if e <= d);
+                before || !rides
+            })
+            .count();
+        (held >= need).then_some(HeadSet {
+            gpus,
+            jobs_to_end,
+            waited_for,
+            drained_by,
+        })
     }
 
     /// For orders that ask ([`JobOrder::consolidates_gangs`], preemptive only): a gang the

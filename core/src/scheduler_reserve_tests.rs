@@ -8,6 +8,7 @@ use super::*;
 use crate::job::PreemptionClass;
 use crate::order::{Fifo, Las, LasConfig};
 use crate::placement::FirstFit;
+use crate::time::DurationMs;
 use crate::topology::LinkWeights;
 use std::vec;
 use std::vec::Vec;
@@ -236,4 +237,45 @@ fn a_preemptive_order_preempts_nothing_for_jobs_ranked_after_the_head() {
     // Reserve: job 8 holds machine 1 (three jobs to end against machine 0's four); job 9
     // ranks after it, finds no free GPU outside the set and preempts nothing.
     assert!(las_head_behind_pinned_jobs(HeadOfLine::Reserve).is_empty());
+}
+
+#[test]
+fn a_job_that_ends_before_the_set_drains_may_use_it() {
+    let mut s = cluster(HeadOfLine::Reserve);
+    let with_length = |id: u32, gpus: u16, secs: u64| {
+        let mut spec = JobSpec::new(JobId(id), gpus);
+        spec.declared_length = Some(DurationMs(secs * 1_000));
+        Event::Submit(spec)
+    };
+    // Job 2 (4 GPUs, 100 s) on machine 0; job 1 (3 GPUs, 50 s) on machine 1 beside a
+    // free GPU.
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(2, 4, 100))),
+        [(2, vec![0, 1, 2, 3])]
+    );
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(1, 3, 50))),
+        [(1, vec![4, 5, 6])]
+    );
+    // Job 3 (4 GPUs) holds machine 1, which drains first (by 50 s, against 100 s).
+    assert!(started(&call(&mut s, 1_000, with_length(3, 4, 10))).is_empty());
+    let r = s.reservation().unwrap();
+    assert_eq!(
+        (r.job, mask_ids(&r.gpus), r.jobs_to_end, r.drained_by),
+        (JobId(3), vec![4, 5, 6, 7], 1, Some(TimeMs(50_000)))
+    );
+    // Job 4 (60 s) would still run at 50 s: it waits. Job 5 (40 s, ranked after it) is
+    // gone by 42 s: it takes the reserved free GPU.
+    assert!(started(&call(&mut s, 2_000, with_length(4, 1, 60))).is_empty());
+    assert_eq!(
+        started(&call(&mut s, 2_000, with_length(5, 1, 40))),
+        [(5, vec![7])]
+    );
+    assert_eq!(s.reservation().unwrap().drained_by, Some(TimeMs(50_000)));
+    // Both end by 50 s and the head starts on its set.
+    call(&mut s, 42_000, Event::Finish(JobId(5)));
+    assert_eq!(
+        started(&call(&mut s, 50_000, Event::Finish(JobId(1)))),
+        [(3, vec![4, 5, 6, 7])]
+    );
 }

@@ -821,7 +821,12 @@ impl Controller {
             id: JobId(job.id),
             gpus: request.gpus,
             deadline: job.deadline_s.map(|s| TimeMs(s.saturating_mul(1000))),
-            declared_length: None,
+            // Its time limit: Slurm ends the job by then, so it bounds the run (a reservation
+            // lets a job that ends before the head could start use the head's GPUs, as
+            // Slurm's backfill does; `simulate --job-terms` declares the same).
+            declared_length: job
+                .time_limit_min
+                .map(|m| gantry_core::DurationMs(m.saturating_mul(60_000))),
             comm: CommProfile::default(),
             preemption: self.config.checkpoint_marker.class_of(job),
         };
