@@ -162,10 +162,13 @@ pub(crate) struct PlanBudget {
     /// The first queued job that fits the cluster but not the GPUs left stops every later
     /// queued job (strict FIFO); else later jobs that fit are started (backfilling).
     pub(crate) block: bool,
-    /// As `block`, and the walk ends at that job and returns it: the head a reservation is
-    /// made for ([`HeadOfLine::Reserve`](crate::order::HeadOfLine::Reserve)). No job ranked
-    /// after it is started or preempted by this plan; the scheduler backfills them around
-    /// the head's GPUs in a second plan.
+    /// As `block`, and the plan returns that job, or the first running job it preempts if
+    /// that ranks higher (requeued, it is the highest-ranked queued job that does not fit):
+    /// the head a reservation is made for
+    /// ([`HeadOfLine::Reserve`](crate::order::HeadOfLine::Reserve)). No job ranked after it
+    /// is started by this plan (the scheduler backfills them around the head's GPUs in a
+    /// second plan); when preemptive, a running one keeps its GPUs while they fit in what
+    /// the jobs ranked ahead left, as under `block`.
     pub(crate) reserve: bool,
 }
 
@@ -330,6 +333,7 @@ impl<const J: usize> RankIndex<J> {
         let e = &self.entries;
         let mut left = budget.gpus;
         let mut blocked = false;
+        let mut head = None;
         let healthy = u16::try_from(budget.healthy).unwrap_or(u16::MAX);
         // The largest queued request that could still start.
         let cap = |left: usize, blocked: bool| -> u16 {
@@ -343,7 +347,7 @@ impl<const J: usize> RankIndex<J> {
         // Each node is entered once from above and left once upwards.
         for _ in 0..3 * J + 3 {
             if at == NIL {
-                return None;
+                return head;
             }
             let (l, r, up) = (
                 self.tree.left(at),
@@ -381,6 +385,12 @@ impl<const J: usize> RankIndex<J> {
                             left -= gpus;
                         } else {
                             let _ = preempts.push(at);
+                            // Requeued, it is the highest-ranked queued job that does not
+                            // fit: the head, unless one was found ahead of it.
+                            if budget.reserve && head.is_none() {
+                                head = Some(at);
+                                blocked = true;
+                            }
                         }
                     }
                 }
@@ -390,7 +400,8 @@ impl<const J: usize> RankIndex<J> {
                             left -= gpus;
                             let _ = starts.push(at);
                         } else if budget.reserve {
-                            return Some(at);
+                            head = Some(at);
+                            blocked = true;
                         } else if budget.block {
                             blocked = true;
                         }
@@ -399,7 +410,7 @@ impl<const J: usize> RankIndex<J> {
             }
             (came_from, at) = if r != NIL { (at, r) } else { (at, up) };
         }
-        None
+        head
     }
 
     /// Checks the tree, the summaries and that exactly `live` jobs are ranked. O(J).
@@ -527,24 +538,34 @@ mod tests {
     type Walked = (Vec<usize>, Vec<usize>, Option<usize>);
 
     fn plan_by_walk(jobs: &[(u16, bool)], budget: PlanBudget) -> Walked {
-        let (mut left, mut blocked) = (budget.gpus, false);
+        let (mut left, mut blocked, mut head) = (budget.gpus, false, None);
         let (mut preempts, mut starts) = (Vec::new(), Vec::new());
         for (i, &(gpus, running)) in jobs.iter().enumerate() {
             let gpus = usize::from(gpus);
             match running {
                 true if !budget.preemptive => {}
                 true if gpus <= left => left -= gpus,
-                true => preempts.push(i),
+                true => {
+                    preempts.push(i);
+                    if budget.reserve && head.is_none() {
+                        head = Some(i);
+                        blocked = true;
+                    }
+                }
                 false if gpus > budget.healthy || blocked => {}
                 false if gpus <= left => {
                     left -= gpus;
                     starts.push(i);
                 }
-                false if budget.reserve => return (preempts, starts, Some(i)),
-                false => blocked = budget.block,
+                false => {
+                    if budget.reserve {
+                        head = Some(i);
+                    }
+                    blocked = budget.block || budget.reserve;
+                }
             }
         }
-        (preempts, starts, None)
+        (preempts, starts, head)
     }
 
     #[test]

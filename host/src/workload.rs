@@ -116,10 +116,12 @@ pub struct WorkloadArgs {
     /// deadline − limit is cancelled). `scripts/slurm-bench.sh` writes one per mix.
     #[arg(long, value_name = "FILE")]
     pub job_terms: Option<PathBuf>,
-    /// Give the queue head a reservation (EASY backfill without run times, as Slurm's
-    /// backfill does): the highest-ranked job that does not fit gets the GPU set needing
-    /// the fewest running jobs to end, and later jobs start only outside it. `gantry slurm`
-    /// does this by default; pass it with `--job-terms` to predict such a run.
+    /// Give the queue head a reservation (EASY backfill, as Slurm's backfill does): the
+    /// highest-ranked job that does not fit gets the GPU set needing the fewest running
+    /// jobs to end, and a later job starts only outside it, or inside it when its declared
+    /// length (with `--job-terms` its time limit, else the trace's duration) ends before
+    /// the set's jobs reach theirs. `gantry slurm` does this by default; pass it with
+    /// `--job-terms` to predict such a run.
     #[arg(long)]
     pub reserve_head: bool,
 }

@@ -119,8 +119,9 @@ pub struct SlurmArgs {
     /// Do not give the queue head a reservation: a job that does not fit is skipped and
     /// later jobs may take the GPUs as they free up (the order's own rule), so a large job
     /// can wait behind a stream of small ones. By default the highest-ranked job that does
-    /// not fit gets the GPU set needing the fewest running jobs to end, and later jobs
-    /// start only outside it, as Slurm's backfill reserves for its top job.
+    /// not fit gets the GPU set needing the fewest running jobs to end, and a later job
+    /// starts only outside it, or inside it when its time limit ends before the set's jobs
+    /// reach theirs, as Slurm's backfill reserves for its top job.
     #[arg(long)]
     pub no_reserve_head: bool,
 }
