@@ -826,6 +826,7 @@ where
     /// in more GPUs). Returns true if `out` filled first. O(G·m) for the set (m: GPUs per
     /// machine), the second plan and the placements, plus O(J) for the last step when the
     /// set has free GPUs and a known drain time.
+    #[inline(never)]
     fn backfill<const D: usize>(
         &mut self,
         head: Slot,
@@ -967,7 +968,10 @@ where
         for m in 0..self.topology.machine_count().min(G) {
             let r = self.topology.gpus_of_machine(MachineId(m as u16));
             let range = usize::from(r.start).min(gpus)..usize::from(r.end).min(gpus);
-            let healthy = self.healthy[range.clone()].iter().filter(|&&h| h).count();
+            let healthy = self
+                .healthy
+                .get(range.clone())
+                .map_or(0, |h| h.iter().filter(|&&h| h).count());
             if healthy < need {
                 continue;
             }
@@ -1002,7 +1006,7 @@ where
         for g in range.clone() {
             if held < need && self.is_free(g) {
                 gpus.set(GpuId(g as u16), true);
-                held += 1;
+                held = held.saturating_add(1);
             }
         }
         if held >= need {
@@ -1031,7 +1035,7 @@ where
                     continue;
                 };
                 match holders.iter_mut().find(|h| h.3 == slot) {
-                    Some(h) => h.1 += 1,
+                    Some(h) => h.1 = h.1.saturating_add(1),
                     None => {
                         let _ = holders.push((end_of(job), 1, job.id(), slot));
                     }
@@ -1050,7 +1054,7 @@ where
             if held >= need {
                 break;
             }
-            jobs_to_end += 1;
+            jobs_to_end = jobs_to_end.saturating_add(1);
             let before = self
                 .table
                 .get(slot)
@@ -1062,9 +1066,9 @@ where
                 _ => None,
             };
             for g in range.clone() {
-                if held < need && self.owner.get(g) == Some(&slot) && self.healthy[g] {
+                if held < need && self.owner.get(g) == Some(&slot) && self.is_healthy_index(g) {
                     gpus.set(GpuId(g as u16), true);
-                    held += 1;
+                    held = held.saturating_add(1);
                 }
             }
         }
@@ -1216,6 +1220,11 @@ where
             },
             _ => GpuState::Other,
         }
+    }
+
+    /// Whether GPU index `g` is healthy. O(1).
+    fn is_healthy_index(&self, g: usize) -> bool {
+        self.healthy.get(g).is_some_and(|&h| h)
     }
 
     /// Whether GPU index `g` is healthy and held by no job: what a placement may use. O(1).
