@@ -913,9 +913,13 @@ where
     }
 
     /// The reservation a [`HeadOfLine::Reserve`] pass would make now: the head and its GPU
-    /// set (see [`reserve_for`](Self::reserve_for)). `None` under another head-of-line
-    /// rule, or when every queued job that fits the cluster fits the GPUs left. O(J) at
-    /// worst for the head, plus the set's cost.
+    /// set, chosen among one machine's GPUs (each machine that can hold the head) or, when
+    /// none can, the cluster's: the set needing the fewest running jobs to end (not
+    /// counting a job started since the head began to wait that ends, by its declared
+    /// length, before the others), then the one that drains first by the declared lengths,
+    /// then the fewest jobs in all, then the lower machine index. `None` under another
+    /// head-of-line rule, or when every queued job that fits the cluster fits the GPUs
+    /// left. O(J) at worst for the head, plus O(G·m) for the set (m: GPUs per machine).
     pub fn reservation(&self) -> Option<Reservation<G>> {
         if self.config.head_of_line != HeadOfLine::Reserve {
             return None;
