@@ -68,12 +68,14 @@ pub use placement::{
     RandomPlacer, ScoreError, ScoreFault, ScoredPlacer, optimal_cost, optimal_placement,
 };
 pub use rng::SeededRng;
+#[cfg(feature = "reserve")]
+pub use scheduler::Reservation;
 #[cfg(feature = "snapshot")]
 pub use scheduler::snapshot::{
     self, MAX_SNAPSHOT_BYTES, SNAPSHOT_VERSION, SnapshotCapacities, SnapshotError,
 };
 pub use scheduler::{
-    DeadlineAdmission, HandleOutcome, InvariantViolation, Reservation, Scheduler, SchedulerConfig,
+    DeadlineAdmission, HandleOutcome, InvariantViolation, Scheduler, SchedulerConfig,
 };
 pub use time::{DurationMs, TimeMs};
 pub use topology::{CommCost, Levels, LinkWeights, Topology, TopologyError};

@@ -63,7 +63,9 @@ pub enum HeadOfLine {
     /// pass up to the head is decided as under `Block`. Without declared lengths a free GPU of the set idles until
     /// the head takes it: the price of the head's start not being delayed. Never the
     /// default of an order: a caller opts in through
-    /// [`SchedulerConfig::head_of_line`](crate::SchedulerConfig::head_of_line).
+    /// [`SchedulerConfig::head_of_line`](crate::SchedulerConfig::head_of_line). With the
+    /// `reserve` feature (on by default).
+    #[cfg(feature = "reserve")]
     Reserve,
 }
 
