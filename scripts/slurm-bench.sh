@@ -21,7 +21,8 @@
 # scripts/slurm-bench.py, cluster 2x2x8, ideal speed (the job sleeps: its placement does not
 # change its run time), checkpoints every C s, run quantum Q s (default C + 5: a job is not
 # preempted before it saved a checkpoint), restart overhead O s (default 1) (Slurm's
-# requeue-to-restart latency on the lab, docs/slurm.md), the same --tick-s as gantry slurm.
+# requeue-to-restart latency on the lab, docs/slurm.md), the same --tick-s as gantry slurm,
+# and --reserve-head (gantry slurm reserves for the queue head by default).
 #
 # The mix (scripts/slurm-bench.py, read its docstring): N jobs (default 36), Poisson arrivals
 # R/s (0.2), 1/2/4/8 GPUs, run times from the Philly trace compressed into 20-300 s, time
@@ -177,12 +178,19 @@ PY
     echo "slurm-bench: $name done: $(tail -1 "$dir/metrics.jsonl")" >&2
 }
 
+# `gantry slurm` gives the queue head a reservation by default; the simulator is told the
+# same (a build without the flag has no reservation either way).
+sim_flags=()
+if "$gantry" simulate --help 2>/dev/null | grep -q -- '--reserve-head'; then
+    sim_flags+=(--reserve-head)
+fi
+
 # What the simulator predicts for ORDER under the lab's semantics.
 simulate() {
     "$gantry" simulate --trace "$dir/mix.csv" --format elasticflow --cluster 2x2x8 \
         --order "$1" --placement best-fit --speed-model ideal --tick-s "$tick" --min-run-s "$min_run" \
         --preemption checkpoint --checkpoint-interval-s "$ckpt_interval" \
-        --restart-overhead-s "$restart_overhead" --job-terms "$dir/terms.csv" --quiet --json
+        --restart-overhead-s "$restart_overhead" --job-terms "$dir/terms.csv" "${sim_flags[@]}" --quiet --json
 }
 
 if [[ $with_slurm == 1 ]]; then

@@ -68,6 +68,8 @@ pub use placement::{
     RandomPlacer, ScoreError, ScoreFault, ScoredPlacer, optimal_cost, optimal_placement,
 };
 pub use rng::SeededRng;
+#[cfg(feature = "reserve")]
+pub use scheduler::Reservation;
 #[cfg(feature = "snapshot")]
 pub use scheduler::snapshot::{
     self, MAX_SNAPSHOT_BYTES, SNAPSHOT_VERSION, SnapshotCapacities, SnapshotError,

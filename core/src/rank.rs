@@ -162,6 +162,14 @@ pub(crate) struct PlanBudget {
     /// The first queued job that fits the cluster but not the GPUs left stops every later
     /// queued job (strict FIFO); else later jobs that fit are started (backfilling).
     pub(crate) block: bool,
+    /// As `block`, and the plan returns that job, or the first running job it preempts if
+    /// that ranks higher (requeued, it is the highest-ranked queued job that does not fit):
+    /// the head a reservation is made for
+    /// ([`HeadOfLine::Reserve`](crate::order::HeadOfLine::Reserve)). No job ranked after it
+    /// is started by this plan (the scheduler backfills them around the head's GPUs in a
+    /// second plan); when preemptive, a running one keeps its GPUs while they fit in what
+    /// the jobs ranked ahead left, as under `block`.
+    pub(crate) reserve: bool,
 }
 
 /// Every live job, ranked by `(key, id)`. Memory: 31 bytes per job (20 of key, 4 of
@@ -312,21 +320,24 @@ impl<const J: usize> RankIndex<J> {
     /// starts; a pinned running job keeps its GPUs whatever its rank (the budget already
     /// left them out) and is passed by. Appends the slots to preempt and to start, each in rank order. Visits only
     /// the jobs that are decided plus O(log J) nodes per decision. Never fails: each start
-    /// takes a GPU and each preemption frees one, so neither list exceeds `G`.
+    /// takes a GPU and each preemption frees one, so neither list exceeds `G`. Returns the
+    /// head a reservation is for when the budget asks for one (`reserve`) and a queued job
+    /// that fits the cluster does not fit what is left; `None` otherwise.
     pub(crate) fn plan<const G: usize>(
         &self,
         budget: PlanBudget,
         jobs: &[Job],
         preempts: &mut heapless::Vec<Slot, G>,
         starts: &mut heapless::Vec<Slot, G>,
-    ) {
+    ) -> Option<Slot> {
         let e = &self.entries;
         let mut left = budget.gpus;
         let mut blocked = false;
+        let mut head = None;
         let healthy = u16::try_from(budget.healthy).unwrap_or(u16::MAX);
         // The largest queued request that could still start.
         let cap = |left: usize, blocked: bool| -> u16 {
-            if budget.block {
+            if budget.block || budget.reserve {
                 if blocked { 0 } else { healthy }
             } else {
                 u16::try_from(left).unwrap_or(u16::MAX).min(healthy)
@@ -336,7 +347,7 @@ impl<const J: usize> RankIndex<J> {
         // Each node is entered once from above and left once upwards.
         for _ in 0..3 * J + 3 {
             if at == NIL {
-                return;
+                return head;
             }
             let (l, r, up) = (
                 self.tree.left(at),
@@ -374,6 +385,12 @@ impl<const J: usize> RankIndex<J> {
                             left -= gpus;
                         } else {
                             let _ = preempts.push(at);
+                            // Requeued, it is the highest-ranked queued job that does not
+                            // fit: the head, unless one was found ahead of it.
+                            if budget.reserve && head.is_none() {
+                                head = Some(at);
+                                blocked = true;
+                            }
                         }
                     }
                 }
@@ -382,6 +399,9 @@ impl<const J: usize> RankIndex<J> {
                         if gpus <= left {
                             left -= gpus;
                             let _ = starts.push(at);
+                        } else if budget.reserve {
+                            head = Some(at);
+                            blocked = true;
                         } else if budget.block {
                             blocked = true;
                         }
@@ -390,6 +410,7 @@ impl<const J: usize> RankIndex<J> {
             }
             (came_from, at) = if r != NIL { (at, r) } else { (at, up) };
         }
+        head
     }
 
     /// Checks the tree, the summaries and that exactly `live` jobs are ranked. O(J).
@@ -514,24 +535,37 @@ mod tests {
     }
 
     /// The plan by a plain walk over every job in rank order: the reference.
-    fn plan_by_walk(jobs: &[(u16, bool)], budget: PlanBudget) -> (Vec<usize>, Vec<usize>) {
-        let (mut left, mut blocked) = (budget.gpus, false);
+    type Walked = (Vec<usize>, Vec<usize>, Option<usize>);
+
+    fn plan_by_walk(jobs: &[(u16, bool)], budget: PlanBudget) -> Walked {
+        let (mut left, mut blocked, mut head) = (budget.gpus, false, None);
         let (mut preempts, mut starts) = (Vec::new(), Vec::new());
         for (i, &(gpus, running)) in jobs.iter().enumerate() {
             let gpus = usize::from(gpus);
             match running {
                 true if !budget.preemptive => {}
                 true if gpus <= left => left -= gpus,
-                true => preempts.push(i),
+                true => {
+                    preempts.push(i);
+                    if budget.reserve && head.is_none() {
+                        head = Some(i);
+                        blocked = true;
+                    }
+                }
                 false if gpus > budget.healthy || blocked => {}
                 false if gpus <= left => {
                     left -= gpus;
                     starts.push(i);
                 }
-                false => blocked = budget.block,
+                false => {
+                    if budget.reserve {
+                        head = Some(i);
+                    }
+                    blocked = budget.block || budget.reserve;
+                }
             }
         }
-        (preempts, starts)
+        (preempts, starts, head)
     }
 
     #[test]
@@ -569,14 +603,16 @@ mod tests {
                 },
                 preemptive,
                 block: case % 3 == 0,
+                reserve: case % 5 == 1,
             };
             let mut preempts: heapless::Vec<Slot, 1024> = heapless::Vec::new();
             let mut starts: heapless::Vec<Slot, 1024> = heapless::Vec::new();
-            index.plan(budget, &table, &mut preempts, &mut starts);
+            let head = index.plan(budget, &table, &mut preempts, &mut starts);
             let rank_of = |s: &Slot| slots.iter().position(|x| x == s).unwrap();
             let got = (
                 preempts.iter().map(rank_of).collect::<Vec<_>>(),
                 starts.iter().map(rank_of).collect::<Vec<_>>(),
+                head.as_ref().map(rank_of),
             );
             assert_eq!(got, plan_by_walk(&jobs, budget), "case {case}");
         }

@@ -86,6 +86,15 @@ impl SchedulerConfig {
     pub const fn with_min_run(self, min_run: DurationMs) -> Self {
         Self { min_run, ..self }
     }
+
+    /// This configuration with the head-of-line behaviour `head_of_line` (e.g.
+    /// [`HeadOfLine::Reserve`] for a reservation for the queue head).
+    pub const fn with_head_of_line(self, head_of_line: HeadOfLine) -> Self {
+        Self {
+            head_of_line,
+            ..self
+        }
+    }
 }
 
 /// What a GPU holds, for [`Scheduler::consolidate`].
@@ -713,21 +722,14 @@ where
         out: &mut heapless::Vec<Decision<GANG>, D>,
     ) -> bool {
         let preemptive = self.config.preemption == Preemption::On;
-        let healthy = self.healthy_count;
-        let budget = PlanBudget {
-            healthy,
-            gpus: if preemptive {
-                healthy.saturating_sub(self.pinned_count)
-            } else {
-                healthy.saturating_sub(self.busy_count)
-            },
-            preemptive,
-            block: self.config.head_of_line == HeadOfLine::Block,
-        };
         let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
         let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
-        self.rank
-            .plan(budget, self.table.by_slot(), &mut preempts, &mut starts);
+        let head = self.rank.plan(
+            self.plan_budget(),
+            self.table.by_slot(),
+            &mut preempts,
+            &mut starts,
+        );
         for &slot in preempts.iter() {
             if out.is_full() {
                 return true;
@@ -760,7 +762,40 @@ where
                 self.state_changed(slot, now);
             }
         }
+        #[cfg(feature = "reserve")]
+        if let Some(head) = head {
+            return self.backfill(head, now, out);
+        }
+        #[cfg(not(feature = "reserve"))]
+        let _ = head;
         false
+    }
+
+    /// What the first plan of a pass hands out: when preemptive, the healthy GPUs not held
+    /// by pinned jobs; else the free ones.
+    fn plan_budget(&self) -> PlanBudget {
+        let preemptive = self.config.preemption == Preemption::On;
+        let healthy = self.healthy_count;
+        PlanBudget {
+            healthy,
+            gpus: if preemptive {
+                healthy.saturating_sub(self.pinned_count)
+            } else {
+                healthy.saturating_sub(self.busy_count)
+            },
+            preemptive,
+            block: self.config.head_of_line == HeadOfLine::Block,
+            reserve: self.reserves_head(),
+        }
+    }
+
+    /// Whether the pass makes a reservation for the queue head ([`HeadOfLine::Reserve`],
+    /// with the `reserve` feature).
+    fn reserves_head(&self) -> bool {
+        #[cfg(feature = "reserve")]
+        return self.config.head_of_line == HeadOfLine::Reserve;
+        #[cfg(not(feature = "reserve"))]
+        return false;
     }
 
     /// For orders that ask ([`JobOrder::consolidates_gangs`], preemptive only): a gang the
@@ -934,6 +969,13 @@ where
         for g in 0..self.topology.gpu_count().min(G) {
             usable.set(GpuId(g as u16), self.is_free(g));
         }
+        self.pick(slot, usable)
+    }
+
+    /// Picks the GPUs of the job in `slot` from `usable`, one at a time through the placer.
+    /// O(G·k).
+    #[inline(always)]
+    fn pick(&mut self, slot: Slot, mut usable: GpuMask<G>) -> Option<GpuSet<GANG>> {
         let job = self.table.get(slot)?;
         let need = usize::from(job.gpus());
         if usable.count() < need {
@@ -1386,6 +1428,18 @@ mod tests;
 #[cfg(test)]
 #[path = "scheduler_pin_tests.rs"]
 mod pin_tests;
+
+/// The queue head's reservation ([`HeadOfLine::Reserve`]): a child module, it reads and
+/// changes the scheduler's fields.
+#[cfg(feature = "reserve")]
+#[path = "scheduler_reserve.rs"]
+mod reserve;
+#[cfg(feature = "reserve")]
+pub use reserve::Reservation;
+
+#[cfg(all(test, feature = "reserve"))]
+#[path = "scheduler_reserve_tests.rs"]
+mod reserve_tests;
 
 /// A GPU count as the `u32` [`JobOrder::on_capacity`] takes (saturating: `G` never comes
 /// near it).

@@ -14,13 +14,14 @@
 
 mod model;
 
+use gantry_core::HeadOfLine;
 use gantry_core::order::{CompatPolicy, TiresiasCompat};
 use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};
 use gantry_core::{
     BestFit, DurationMs, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig,
     LengthMetric, LinkWeights, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
 };
-use model::{G, OP_BYTES, Tally, check_stream};
+use model::{G, OP_BYTES, Tally, check_stream_with};
 
 /// Streams per order in the default run.
 const STREAMS: u64 = 40;
@@ -61,16 +62,50 @@ fn min_run(seed: u64) -> DurationMs {
     DurationMs([0, 500, 20_000][(seed % 3) as usize])
 }
 
-/// One stream with the placer, buffer size and quantum chosen by `seed`.
-fn check_one<O: JobOrder + Clone>(order: &O, seed: u64, bytes: &[u8]) -> Result<Tally, String> {
+/// One stream with the placer, buffer size and quantum chosen by `seed`, under the
+/// head-of-line rule `rule`.
+fn check_one<O: JobOrder + Clone>(
+    order: &O,
+    rule: HeadOfLine,
+    seed: u64,
+    bytes: &[u8],
+) -> Result<Tally, String> {
     let q = min_run(seed);
     macro_rules! with_buffer {
         ($placer:expr) => {
             match seed % 4 {
-                0 => check_stream::<_, _, 1>(order.clone(), $placer, topology(seed), q, bytes),
-                1 => check_stream::<_, _, 2>(order.clone(), $placer, topology(seed), q, bytes),
-                2 => check_stream::<_, _, 3>(order.clone(), $placer, topology(seed), q, bytes),
-                _ => check_stream::<_, _, 64>(order.clone(), $placer, topology(seed), q, bytes),
+                0 => check_stream_with::<_, _, 1>(
+                    order.clone(),
+                    $placer,
+                    topology(seed),
+                    q,
+                    rule,
+                    bytes,
+                ),
+                1 => check_stream_with::<_, _, 2>(
+                    order.clone(),
+                    $placer,
+                    topology(seed),
+                    q,
+                    rule,
+                    bytes,
+                ),
+                2 => check_stream_with::<_, _, 3>(
+                    order.clone(),
+                    $placer,
+                    topology(seed),
+                    q,
+                    rule,
+                    bytes,
+                ),
+                _ => check_stream_with::<_, _, 64>(
+                    order.clone(),
+                    $placer,
+                    topology(seed),
+                    q,
+                    rule,
+                    bytes,
+                ),
             }
         };
     }
@@ -86,10 +121,21 @@ fn check_one<O: JobOrder + Clone>(order: &O, seed: u64, bytes: &[u8]) -> Result<
 
 /// Runs `streams` streams through `order`; panics with the seed and the first disagreement.
 fn check_order<O: JobOrder + Clone>(name: &str, order: O, streams: u64) -> Tally {
+    let rule = order.head_of_line();
+    check_order_with(name, order, rule, streams)
+}
+
+/// As [`check_order`], under the head-of-line rule `rule`.
+fn check_order_with<O: JobOrder + Clone>(
+    name: &str,
+    order: O,
+    rule: HeadOfLine,
+    streams: u64,
+) -> Tally {
     let mut total = Tally::default();
     for seed in 0..streams {
         let bytes = stream_bytes(seed ^ 0x6A09_E667_F3BC_C908, OPS);
-        match check_one(&order, seed, &bytes) {
+        match check_one(&order, rule, seed, &bytes) {
             Ok(t) => {
                 total.accepted_calls += t.accepted_calls;
                 total.refused_calls += t.refused_calls;
@@ -99,6 +145,7 @@ fn check_order<O: JobOrder + Clone>(name: &str, order: O, streams: u64) -> Tally
                 total.follow_ups += t.follow_ups;
                 total.idle_checks += t.idle_checks;
                 total.pinned_checks += t.pinned_checks;
+                total.reservations += t.reservations;
             }
             Err(e) => panic!("{name}, stream seed {seed}: {e}"),
         }
@@ -180,6 +227,41 @@ fn tiresias_compat_agrees_with_the_model() {
         ),
     ] {
         orders_agree_with_the_model(name, TiresiasCompat::new(policy), true);
+    }
+}
+
+/// A reservation for the queue head (`HeadOfLine::Reserve`) under a non-preemptive order
+/// (FIFO), a preemptive one (LAS) and one with rejections (TIAS): every stream is checked
+/// against the model's rules for it, and reservations are seen.
+#[test]
+fn reservations_agree_with_the_model() {
+    for (name, t) in [
+        (
+            "fifo+reserve",
+            check_order_with("fifo+reserve", Fifo, HeadOfLine::Reserve, streams()),
+        ),
+        (
+            "las+reserve",
+            check_order_with(
+                "las+reserve",
+                Las::new(LasConfig::default()),
+                HeadOfLine::Reserve,
+                streams(),
+            ),
+        ),
+        (
+            "tias+reserve",
+            check_order_with(
+                "tias+reserve",
+                Tias::default(),
+                HeadOfLine::Reserve,
+                streams(),
+            ),
+        ),
+    ] {
+        println!("{name}: {t:?}");
+        assert!(t.starts > 0 && t.reservations > 0, "{name}: {t:?}");
+        assert!(t.preemptions > 0 && t.follow_ups > 0, "{name}: {t:?}");
     }
 }
 

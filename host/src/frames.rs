@@ -42,6 +42,10 @@ pub enum FramesError {
     /// not plain `handle` calls.
     #[error("order {0:?} batches instants (handle_deferred); only gantry's own orders stream")]
     BatchedOrder(OrderKind),
+    /// The run gave the queue head a reservation (`--reserve-head`), which a firmware
+    /// stream's header does not carry: the device would decide with its order's own rule.
+    #[error("the recording was made with --reserve-head; a firmware stream has no such setting")]
+    ReserveHead,
     /// A name does not fit the header.
     #[error("name {0:?} is longer than a stream header holds")]
     Name(String),
@@ -76,6 +80,9 @@ pub fn stream_header(recording: &Recording) -> Result<StreamHeader, FramesError>
     }
     if h.order.batches_instants() {
         return Err(FramesError::BatchedOrder(h.order));
+    }
+    if h.config.reserve_head {
+        return Err(FramesError::ReserveHead);
     }
     Ok(StreamHeader {
         capacities: Capacities::FIRMWARE,

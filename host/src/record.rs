@@ -31,6 +31,54 @@ pub const MAGIC: [u8; 8] = *b"GANTRYRL";
 /// submitted job's preemption class, the simulator's preemption mode, checkpoint interval
 /// and minimum run quantum).
 pub const FORMAT_VERSION: u32 = 3;
+/// The version of a recording whose header is followed by a [`HeaderExtension`]: written
+/// only when a setting the extension holds is not its default, so a recording of a run
+/// without them is byte for byte what version 3 writes.
+pub const FORMAT_VERSION_EXTENDED: u32 = 4;
+
+/// Settings recorded after the [`RecordHeader`] in a version-4 recording (they were added
+/// after version 3's header layout, which stays as it was).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct HeaderExtension {
+    /// [`SimConfig::reserve_head`].
+    reserve_head: bool,
+}
+
+impl HeaderExtension {
+    fn of(header: &RecordHeader) -> Self {
+        Self {
+            reserve_head: header.config.reserve_head,
+        }
+    }
+}
+
+/// Appends the header (and, in a version-4 recording, its extension) to `bytes`.
+pub fn put_header(header: &RecordHeader, bytes: Vec<u8>) -> Vec<u8> {
+    // Encoding these plain types into a Vec cannot fail.
+    let bytes = postcard::to_extend(header, bytes).unwrap_or_default();
+    if header.format_version == FORMAT_VERSION_EXTENDED {
+        postcard::to_extend(&HeaderExtension::of(header), bytes).unwrap_or_default()
+    } else {
+        bytes
+    }
+}
+
+/// Reads a header (and its extension, in a version-4 recording) from the front of `bytes`;
+/// returns it and the bytes after it. The version is left to the caller to check.
+pub fn take_header(bytes: &[u8]) -> Result<(RecordHeader, &[u8]), postcard::Error> {
+    let (mut header, rest) = postcard::take_from_bytes::<RecordHeader>(bytes)?;
+    if header.format_version != FORMAT_VERSION_EXTENDED {
+        return Ok((header, rest));
+    }
+    let (extension, rest) = postcard::take_from_bytes::<HeaderExtension>(rest)?;
+    header.config.reserve_head = extension.reserve_head;
+    Ok((header, rest))
+}
+
+/// Whether this build reads recordings of `version`.
+pub fn version_known(version: u32) -> bool {
+    version == FORMAT_VERSION || version == FORMAT_VERSION_EXTENDED
+}
 
 /// Everything needed to rebuild the core that produced a recording.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -69,8 +117,15 @@ impl RecordHeader {
         placer: PlacerKind,
         config: &SimConfig,
     ) -> Self {
+        let extension = HeaderExtension {
+            reserve_head: config.reserve_head,
+        };
         Self {
-            format_version: FORMAT_VERSION,
+            format_version: if extension == HeaderExtension::default() {
+                FORMAT_VERSION
+            } else {
+                FORMAT_VERSION_EXTENDED
+            },
             gantry_version: env!("CARGO_PKG_VERSION").to_string(),
             trace: trace.to_string(),
             cluster,
@@ -206,9 +261,7 @@ pub enum RecordError {
 
 /// Encodes a header and a simulation's log.
 pub fn encode(header: &RecordHeader, out: &SimOutput) -> Vec<u8> {
-    let mut bytes = MAGIC.to_vec();
-    // Encoding these plain types into a Vec cannot fail.
-    bytes = postcard::to_extend(header, bytes).unwrap_or_default();
+    let mut bytes = put_header(header, MAGIC.to_vec());
     bytes.extend_from_slice(&out.log.bytes);
     bytes
 }
@@ -224,9 +277,9 @@ pub fn decode(bytes: &[u8], name: &str) -> Result<Recording, RecordError> {
         what,
         source,
     };
-    let (header, mut rest) = postcard::take_from_bytes::<RecordHeader>(rest)
-        .map_err(|e| corrupt(MAGIC.len(), "header".into(), e))?;
-    if header.format_version != FORMAT_VERSION {
+    let (header, mut rest) =
+        take_header(rest).map_err(|e| corrupt(MAGIC.len(), "header".into(), e))?;
+    if !version_known(header.format_version) {
         return Err(RecordError::Version {
             path: name.to_string(),
             found: header.format_version,
@@ -319,8 +372,7 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
     let slurm = is_slurm_journal(&header.trace);
     let placer = header.build_placer::<G>();
     let run = || {
-        let config = gantry_core::SchedulerConfig::for_order(&order)
-            .with_min_run(gantry_core::DurationMs(header.config.min_run_ms));
+        let config = header.config.scheduler_config(&order);
         let mut core = Box::new(Scheduler::<_, _, G, J, GANG>::with_config(
             topology, order, placer, config,
         ));

@@ -116,11 +116,19 @@ pub struct WorkloadArgs {
     /// deadline − limit is cancelled). `scripts/slurm-bench.sh` writes one per mix.
     #[arg(long, value_name = "FILE")]
     pub job_terms: Option<PathBuf>,
+    /// Give the queue head a reservation (EASY backfill, as Slurm's backfill does): the
+    /// highest-ranked job that does not fit gets the GPU set needing the fewest running
+    /// jobs to end, and a later job starts only outside it, or inside it when its declared
+    /// length (with `--job-terms` its time limit, else the trace's duration) ends before
+    /// the set's jobs reach theirs. `gantry slurm` does this by default; pass it with
+    /// `--job-terms` to predict such a run.
+    #[arg(long)]
+    pub reserve_head: bool,
 }
 
 /// The clap ids of every [`WorkloadArgs`] flag: what `compare --scenario` refuses (it
 /// simulates no trace). A test keeps the list complete.
-pub const WORKLOAD_FLAG_IDS: [&str; 20] = [
+pub const WORKLOAD_FLAG_IDS: [&str; 21] = [
     "trace",
     "format",
     "sample",
@@ -141,6 +149,7 @@ pub const WORKLOAD_FLAG_IDS: [&str; 20] = [
     "min_run_s",
     "faults",
     "job_terms",
+    "reserve_head",
 ];
 
 /// A loaded workload, ready to simulate.
@@ -285,6 +294,7 @@ impl WorkloadArgs {
             preemption: self.preemption,
             checkpoint_interval_ms: self.checkpoint_interval_s.saturating_mul(1000),
             min_run_ms: self.min_run_s.saturating_mul(1000),
+            reserve_head: self.reserve_head,
         }
     }
 }

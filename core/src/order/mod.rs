@@ -49,6 +49,24 @@ pub enum HeadOfLine {
     Block,
     /// Skip it and try later jobs that fit (backfilling, as Tiresias's other policies).
     Skip,
+    /// Reserve GPUs for it and backfill around them (EASY backfill, as Slurm's backfill
+    /// gives its top job a reservation): the highest-ranked queued job that fits the
+    /// healthy cluster but not the GPUs left (or a running job the pass preempts, if it
+    /// ranks higher) is the *head*; it is given the GPU set that
+    /// needs the fewest running jobs to end ([`Scheduler::reservation`](crate::Scheduler::reservation)),
+    /// and later jobs start on free GPUs outside that set, or inside it only when their
+    /// declared length ([`JobSpec::declared_length`](crate::JobSpec::declared_length), for
+    /// Slurm its time limit) ends by the time the set drains by the declared lengths of
+    /// the jobs holding it; so the later jobs do not delay the head. Jobs ranked after the
+    /// head are not started otherwise, and (when the order preempts) are preempted only
+    /// where jobs ranked ahead of the head need their GPUs, never for the head: the whole
+    /// pass up to the head is decided as under `Block`. Without declared lengths a free GPU of the set idles until
+    /// the head takes it: the price of the head's start not being delayed. Never the
+    /// default of an order: a caller opts in through
+    /// [`SchedulerConfig::head_of_line`](crate::SchedulerConfig::head_of_line). With the
+    /// `reserve` feature (on by default).
+    #[cfg(feature = "reserve")]
+    Reserve,
 }
 
 /// Whether a running job may be stopped for a job of higher priority.

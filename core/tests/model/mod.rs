@@ -21,7 +21,10 @@
 //!   executed time Σ running time;
 //! - every accepted job is live exactly once until it finishes, is cancelled or is rejected;
 //! - after a complete pass, an order that skips a blocked head leaves no queued job that fits
-//!   in the free healthy GPUs.
+//!   in the free healthy GPUs; under a reservation for the queue head, the reservation the
+//!   core reports is for a queued job that does not fit the free GPUs, holds its gang of
+//!   healthy GPUs, and leaves no other queued job that fits the free GPUs outside it (or,
+//!   ending by the set's drain time, all the free GPUs).
 //!
 //! It is a few hundred lines on purpose, and shares no code with the core: the core's test
 //! `core/tests/model_check.rs` drives it with seeded random streams, and the cargo-fuzz
@@ -153,6 +156,8 @@ struct ModelJob {
     class: PreemptionClass,
     /// When it last started (or moved); meaningful while it runs.
     running_since: u64,
+    /// Its declared length, ms, if it declared one.
+    declared_ms: Option<u64>,
 }
 
 /// Why the core may refuse an event, as the model judges it.
@@ -196,6 +201,8 @@ pub struct Model {
     last_now: u64,
     preemptive: bool,
     skips_blocked_head: bool,
+    /// The queue head gets a reservation ([`HeadOfLine::Reserve`]).
+    reserves_head: bool,
     /// The scheduler's minimum run quantum, ms.
     min_run: u64,
     /// Accepted submissions, and how they left: finished, cancelled, rejected.
@@ -222,6 +229,8 @@ pub struct Tally {
     pub idle_checks: u64,
     /// Pinned running jobs seen after complete passes (class `Never` or inside the quantum).
     pub pinned_checks: u64,
+    /// Reservations checked after complete passes (under [`HeadOfLine::Reserve`]).
+    pub reservations: u64,
 }
 
 impl Model {
@@ -236,6 +245,7 @@ impl Model {
             last_now: 0,
             preemptive: config.preemption == Preemption::On,
             skips_blocked_head: config.head_of_line == HeadOfLine::Skip,
+            reserves_head: config.head_of_line == HeadOfLine::Reserve,
             min_run: config.min_run.0,
             accepted: 0,
             left: 0,
@@ -259,6 +269,7 @@ impl Model {
                 executed_ms: u128::from(job.executed().0),
                 class: job.preemption_class(),
                 running_since: job.running_since().0,
+                declared_ms: job.declared_length().map(|d| d.0),
             };
             model.jobs.insert(job.id().0, m);
         }
@@ -366,6 +377,7 @@ impl Model {
                         executed_ms: 0,
                         class: spec.preemption,
                         running_since: 0,
+                        declared_ms: spec.declared_length.map(|d| d.0),
                     },
                 );
                 self.accepted += 1;
@@ -569,6 +581,112 @@ impl Model {
         Ok(())
     }
 
+    /// After a complete pass under [`HeadOfLine::Reserve`], the core's reservation
+    /// (`Scheduler::reservation`, the core's own account, judged here against the model's
+    /// state): without one, no queued job fits the healthy cluster; with one, its head is
+    /// a queued job that fits the healthy cluster but not the free GPUs, its set is
+    /// exactly that many healthy GPUs inside the topology, `jobs_to_end` counts the jobs
+    /// holding them, its drain time is known only if each of them declared a length and is
+    /// no earlier than any of them can end by it, and no other queued job fits in the free
+    /// GPUs outside the set, nor, ending by the drain time by its declared length, in all
+    /// the free GPUs.
+    fn check_reservation<O: JobOrder, P: Placer<G>>(
+        &self,
+        core: &Scheduler<O, P, G, J, GANG>,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        if !self.reserves_head {
+            return Ok(());
+        }
+        let healthy = self.healthy_count();
+        let free = self.free_count();
+        let queued = || self.jobs.iter().filter(|(_, j)| j.state.is_queued());
+        let Some(r) = core.reservation() else {
+            return match queued().find(|(_, j)| usize::from(j.gpus) <= healthy) {
+                Some((id, job)) => Err(format!(
+                    "job {id} ({} GPUs) waits with no reservation on {healthy} healthy GPUs",
+                    job.gpus
+                )),
+                None => Ok(()),
+            };
+        };
+        let head = self
+            .jobs
+            .get(&r.job.0)
+            .filter(|j| j.state.is_queued())
+            .ok_or_else(|| format!("reservation for job {}, not a queued job", r.job.0))?;
+        let need = usize::from(head.gpus);
+        if need > healthy || need <= free {
+            return Err(format!(
+                "reservation for job {} ({need} GPUs) with {free} free of {healthy} healthy",
+                r.job.0
+            ));
+        }
+        let set: Vec<usize> = (0..G).filter(|&g| r.gpus.allows(GpuId(g as u16))).collect();
+        if set.len() != need || set.iter().any(|&g| g >= self.gpu_count || !self.healthy[g]) {
+            return Err(format!(
+                "reservation for job {} ({need} GPUs) holds GPUs {set:?}",
+                r.job.0
+            ));
+        }
+        let mut holders: Vec<JobId> = set.iter().filter_map(|&g| self.owner[g]).collect();
+        holders.sort_unstable();
+        holders.dedup();
+        if holders.len() != r.jobs_to_end {
+            return Err(format!(
+                "reservation for job {} counts {} jobs to end, its GPUs are held by {holders:?}",
+                r.job.0, r.jobs_to_end
+            ));
+        }
+        let now = self.last_now;
+        for id in &holders {
+            let job = &self.jobs[&id.0];
+            let remaining = job.declared_ms.map(|len| {
+                let executed = u64::try_from(job.executed_ms).unwrap_or(u64::MAX);
+                now.saturating_add(len.saturating_sub(executed))
+            });
+            match (r.drained_by, remaining) {
+                (Some(d), Some(end)) if d.0 < end => {
+                    return Err(format!(
+                        "reservation drains by {} ms, job {} runs to {end} ms",
+                        d.0, id.0
+                    ));
+                }
+                (Some(d), None) => {
+                    return Err(format!(
+                        "reservation drains by {} ms, job {} declared no length",
+                        d.0, id.0
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let outside = (0..self.gpu_count)
+            .filter(|&g| self.healthy[g] && self.owner[g].is_none() && !set.contains(&g))
+            .count();
+        for (id, job) in queued().filter(|(id, _)| **id != r.job.0) {
+            let gpus = usize::from(job.gpus);
+            if gpus <= outside {
+                return Err(format!(
+                    "job {id} ({gpus} GPUs) waits while {outside} GPUs outside job {}'s reservation are free",
+                    r.job.0
+                ));
+            }
+            let ends_in_time = matches!(
+                (r.drained_by, job.declared_ms),
+                (Some(d), Some(len)) if now.saturating_add(len) <= d.0
+            );
+            if ends_in_time && gpus <= free {
+                return Err(format!(
+                    "job {id} ({gpus} GPUs) ends before job {}'s reservation drains and waits while {free} GPUs are free",
+                    r.job.0
+                ));
+            }
+        }
+        tally.reservations += 1;
+        Ok(())
+    }
+
     /// After a complete pass: no queued job fits in the free healthy GPUs (orders that skip a
     /// blocked head only).
     fn check_no_idle_fit(&self, tally: &mut Tally) -> Result<(), String> {
@@ -607,6 +725,7 @@ fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snaps
 /// Replays the operations encoded in `bytes` (`OP_BYTES` each) into a scheduler with this
 /// order, placer, topology and minimum run quantum and a `D`-slot decision buffer, and into
 /// the model; returns the first disagreement as text, naming the operation.
+#[allow(dead_code)] // the fuzz target `event_api`'s entry; `model_check.rs` names the rule
 pub fn check_stream<O: JobOrder, P: Placer<G>, const D: usize>(
     order: O,
     placer: P,
@@ -614,7 +733,22 @@ pub fn check_stream<O: JobOrder, P: Placer<G>, const D: usize>(
     min_run: DurationMs,
     bytes: &[u8],
 ) -> Result<Tally, String> {
-    let config = SchedulerConfig::for_order(&order).with_min_run(min_run);
+    let head_of_line = order.head_of_line();
+    check_stream_with::<O, P, D>(order, placer, topology, min_run, head_of_line, bytes)
+}
+
+/// As [`check_stream`], with the head-of-line rule `head_of_line` instead of the order's.
+pub fn check_stream_with<O: JobOrder, P: Placer<G>, const D: usize>(
+    order: O,
+    placer: P,
+    topology: Topology<G>,
+    min_run: DurationMs,
+    head_of_line: HeadOfLine,
+    bytes: &[u8],
+) -> Result<Tally, String> {
+    let config = SchedulerConfig::for_order(&order)
+        .with_min_run(min_run)
+        .with_head_of_line(head_of_line);
     let mut core: Box<Scheduler<O, P, G, J, GANG>> =
         Box::new(Scheduler::with_config(topology, order, placer, config));
     let mut model = Model::new(&core);
@@ -726,6 +860,7 @@ fn one_call<O: JobOrder, P: Placer<G>, const D: usize>(
     if !op.deferred {
         model.check_no_idle_fit(tally)?;
         model.check_quanta(core, tally)?;
+        model.check_reservation(core, tally)?;
     }
     Ok(())
 }

@@ -34,8 +34,8 @@ use crate::trace::TraceJob;
 use dag_run::{DagPlanning, planning_seed};
 use event_queue::EventQueue;
 use gantry_core::{
-    CommProfile, Decision, DurationMs, Event, GpuId, JobId, JobSpec, PreemptionClass, SchedError,
-    Scheduler, TimeMs, Topology,
+    CommProfile, Decision, DurationMs, Event, GpuId, HeadOfLine, JobId, JobSpec, PreemptionClass,
+    SchedError, Scheduler, TimeMs, Topology,
 };
 use std::collections::VecDeque;
 
@@ -69,6 +69,31 @@ pub struct SimConfig {
     pub checkpoint_interval_ms: u64,
     /// The core's minimum run quantum ([`gantry_core::SchedulerConfig::min_run`]), ms.
     pub min_run_ms: u64,
+    /// Give the queue head a reservation ([`HeadOfLine::Reserve`]) instead of the order's
+    /// own head-of-line rule: Slurm's backfill does, so `gantry slurm` does by default and
+    /// `simulate --reserve-head` predicts it. Not in the version-3 header layout (a
+    /// recording keeps it in its header extension, `record::put_header`), hence skipped
+    /// by serde here.
+    #[serde(skip)]
+    pub reserve_head: bool,
+}
+
+impl SimConfig {
+    /// The core's configuration for `order` under these settings: the order's own
+    /// behaviour, this minimum run quantum and, with [`reserve_head`](Self::reserve_head),
+    /// a reservation for the queue head.
+    pub fn scheduler_config(
+        &self,
+        order: &impl gantry_core::JobOrder,
+    ) -> gantry_core::SchedulerConfig {
+        let config = gantry_core::SchedulerConfig::for_order(order)
+            .with_min_run(DurationMs(self.min_run_ms));
+        if self.reserve_head {
+            config.with_head_of_line(HeadOfLine::Reserve)
+        } else {
+            config
+        }
+    }
 }
 
 impl Default for SimConfig {
@@ -82,6 +107,7 @@ impl Default for SimConfig {
             preemption: PreemptionMode::Checkpoint,
             checkpoint_interval_ms: 0,
             min_run_ms: 0,
+            reserve_head: false,
         }
     }
 }
@@ -369,8 +395,7 @@ fn run_on<const G: usize, const J: usize, const GANG: usize>(
                         std::path::Path::new(crate::dag::worl_rtgs::DEFAULT_MODEL),
                     )
                 });
-                let config = gantry_core::SchedulerConfig::for_order(&order)
-                    .with_min_run(DurationMs(r.config.min_run_ms));
+                let config = r.config.scheduler_config(&order);
                 let scheduler = Box::new(Scheduler::<_, _, G, J, GANG>::with_config(
                     topology, order, placer, config,
                 ));

@@ -68,6 +68,11 @@ pub struct ControllerConfig {
     pub preempt_grace_ms: u64,
     /// The signal of a preemption's grace period (a name `scancel --signal` takes).
     pub preempt_signal: String,
+    /// Give the queue head a reservation ([`gantry_core::HeadOfLine::Reserve`]), as
+    /// Slurm's backfill does: `gantry slurm` sets it unless `--no-reserve-head`; off here by
+    /// default (the order's own rule, as every other caller of the core). Part of the
+    /// journal's header (a resume must use the same).
+    pub reserve_head: bool,
 }
 
 impl Default for ControllerConfig {
@@ -80,6 +85,7 @@ impl Default for ControllerConfig {
             min_run_ms: 0,
             preempt_grace_ms: 10_000,
             preempt_signal: "TERM".to_string(),
+            reserve_head: false,
         }
     }
 }
@@ -202,6 +208,11 @@ impl Controller {
         let order_impl = AnyOrder::new(order);
         let scheduler_config = gantry_core::SchedulerConfig::for_order(&order_impl)
             .with_min_run(gantry_core::DurationMs(config.min_run_ms));
+        let scheduler_config = if config.reserve_head {
+            scheduler_config.with_head_of_line(gantry_core::HeadOfLine::Reserve)
+        } else {
+            scheduler_config
+        };
         let core = Box::new(HostScheduler::with_config(
             topology,
             order_impl,
@@ -810,7 +821,12 @@ impl Controller {
             id: JobId(job.id),
             gpus: request.gpus,
             deadline: job.deadline_s.map(|s| TimeMs(s.saturating_mul(1000))),
-            declared_length: None,
+            // Its time limit: Slurm ends the job by then, so it bounds the run (a reservation
+            // lets a job that ends before the head could start use the head's GPUs, as
+            // Slurm's backfill does; `simulate --job-terms` declares the same).
+            declared_length: job
+                .time_limit_min
+                .map(|m| gantry_core::DurationMs(m.saturating_mul(60_000))),
             comm: CommProfile::default(),
             preemption: self.config.checkpoint_marker.class_of(job),
         };

@@ -9,7 +9,7 @@
 //! not hold is submitted). The same file is a recording `gantry replay` checks.
 
 use super::controller::Controller;
-use crate::record::{FORMAT_VERSION, MAGIC, RecordHeader, describe_event};
+use crate::record::{MAGIC, RecordHeader, describe_event, put_header, take_header};
 use crate::sim::LogEntry;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
@@ -113,8 +113,7 @@ impl Journal {
             journal.truncated_bytes = bytes.len() - valid_len;
         }
         if valid_len == 0 {
-            let mut start = MAGIC.to_vec();
-            start = postcard::to_extend(header, start).unwrap_or_default();
+            let start = put_header(header, MAGIC.to_vec());
             file.write_all(&start).map_err(io)?;
             file.sync_data().map_err(io)?;
         }
@@ -137,12 +136,12 @@ impl Journal {
         let rest = bytes
             .strip_prefix(&MAGIC)
             .ok_or_else(|| mismatch("not a gantry recording".into()))?;
-        let (found, mut rest) = postcard::take_from_bytes::<RecordHeader>(rest)
-            .map_err(|e| mismatch(format!("unreadable header: {e}")))?;
-        if found.format_version != FORMAT_VERSION {
+        let (found, mut rest) =
+            take_header(rest).map_err(|e| mismatch(format!("unreadable header: {e}")))?;
+        if found.format_version != header.format_version {
             return Err(mismatch(format!(
-                "recording format {}, this build writes {FORMAT_VERSION}",
-                found.format_version
+                "recording format {}, this run writes {}",
+                found.format_version, header.format_version
             )));
         }
         let ours = RecordHeader {

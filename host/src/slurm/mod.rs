@@ -116,6 +116,14 @@ pub struct SlurmArgs {
     /// it goes to the batch script and every step of the job.
     #[arg(long, value_name = "SIG", default_value = "TERM")]
     pub preempt_signal: String,
+    /// Do not give the queue head a reservation: a job that does not fit is skipped and
+    /// later jobs may take the GPUs as they free up (the order's own rule), so a large job
+    /// can wait behind a stream of small ones. By default the highest-ranked job that does
+    /// not fit gets the GPU set needing the fewest running jobs to end, and a later job
+    /// starts only outside it, or inside it when its time limit ends before the set's jobs
+    /// reach theirs, as Slurm's backfill reserves for its top job.
+    #[arg(long)]
+    pub no_reserve_head: bool,
 }
 
 /// Runs `gantry slurm` with the real Slurm commands and prints the summary.
@@ -319,6 +327,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         tick_ms: args.tick_s.saturating_mul(1000),
         seed: args.seed,
         min_run_ms: args.min_run_s.saturating_mul(1000),
+        reserve_head: !args.no_reserve_head,
         ..SimConfig::default()
     };
     let header = RecordHeader::new(
@@ -337,7 +346,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     tally.summary.dry_run = args.dry_run;
     tally.summary.journal = path.display().to_string();
     log.line(&format!(
-        "partition {} = {} (racks {}), order {}, placement {}, journal {}; preemptible: jobs with --requeue and the {}, min run {} s",
+        "partition {} = {} (racks {}), order {}, placement {}, journal {}; preemptible: jobs with --requeue and the {}, min run {} s; queue head {}",
         layout.partition,
         layout.spec,
         layout.racks.join(","),
@@ -345,12 +354,18 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         tally.summary.placement,
         path.display(),
         args.checkpoint_marker,
-        args.min_run_s
+        args.min_run_s,
+        if config.reserve_head {
+            "reserved"
+        } else {
+            "skipped"
+        }
     ));
     let controller_config = ControllerConfig {
         tick_ms: config.tick_ms,
         checkpoint_marker: args.checkpoint_marker.clone(),
         min_run_ms: config.min_run_ms,
+        reserve_head: config.reserve_head,
         preempt_grace_ms: args.preempt_grace_s.saturating_mul(1000),
         preempt_signal: args
             .preempt_signal
