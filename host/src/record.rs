@@ -31,9 +31,9 @@ pub const MAGIC: [u8; 8] = *b"GANTRYRL";
 /// submitted job's preemption class, the simulator's preemption mode, checkpoint interval
 /// and minimum run quantum).
 pub const FORMAT_VERSION: u32 = 3;
-/// The version of a recording whose header is followed by a [`HeaderExtension`]: written
-/// only when a setting the extension holds is not its default, so a recording of a run
-/// without them is byte for byte what version 3 writes.
+/// The version of a recording whose header is followed by an extension (the head
+/// reservation): written only when a setting the extension holds is not its default, so a
+/// recording of a run without them is byte for byte what version 3 writes.
 pub const FORMAT_VERSION_EXTENDED: u32 = 4;
 
 /// Settings recorded after the [`RecordHeader`] in a version-4 recording (they were added
