@@ -128,16 +128,21 @@ fn later_jobs_backfill_outside_the_reserved_set() {
     assert_eq!(s.reservation(), None);
 }
 
-#[test]
-fn the_set_needs_the_fewest_jobs_to_end() {
+/// Machine 0: three 1-GPU jobs (1–3) and a free GPU; machine 1: one 3-GPU job (5) and a
+/// free GPU, at 100 ms.
+fn one_free_gpu_per_machine() -> Fifo8 {
     let mut s = cluster(HeadOfLine::Reserve);
-    // Machine 0: three 1-GPU jobs and a free GPU; machine 1: one 3-GPU job and a free GPU.
-    for id in 1..=3 {
+    for id in 1..=4 {
         submit(&mut s, 0, id, 1);
     }
-    submit(&mut s, 0, 4, 1);
     submit(&mut s, 0, 5, 3);
     call(&mut s, 100, Event::Finish(JobId(4)));
+    s
+}
+
+#[test]
+fn the_set_needs_the_fewest_jobs_to_end() {
+    let mut s = one_free_gpu_per_machine();
     assert_eq!(s.busy_gpu_count(), 6);
     // A 4-GPU head: machine 1 needs one job to end, machine 0 three.
     submit(&mut s, 200, 6, 4);
@@ -148,13 +153,7 @@ fn the_set_needs_the_fewest_jobs_to_end() {
     );
     // A head larger than any machine: the whole cluster, the two free GPUs, then the
     // largest jobs first (job 5's three GPUs, then job 1's, lowest id among equals).
-    let mut s = cluster(HeadOfLine::Reserve);
-    for id in 1..=3 {
-        submit(&mut s, 0, id, 1);
-    }
-    submit(&mut s, 0, 4, 1);
-    submit(&mut s, 0, 5, 3);
-    call(&mut s, 100, Event::Finish(JobId(4)));
+    let mut s = one_free_gpu_per_machine();
     submit(&mut s, 200, 6, 6);
     let r = s.reservation().unwrap();
     assert_eq!(
