@@ -628,3 +628,54 @@ pub const TRACE_PREFIX: &str = "slurm partition ";
 pub fn is_slurm_journal(trace: &str) -> bool {
     trace.starts_with(TRACE_PREFIX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::philly_sample;
+
+    const CLUSTER: ClusterSpec = ClusterSpec {
+        racks: 2,
+        machines_per_rack: 2,
+        gpus_per_machine: 4,
+    };
+
+    fn recorded(reserve_head: bool) -> Vec<u8> {
+        let jobs = philly_sample(Some(150)).unwrap();
+        let config = SimConfig {
+            reserve_head,
+            ..SimConfig::default()
+        };
+        let (order, placer) = (OrderKind::Las, PlacerKind::BestFit);
+        let out = crate::sim::simulate(&jobs, CLUSTER, order, placer, &config).unwrap();
+        encode(
+            &RecordHeader::new("sample", CLUSTER, order, placer, &config),
+            &out,
+        )
+    }
+
+    #[test]
+    fn the_head_reservation_is_a_version_4_header_and_replays() {
+        let reserved = decode(&recorded(true), "reserved").unwrap();
+        assert_eq!(reserved.header.format_version, FORMAT_VERSION_EXTENDED);
+        assert!(reserved.header.config.reserve_head);
+        let report = replay(&reserved).unwrap();
+        assert_eq!(report.mismatch, None);
+        // The extension decides: the same entries replayed without the reservation differ.
+        let mut forgotten = reserved.clone();
+        forgotten.header.config.reserve_head = false;
+        assert!(replay(&forgotten).unwrap().mismatch.is_some());
+    }
+
+    #[test]
+    fn a_run_without_the_reservation_is_written_as_version_3() {
+        let bytes = recorded(false);
+        let plain = decode(&bytes, "plain").unwrap();
+        assert_eq!(plain.header.format_version, FORMAT_VERSION);
+        assert!(!plain.header.config.reserve_head);
+        // Version 3's layout: the header is followed by the entries, no extension.
+        let (_, rest) = take_header(&bytes[MAGIC.len()..]).unwrap();
+        let header_only = postcard::to_extend(&plain.header, MAGIC.to_vec()).unwrap();
+        assert_eq!(header_only.len() + rest.len(), bytes.len());
+    }
+}
