@@ -7,10 +7,13 @@
 //! Needs a C++17 compiler (`$CXX` or `c++`); without one the tests print a notice and pass,
 //! except under `CI=true`, where they fail.
 
-use gantry::dag::gpu_check::{EMULATED_EQUALITY_SIZES, EqualityCase, equality_check_with};
+use gantry::dag::gpu_check::{
+    EMULATED_EQUALITY_SIZES, EqualityCase, EqualitySize, equality_check_with,
+};
 use gantry::dag::on_big_stack;
 use gantry::gpu::GpuError;
 use gantry::gpu::emulate::{EmulatorBuild, EmulatorProgram, KernelEmulator, MemoryChecks};
+use rayon::prelude::*;
 use std::path::PathBuf;
 
 const KERNEL: &str = include_str!("../../../kernels/woa_eval.cu");
@@ -30,11 +33,37 @@ fn program(folder: &str, build: EmulatorBuild<'_>) -> Option<EmulatorProgram> {
 }
 
 fn run(program: &EmulatorProgram, seed: u64) -> Result<Vec<EqualityCase>, GpuError> {
-    on_big_stack(|| {
-        equality_check_with(seed, &EMULATED_EQUALITY_SIZES, &mut |flat, config| {
-            Ok(Box::new(KernelEmulator::new(program, flat, config)))
+    run_sizes(program, seed, &EMULATED_EQUALITY_SIZES)
+}
+
+/// The sizes a mutant runs on: edges with transfers and fan-in, several launches. Enough to
+/// catch each mutation; the full set is the unmutated kernel's check.
+const MUTANT_SIZES: &[EqualitySize] = &[EMULATED_EQUALITY_SIZES[1]];
+
+/// Each size on its own (seed `seed + i` for the `i`-th), the sizes side by side: the
+/// emulator is one process per launch, and the sanitized run is the suite's longest.
+fn run_sizes(
+    program: &EmulatorProgram,
+    seed: u64,
+    sizes: &[EqualitySize],
+) -> Result<Vec<EqualityCase>, GpuError> {
+    let per_size: Vec<Result<Vec<EqualityCase>, GpuError>> = sizes
+        .par_iter()
+        .enumerate()
+        .map(|(i, size)| {
+            on_big_stack(|| {
+                let seed = seed + i as u64;
+                equality_check_with(seed, std::slice::from_ref(size), &mut |flat, config| {
+                    Ok(Box::new(KernelEmulator::new(program, flat, config)))
+                })
+            })
         })
-    })
+        .collect();
+    let mut cases = Vec::new();
+    for result in per_size {
+        cases.extend(result?);
+    }
+    Ok(cases)
 }
 
 #[test]
@@ -87,7 +116,7 @@ fn a_mutated_kernel_is_caught() {
         let Some(program) = program(&format!("emu-mutant-{i}"), mutant(&mutated)) else {
             return;
         };
-        let cases = run(&program, 7).unwrap();
+        let cases = run_sizes(&program, 7, MUTANT_SIZES).unwrap();
         let wrong: usize = cases.iter().map(|c| c.mismatches).sum();
         assert!(wrong > 0, "{name}: the mutation went unnoticed");
     }
