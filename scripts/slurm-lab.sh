@@ -3,6 +3,7 @@
 #
 #   scripts/slurm-lab.sh up DIR [--nodes N] [--gpus G] [--racks R] [--partition P]
 #                               [--auth munge|none] [--timeout S] [--sched builtin|backfill]
+#                               [--epilog-ack ACKDIR]
 #   scripts/slurm-lab.sh down DIR
 #
 # `up` writes everything under DIR (config, state, spool, logs, pid files, munge key and
@@ -39,6 +40,7 @@ partition=gpu
 auth=munge
 timeout_s=60
 sched=builtin
+epilog_ack=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --nodes) nodes=$2; shift 2 ;;
@@ -48,6 +50,7 @@ while [[ $# -gt 0 ]]; do
         --auth) auth=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --sched) sched=$2; shift 2 ;;
+        --epilog-ack) epilog_ack=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -249,6 +252,17 @@ PriorityType=priority/multifactor"
 else
     sched_lines="SchedulerType=sched/builtin
 SchedulerParameters=batch_sched_delay=0,sched_interval=2"
+fi
+
+# --epilog-ack ACKDIR: every node's Epilog is scripts/gantry-epilog.sh waiting for
+# `gantry slurm --epilog-ack-dir ACKDIR` (at most 1 s per job).
+if [[ -n $epilog_ack ]]; then
+    mkdir -p "$dir/etc" "$epilog_ack"
+    printf '#!/bin/sh\nGANTRY_EPILOG_ACK_DIR=%s exec %s/gantry-epilog.sh\n' \
+        "$(cd "$epilog_ack" && pwd -P)" "$(cd "$(dirname "$0")" && pwd -P)" > "$dir/etc/epilog.sh"
+    chmod +x "$dir/etc/epilog.sh"
+    sched_lines="$sched_lines
+Epilog=$dir/etc/epilog.sh"
 fi
 
 fail_up() {

@@ -2,7 +2,7 @@
 # Throughput of `gantry slurm` against Slurm alone: N one-GPU jobs of 1 s on the private lab.
 #
 #   scripts/slurm-scale.sh [--jobs N] [--poll-ms MS] [--order O] [--sched S]
-#                          [--gantry-sched S] [--dir DIR] [--gantry BIN]
+#                          [--gantry-sched S] [--dir DIR] [--gantry BIN] [--epilog-ack]
 #
 # Two runs on a fresh lab each, both with the same slurm.conf unless --gantry-sched says
 # otherwise (4 nodes x 8 GPUs, scripts/slurm-lab.sh --sched S, default backfill; under
@@ -15,6 +15,8 @@
 # `squeue` + `sinfo`, starting with N jobs pending) is printed beside its period, and for
 # both runs where a start's time goes (slurmctld.log: job end -> gantry's release -> Slurm's
 # start -> the job's end).
+# --epilog-ack: gantry's lab runs scripts/gantry-epilog.sh as its Epilog and gantry gets
+# --epilog-ack-dir (Slurm alone's lab has no epilog, its best case).
 # Not in CI (about 3 minutes for 1,000 jobs). Needs Slurm (the lab script installs it).
 set -euo pipefail
 
@@ -26,6 +28,7 @@ gantry_sched=""
 dir=/tmp/gantry-slurm-scale
 repo=$(cd "$(dirname "$0")/.." && pwd -P)
 gantry=""
+epilog_ack=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --jobs) jobs=$2; shift 2 ;;
@@ -35,6 +38,7 @@ while [[ $# -gt 0 ]]; do
         --gantry-sched) gantry_sched=$2; shift 2 ;;
         --dir) dir=$2; shift 2 ;;
         --gantry) gantry=$2; shift 2 ;;
+        --epilog-ack) epilog_ack=1; shift ;;
         *) sed -n '4,5p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
@@ -56,11 +60,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Brings up a fresh lab in $1 with scheduler $2 and exports its SLURM_CONF.
+# Brings up a fresh lab in $1 with scheduler $2 (more slurm-lab.sh flags after) and exports
+# its SLURM_CONF.
 lab_up() {
     rm -rf "$1"
     labs+=("$1")
-    eval "$("$repo/scripts/slurm-lab.sh" up "$1" --nodes 4 --gpus 8 --sched "$2")"
+    eval "$("$repo/scripts/slurm-lab.sh" up "$1" --nodes 4 --gpus 8 --sched "$2" "${@:3}")"
 }
 
 # Submits N held jobs (4 at a time) and prints their ids, comma-separated.
@@ -132,11 +137,16 @@ slurm_times=$(breakdown "$dir/slurm/log/slurmctld.log" slurm)
 
 # --- gantry
 gantry_sched=${gantry_sched:-$sched}
-lab_up "$dir/gantry" "$gantry_sched"
+ack_lab=() ack_gantry=()
+if (( epilog_ack )); then
+    ack_lab=(--epilog-ack "$dir/gantry-ack") ack_gantry=(--epilog-ack-dir "$dir/gantry-ack")
+    rm -rf "$dir/gantry-ack"
+fi
+lab_up "$dir/gantry" "$gantry_sched" "${ack_lab[@]}"
 ids=$(submit)
 t0=$(now)
 summary=$("$gantry" slurm --order "$order" --poll-ms "$poll_ms" --exit-when-idle --json \
-    --record "$dir/gantry/scale.journal" 2>"$dir/gantry.log")
+    "${ack_gantry[@]}" --record "$dir/gantry/scale.journal" 2>"$dir/gantry.log")
 wait_done
 read -r gantry_end gantry_done < <(ends "$ids")
 gantry_s=$(awk -v a="$t0" -v b="$gantry_end" 'BEGIN { printf "%.1f", b - a }')
@@ -149,6 +159,6 @@ printf '%-8s %6d %9d %10s %8.1f\n' slurm "$jobs" "$slurm_done" "$slurm_s" \
     "$(awk -v n="$jobs" -v s="$slurm_s" 'BEGIN { print n / s }')"
 printf '%-8s %6d %9d %10s %8.1f\n' gantry "$jobs" "$gantry_done" "$gantry_s" \
     "$(awk -v n="$jobs" -v s="$gantry_s" 'BEGIN { print n / s }')"
-echo "slurm: sched/$sched; gantry ($order, sched/$gantry_sched): poll p50 $p50 ms, p99 $p99 ms, period $poll_ms ms, $cycles cycles; log $dir/gantry.log"
+echo "slurm: sched/$sched; gantry ($order, sched/$gantry_sched$( (( epilog_ack )) && echo ', epilog ack')): poll p50 $p50 ms, p99 $p99 ms, period $poll_ms ms, $cycles cycles; log $dir/gantry.log"
 echo "slurm:  $slurm_times"
 echo "gantry: $gantry_times"

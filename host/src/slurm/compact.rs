@@ -17,7 +17,7 @@ use super::json::{JobStateName, SlurmJob};
 
 /// `squeue -O` fields, in the order [`parse_squeue_compact`] reads them. `Comment` is last
 /// (it may hold `|`); width 0 prints each value whole.
-pub const FIELDS: [&str; 23] = [
+pub const FIELDS: [&str; 24] = [
     "JobID",
     "State",
     "Reason",
@@ -40,6 +40,7 @@ pub const FIELDS: [&str; 23] = [
     "TimeLimit",
     "Requeue",
     "QOS",
+    "exit_code",
     "Comment",
 ];
 
@@ -190,7 +191,12 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
             time_limit_min: time_limit_min(f[19]),
             requeue: f[20] == "1",
             qos: text(f[21]),
-            comment: text(f[22]),
+            exit_status: if none(f[22]) {
+                None
+            } else {
+                f[22].parse::<u32>().ok()
+            },
+            comment: text(f[23]),
         });
     }
     Ok(jobs)
@@ -202,15 +208,20 @@ mod tests {
 
     /// Lines as Slurm 22.05 printed them on the lab (`SLURM_TIME_FORMAT=%s`).
     const LISTING: &str = "\
-16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|(null)
-15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|a gantry:checkpoint | pipe
-7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|
+16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|(null)
+15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|a gantry:checkpoint | pipe
+7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|
+2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|
 ";
 
     #[test]
     fn reads_held_running_and_the_fields_gantry_needs() {
         let jobs = parse_squeue_compact(LISTING).unwrap();
-        assert_eq!(jobs.len(), 3);
+        assert_eq!(jobs.len(), 4);
+        // The script's exit as Slurm keeps it (exit 3: 3 << 8), known while completing.
+        assert_eq!(jobs[3].state, JobStateName::Completing);
+        assert_eq!(jobs[3].exit_status, Some(768));
+        assert_eq!(jobs[2].exit_status, Some(0));
         let held = &jobs[0];
         assert!(held.held && held.state == JobStateName::Pending);
         assert_eq!(held.tres_per_job, "gres:gpu:2");

@@ -73,6 +73,13 @@ pub struct ControllerConfig {
     /// default (the order's own rule, as every other caller of the core). Part of the
     /// journal's header (a resume must use the same).
     pub reserve_head: bool,
+    /// A job whose script exited 0 is finished for the core as soon as Slurm shows it
+    /// COMPLETING (its GPUs are free in Slurm's count then), not once its epilog is done:
+    /// its successors are released onto the completing node and start in the scheduling
+    /// pass the epilog's end runs. `gantry slurm` sets it with `--epilog-ack-dir`, whose
+    /// epilog waits for gantry ([`super::ack`]). Off: the job ends for the core when Slurm
+    /// says COMPLETED.
+    pub finish_at_completing: bool,
 }
 
 impl Default for ControllerConfig {
@@ -86,6 +93,7 @@ impl Default for ControllerConfig {
             preempt_grace_ms: 10_000,
             preempt_signal: "TERM".to_string(),
             reserve_head: false,
+            finish_at_completing: false,
         }
     }
 }
@@ -186,6 +194,9 @@ pub struct Controller {
     /// Jobs the core ever started (journal replays included): their node count in Slurm
     /// is the one gantry set.
     started_ever: BTreeSet<u32>,
+    /// Jobs that left the core while Slurm still shows them COMPLETING
+    /// ([`ControllerConfig::finish_at_completing`]): theirs until Slurm is done with them.
+    finished_completing: BTreeSet<u32>,
 }
 
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
@@ -242,6 +253,7 @@ impl Controller {
             wait_said: BTreeMap::new(),
             grace: BTreeMap::new(),
             started_ever: BTreeSet::new(),
+            finished_completing: BTreeSet::new(),
         })
     }
 
@@ -324,7 +336,17 @@ impl Controller {
             .collect();
         self.give_up_stuck(now, &jobs, &mut cycle);
         self.nodes(now, &snapshot.nodes, &mut cycle);
-        self.ends(now, &jobs, &mut cycle);
+        let unusable: BTreeSet<&str> = snapshot
+            .nodes
+            .iter()
+            .filter(|n| !n.usable())
+            .map(|n| n.name.as_str())
+            .collect();
+        self.finished_completing.retain(|id| {
+            jobs.get(id)
+                .is_some_and(|j| j.state == JobStateName::Completing)
+        });
+        self.ends(now, &jobs, &unusable, &mut cycle);
         self.operator_holds(now, &jobs, &mut cycle);
         self.submissions(now, &jobs, &mut cycle);
         self.deadline_rule(now, &jobs, &mut cycle);
@@ -526,8 +548,37 @@ impl Controller {
         }
     }
 
-    /// Ends: a live job that Slurm reports ended, or no longer lists, leaves the core.
-    fn ends(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+    /// Whether `job`, running for the core, has completed although Slurm still shows it
+    /// COMPLETING ([`ControllerConfig::finish_at_completing`]): its script exited 0, Slurm
+    /// did not requeue it (the restart count an earlier poll saw it run with), gantry is not
+    /// preempting it, and none of its nodes failed (a failed node's job may show a clean
+    /// exit status).
+    fn completed_while_completing(&self, job: &SlurmJob, unusable: &BTreeSet<&str>) -> bool {
+        self.config.finish_at_completing
+            && job.state == JobStateName::Completing
+            && job.exit_status == Some(0)
+            && self
+                .restarts
+                .get(&job.id)
+                .is_some_and(|&seen| seen == job.restart_count)
+            && !self.grace.contains_key(&job.id)
+            && !job.nodes.iter().any(|n| unusable.contains(n.as_str()))
+            && self
+                .core
+                .job(JobId(job.id))
+                .is_some_and(|j| j.state() == JobState::Running)
+    }
+
+    /// Ends: a live job that Slurm reports ended, or no longer lists, leaves the core (or,
+    /// with [`ControllerConfig::finish_at_completing`], one that completed and is still
+    /// COMPLETING).
+    fn ends(
+        &mut self,
+        now: u64,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        unusable: &BTreeSet<&str>,
+        cycle: &mut Cycle,
+    ) {
         let live: Vec<(u32, u16, Option<TimeMs>)> = self
             .core
             .jobs()
@@ -540,7 +591,9 @@ impl Controller {
                 // job's end; gantry requeues it (`desired`), as Slurm's preemption would.
                 continue;
             }
-            if let Some(job) = slurm.filter(|j| !j.state.is_final()) {
+            let completed_early =
+                slurm.is_some_and(|j| self.completed_while_completing(j, unusable));
+            if let Some(job) = slurm.filter(|j| !j.state.is_final() && !completed_early) {
                 if job.state.holds_nodes() && !job.nodes.is_empty() {
                     self.last_nodes
                         .insert(id, job.nodes.iter().cloned().collect());
@@ -559,7 +612,11 @@ impl Controller {
             let outcome = match slurm {
                 Some(job) => JobOutcome {
                     id,
-                    state: job.state.name().to_string(),
+                    state: if completed_early {
+                        "COMPLETED".to_string()
+                    } else {
+                        job.state.name().to_string()
+                    },
                     gpus,
                     submit_s: job.submit_s,
                     start_s: job.start_s,
@@ -592,8 +649,9 @@ impl Controller {
             // deadline job Slurm cancelled counts as missed (`gantry replay --metrics`).
             // (A job squeue no longer lists ended long enough ago to be purged: taken as
             // completed, as before it was listed.)
-            let completed = slurm.is_none_or(|j| j.state == JobStateName::Completed);
-            if let Some(job) = slurm.filter(|j| j.state != JobStateName::Completed)
+            let completed =
+                completed_early || slurm.is_none_or(|j| j.state == JobStateName::Completed);
+            if let Some(job) = slurm.filter(|_| !completed)
                 && !job.comment.starts_with(super::action::REJECT_PREFIX)
             {
                 let why = match job.state.name() {
@@ -629,6 +687,9 @@ impl Controller {
             self.grace.remove(&id);
             self.started_ever.remove(&id);
             self.said.retain(|(j, _)| *j != id);
+            if completed_early {
+                self.finished_completing.insert(id);
+            }
             cycle.outcomes.push(outcome);
         }
     }
@@ -724,7 +785,9 @@ impl Controller {
         let mut candidates: Vec<&SlurmJob> = Vec::new();
         for job in jobs.values() {
             let live = self.core.job(JobId(job.id)).is_some();
-            if live || job.state.is_final() {
+            let finished =
+                job.state == JobStateName::Completing && self.finished_completing.contains(&job.id);
+            if live || finished || job.state.is_final() {
                 continue;
             }
             match &job.state {

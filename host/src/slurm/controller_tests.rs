@@ -148,6 +148,19 @@ fn held_jobs_are_submitted_in_order_started_and_not_started_twice() {
     });
 }
 
+/// Job 2's end reached the core as a completion, and job 5 (8 GPUs) starts on its `node`.
+fn job_2_completed_and_job_5_took_its_node(cycle: &Cycle, node: &str) {
+    assert!(
+        cycle
+            .entries
+            .iter()
+            .any(|e| e.event == Event::Finish(JobId(2)))
+    );
+    assert_eq!(cycle.outcomes.len(), 1);
+    assert_eq!(cycle.outcomes[0].state, "COMPLETED");
+    assert_eq!(starts(cycle), [(5, shape_text(&[(node.to_string(), 8)]))]);
+}
+
 #[test]
 fn a_finished_job_frees_its_gpus_for_the_next() {
     big_stack(|| {
@@ -172,15 +185,99 @@ fn a_finished_job_frees_its_gpus_for_the_next() {
         now.push(wide.clone());
         now[1] = ended(&now[1], JobStateName::Completed);
         let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 10_000);
+        job_2_completed_and_job_5_took_its_node(&cycle, &on[1][0]);
+    });
+}
+
+/// Four 8-GPU jobs running on the four nodes and a fifth waiting, under `config`; returns
+/// the controller, the jobs as Slurm shows them, and the node each runs on.
+fn four_running_one_waiting(config: ControllerConfig) -> (Controller, Vec<SlurmJob>, Vec<String>) {
+    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
+    let mut c = Controller::new(layout, OrderKind::Fifo, PlacerKind::BestFit, 0, config).unwrap();
+    let mut jobs: Vec<SlurmJob> = (1..=5).map(|id| held(id, "gres:gpu:8")).collect();
+    let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+    let on: Vec<String> = (1..=4)
+        .map(|j| pinned_nodes(&cycle, j)[0].clone())
+        .collect();
+    for (job, node) in jobs.iter_mut().zip(&on) {
+        *job = running(job, &[node.as_str()]);
+    }
+    let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 1_000);
+    assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+    (c, jobs, on)
+}
+
+/// Job 2 as Slurm shows it while its epilog runs: COMPLETING (its node too), its GPUs
+/// already free in Slurm's count, its script's exit status known.
+fn completing(jobs: &mut [SlurmJob], exit_status: u32, node: &str) -> Snapshot {
+    jobs[1] = SlurmJob {
+        exit_status: Some(exit_status),
+        ..ended(&jobs[1], JobStateName::Completing)
+    };
+    let mut seen = snapshot(jobs, [true; 4]);
+    let n = seen.nodes.iter_mut().find(|n| n.name == node).unwrap();
+    n.states.push("COMPLETING".into());
+    seen
+}
+
+#[test]
+fn with_epilog_acks_a_job_that_exited_0_ends_while_completing() {
+    big_stack(|| {
+        let config = ControllerConfig {
+            preempt_grace_ms: 0,
+            finish_at_completing: true,
+            ..ControllerConfig::default()
+        };
+        let (mut c, mut jobs, on) = four_running_one_waiting(config);
+        let seen = completing(&mut jobs, 0, &on[1]);
+        let cycle = c.observe(&seen, T0 + 10_000);
+        // Its successor is released onto the completing node in the same cycle.
+        job_2_completed_and_job_5_took_its_node(&cycle, &on[1]);
+        // Still completing at the next poll: neither ended again nor taken for a stranger's.
+        let cycle = c.observe(&seen, T0 + 10_200);
         assert!(
             cycle
                 .entries
                 .iter()
-                .any(|e| e.event == Event::Finish(JobId(2)))
+                .all(|e| e.event != Event::Finish(JobId(2)))
         );
-        assert_eq!(cycle.outcomes.len(), 1);
-        assert_eq!(cycle.outcomes[0].state, "COMPLETED");
-        assert_eq!(starts(&cycle), [(5, shape_text(&[(on[1][0].clone(), 8)]))]);
+        assert!(cycle.outcomes.is_empty());
+        assert!(
+            cycle.notes.iter().all(|n| !n.contains("job 2")),
+            "{:?}",
+            cycle.notes
+        );
+    });
+}
+
+#[test]
+fn a_completing_job_ends_early_only_after_a_clean_exit_and_with_epilog_acks() {
+    big_stack(|| {
+        let on_config = ControllerConfig {
+            preempt_grace_ms: 0,
+            finish_at_completing: true,
+            ..ControllerConfig::default()
+        };
+        let off_config = ControllerConfig {
+            finish_at_completing: false,
+            ..on_config.clone()
+        };
+        // exit 1 (1 << 8), a requeue by Slurm (restart count up), or acks off: the job ends
+        // for the core only when Slurm says how it ended.
+        for (config, exit_status, requeued) in [
+            (on_config.clone(), 256, false),
+            (on_config, 0, true),
+            (off_config, 0, false),
+        ] {
+            let (mut c, mut jobs, on) = four_running_one_waiting(config);
+            let mut seen = completing(&mut jobs, exit_status, &on[1]);
+            if requeued {
+                seen.jobs[1].restart_count += 1;
+            }
+            let cycle = c.observe(&seen, T0 + 10_000);
+            assert!(cycle.outcomes.is_empty(), "{exit_status} {requeued}");
+            assert!(starts(&cycle).is_empty(), "{:?}", cycle.actions);
+        }
     });
 }
 

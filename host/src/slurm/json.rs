@@ -171,6 +171,10 @@ pub struct SlurmJob {
     pub requeue: bool,
     /// Its quality of service (empty when none).
     pub qos: String,
+    /// How its batch script exited, as Slurm keeps it (a wait status: 0 when it exited
+    /// with 0, `code << 8` for an exit code, the signal number when killed); known once
+    /// the script ended, also while the job is still COMPLETING. `None` when not reported.
+    pub exit_status: Option<u32>,
 }
 
 /// One node of `sinfo --json`.
@@ -350,6 +354,9 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
         comment: text(field("comment")),
         requeue: field("requeue").as_bool().unwrap_or(false),
         qos: text(field("qos")),
+        // Not read from the JSON (22.05 nests it differently by version); the poll's
+        // compact listing has it.
+        exit_status: None,
     })
 }
 
@@ -418,6 +425,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         comment: String::new(),
         requeue: false,
         qos: String::new(),
+        exit_status: None,
     }
 }
 

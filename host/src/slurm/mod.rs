@@ -24,6 +24,7 @@
 //! cancelled with the error as its reason. Only a journal that cannot be written ends it,
 //! because decisions must not be carried out unrecorded.
 
+pub mod ack;
 pub mod action;
 pub mod class;
 pub mod command;
@@ -124,6 +125,14 @@ pub struct SlurmArgs {
     /// reach theirs, as Slurm's backfill reserves for its top job.
     #[arg(long)]
     pub no_reserve_head: bool,
+    /// Acknowledge each job's end into this folder for the site's epilog
+    /// (`scripts/gantry-epilog.sh`, which waits for `DIR/JOBID`): a job whose script
+    /// exited 0 ends for the core as soon as Slurm shows it COMPLETING, its successors are
+    /// released onto its node, and then its epilog is told to finish, so Slurm starts them
+    /// in the scheduling pass the epilog's end runs instead of its next periodic one (about
+    /// once a second). The folder must be the one the compute nodes' epilog reads.
+    #[arg(long, value_name = "DIR")]
+    pub epilog_ack_dir: Option<PathBuf>,
 }
 
 /// Runs `gantry slurm` with the real Slurm commands and prints the summary.
@@ -371,6 +380,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
             .preempt_signal
             .trim_start_matches("SIG")
             .to_ascii_uppercase(),
+        finish_at_completing: args.epilog_ack_dir.is_some(),
         ..ControllerConfig::default()
     };
     let mut controller = Controller::new(
@@ -420,9 +430,17 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
             }
         ));
     }
+    let epilog_acks = match &args.epilog_ack_dir {
+        Some(dir) if !args.dry_run => Some(
+            ack::EpilogAcks::new(dir)
+                .map_err(|e| anyhow::anyhow!("--epilog-ack-dir {}: {e}", dir.display()))?,
+        ),
+        _ => None,
+    };
     let mut daemon = Daemon {
         args,
         runner,
+        epilog_acks,
         log,
         journal,
         tally,
@@ -454,6 +472,8 @@ struct Daemon<'a> {
     saved_grace: BTreeMap<u32, u64>,
     /// Per (job, action kind): consecutive failures and when to try again.
     retry_at: BTreeMap<(u32, &'static str), (u32, Instant)>,
+    /// `--epilog-ack-dir`: the acknowledgements the site's epilog waits for.
+    epilog_acks: Option<ack::EpilogAcks>,
 }
 
 impl Daemon<'_> {
@@ -545,6 +565,12 @@ impl Daemon<'_> {
             if !cycle.actions.is_empty() {
                 self.save_tally();
                 self.save_grace()?;
+            }
+            // Only now, with the successors released: the epilogs may end.
+            if let Some(acks) = &mut self.epilog_acks {
+                for problem in acks.update(&snapshot.jobs) {
+                    self.log.line(&problem);
+                }
             }
             if self.args.exit_when_idle
                 && cycle.actions.is_empty()
@@ -714,7 +740,7 @@ mod tests {
 
     fn line(id: u32, state: &str) -> String {
         format!(
-            "{id}|{state}|None|1|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|\n"
+            "{id}|{state}|None|1|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|\n"
         )
     }
 

@@ -115,6 +115,12 @@ impl Lab {
     /// Brings up a 4 × 8 lab with two racks, or `None` (after a notice) when the lab was not
     /// asked for (`GANTRY_SLURM_LAB=1` or `CI=true`).
     fn up(name: &str) -> Option<Lab> {
+        Lab::up_with(name, &[])
+    }
+
+    /// [`Lab::up`] with more `scripts/slurm-lab.sh up` flags (`{dir}` in one is the lab's
+    /// folder).
+    fn up_with(name: &str, flags: &[&str]) -> Option<Lab> {
         if !lab_asked_for() {
             println!(
                 "not run: the Slurm lab scenario {name:?} runs with GANTRY_SLURM_LAB=1 (or CI=true); scripts/slurm-lab.sh installs Slurm (slurm-wlm, munge) where it is missing"
@@ -137,6 +143,11 @@ impl Lab {
                 "--racks",
                 "2",
             ])
+            .args(
+                flags
+                    .iter()
+                    .map(|f| f.replace("{dir}", dir.to_str().unwrap())),
+            )
             .output()
             .expect("run scripts/slurm-lab.sh");
         let lab = Lab {
@@ -1262,6 +1273,41 @@ fn slurm_lab_user_cancel_is_logged() {
     assert_eq!(lab.squeue()[&other]["job_state"], "COMPLETED");
     assert_eq!(summary["jobs_completed"], 1, "{summary}");
     assert_eq!(summary["jobs_ended_otherwise"], 1, "{summary}");
+}
+
+/// With the acknowledging epilog (`scripts/gantry-epilog.sh` on every node,
+/// `--epilog-ack-dir`): 40 one-GPU jobs of 1 s on 32 GPUs, so 8 are started onto nodes whose
+/// job is still COMPLETING. Every job completes once, no job is taken for a stranger's while
+/// its epilog runs, and the acknowledgements are gone at the end.
+#[test]
+fn slurm_lab_epilog_ack_starts_successors_and_cleans_up() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up_with("ack", &["--epilog-ack", "{dir}/ack"]) else {
+        return;
+    };
+    let ids: Vec<u64> = (0..40)
+        .map(|_| lab.submit_sleep(&["--time=1", "--gpus=1"], 1))
+        .collect();
+    let ack = lab.dir.join("ack");
+    let ack_flag = ack.to_str().unwrap();
+    let gantry = Gantry::start(
+        &lab,
+        "ack",
+        "fifo",
+        &["--exit-when-idle", "--epilog-ack-dir", ack_flag],
+    );
+    let summary = gantry.finish(Duration::from_secs(90));
+    let log = std::fs::read_to_string(lab.dir.join("ack.log")).unwrap();
+    assert!(!log.contains("not started by gantry"), "{log}");
+    assert!(!log.contains("epilog ack"), "{log}");
+    assert_eq!(summary["jobs_completed"], 40, "{summary}");
+    assert_eq!(summary["restarts_seen"], 0, "{summary}");
+    let jobs = lab.squeue();
+    for id in &ids {
+        assert_eq!(jobs[id]["job_state"], "COMPLETED", "job {id}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&ack).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// With slurmctld down, gantry says the controller is unreachable (Slurm's own JSON only
