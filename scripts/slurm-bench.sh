@@ -5,7 +5,7 @@
 #                          [--ckpt-interval C] [--restart-overhead-s O] [--tick-s T]
 #                          [--min-run-s Q]
 #                          [--orders "tias fifo …"] [--dir DIR] [--gantry BIN] [--no-slurm]
-#                          [--table-only]
+#                          [--table-only] [--epilog-ack]
 #
 # For each run a fresh private lab (scripts/slurm-lab.sh, 4 nodes x 8 GPUs, two racks):
 #   slurm   the mix submitted as is to Slurm alone (sched/backfill, priority/multifactor with
@@ -29,6 +29,8 @@
 # limits 1.5-3 x the run time in whole minutes, 30 % with a deadline, a share F (0.5) of
 # the jobs checkpointing every C s (30) and submitted `--requeue --comment
 # gantry:checkpoint`, the rest plain. Each run takes 4-7 minutes; nothing of it is in CI.
+# --epilog-ack: gantry's labs run scripts/gantry-epilog.sh as their Epilog and gantry gets
+# --epilog-ack-dir (Slurm alone's lab has no epilog, its best case; see docs/slurm.md, Scale).
 # --no-slurm skips the Slurm-alone run, --table-only every run (the table is printed from the
 # runs already in DIR, with the simulated column recomputed by BIN). Each run replaces its
 # earlier row in DIR/metrics.jsonl.
@@ -50,6 +52,7 @@ orders="tias fifo"
 dir=""
 with_slurm=1
 table_only=0
+epilog_ack=0
 gantry="$repo/target/release/gantry"
 philly=${PHILLY:-$repo/../shared/traces/philly-pollux/philly.csv}
 while [[ $# -gt 0 ]]; do
@@ -67,6 +70,7 @@ while [[ $# -gt 0 ]]; do
         --gantry) gantry=$2; shift 2 ;;
         --no-slurm) with_slurm=0; shift ;;
         --table-only) with_slurm=0; orders=""; table_only=1; shift ;;
+        --epilog-ack) epilog_ack=1; shift ;;
         *) sed -n '4,7p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
@@ -143,7 +147,13 @@ run() {
     lab_down
     rm -rf "$lab" "$dir/ckpt"
     mkdir -p "$dir/ckpt"
-    bash "$repo/scripts/slurm-lab.sh" up "$lab" --nodes 4 --gpus 8 --racks 2 --sched "$sched" >/dev/null
+    local ack_lab=() ack_gantry=()
+    if [[ -n $order ]] && (( epilog_ack )); then
+        rm -rf "$dir/ack"
+        ack_lab=(--epilog-ack "$dir/ack") ack_gantry=(--epilog-ack-dir "$dir/ack")
+    fi
+    bash "$repo/scripts/slurm-lab.sh" up "$lab" --nodes 4 --gpus 8 --racks 2 --sched "$sched" \
+        "${ack_lab[@]}" >/dev/null
     export SLURM_CONF="$lab/etc/slurm.conf"
     : > "$dir/runs.log"
     python3 - "$dir/metrics.jsonl" "$name" <<'PY'
@@ -161,7 +171,7 @@ PY
         until [[ -n $(squeue -h -o %i) ]]; do sleep 0.1; done
         rm -f "$dir/$name.journal" "$dir/$name.journal.tally.json"
         "$gantry" slurm --order "$order" --placement best-fit --poll-ms 200 --tick-s "$tick" --min-run-s "$min_run" \
-            "${slurm_flags[@]}" --exit-when-idle --record "$dir/$name.journal" --json \
+            "${slurm_flags[@]}" "${ack_gantry[@]}" --exit-when-idle --record "$dir/$name.journal" --json \
             > "$dir/$name.summary.json" 2> "$dir/$name.log"
         wait "$submitter"
         wait_idle
