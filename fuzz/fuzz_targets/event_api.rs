@@ -3,7 +3,9 @@
 //! `core/tests/model_check.rs` runs on seeded streams).
 //!
 //! The first `HEADER` bytes choose the order (all of them), the placer, the decision buffer
-//! (1 to 64 slots) and the minimum run quantum (0 to 63 s), the tree's shape, heterogeneous GPU speeds and the link weights — at any
+//! (1 to 64 slots), the minimum run quantum (0 to 63 s), the head-of-line rule (the
+//! order's own, `Block`, `Skip` or `Reserve`), the tree's shape, heterogeneous GPU speeds
+//! and the link weights — at any
 //! scale from 2^-60 to 2^60 per level, or raw `f64` bits (NaN, infinities, negatives,
 //! subnormals: refused by `LinkWeights::from_bandwidths`, then the raw bits are taken as
 //! integer weights, any `u32`); the rest are operations of `model::OP_BYTES` bytes each: garbage events
@@ -13,16 +15,17 @@
 #![no_main]
 
 #[path = "../../core/tests/model/mod.rs"]
+#[allow(dead_code)] // `check_stream_from` is the snapshot_mutation target's
 mod model;
 
 use gantry_core::order::{CompatPolicy, TiresiasCompat};
 use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};
 use gantry_core::{
-    BestFit, DurationMs, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig,
+    BestFit, DurationMs, Edf, Fifo, FirstFit, HeadOfLine, HopelessPolicy, JobOrder, Las, LasConfig,
     LengthMetric, Levels, LinkWeights, Placer, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
 };
 use libfuzzer_sys::fuzz_target;
-use model::{G, check_stream};
+use model::{G, check_stream_with};
 
 /// Bytes that configure the run before the operations start.
 const HEADER: usize = 16;
@@ -80,11 +83,18 @@ fn with_buffer<O: JobOrder, P: Placer<G>>(order: O, placer: P, h: &[u8], ops: &[
     let topo = topology(h);
     // The minimum run quantum: 0 to 63 s from the buffer byte's upper bits.
     let q = DurationMs(u64::from(h[2] >> 2) * 1_000);
+    // The head-of-line rule from the order byte's upper part (the lower part is the order).
+    let rule = match (h[0] / 14) % 4 {
+        0 => order.head_of_line(),
+        1 => HeadOfLine::Block,
+        2 => HeadOfLine::Skip,
+        _ => HeadOfLine::Reserve,
+    };
     let result = match h[2] % 4 {
-        0 => check_stream::<_, _, 1>(order, placer, topo, q, ops),
-        1 => check_stream::<_, _, 2>(order, placer, topo, q, ops),
-        2 => check_stream::<_, _, 4>(order, placer, topo, q, ops),
-        _ => check_stream::<_, _, 64>(order, placer, topo, q, ops),
+        0 => check_stream_with::<_, _, 1>(order, placer, topo, q, rule, ops),
+        1 => check_stream_with::<_, _, 2>(order, placer, topo, q, rule, ops),
+        2 => check_stream_with::<_, _, 4>(order, placer, topo, q, rule, ops),
+        _ => check_stream_with::<_, _, 64>(order, placer, topo, q, rule, ops),
     };
     if let Err(e) = result {
         panic!("model check: {e}");
@@ -98,7 +108,12 @@ fn with_placer<O: JobOrder>(order: O, h: &[u8], ops: &[u8]) {
         2 => with_buffer(order, RandomPlacer::new(u64::from(h[8])), h, ops),
         3 => with_buffer(order, LoadBalance, h, ops),
         4 => with_buffer(order, ProximityGreedy, h, ops),
-        _ => with_buffer(order, ExactOptimal::<G>::new(OptimalConfig::default()), h, ops),
+        _ => with_buffer(
+            order,
+            ExactOptimal::<G>::new(OptimalConfig::default()),
+            h,
+            ops,
+        ),
     }
 }
 
@@ -116,20 +131,33 @@ fuzz_target!(|data: &[u8]| {
         0 => with_placer(Fifo, h, ops),
         1 => with_placer(Sjf::default(), h, ops),
         2 => with_placer(Srtf::default(), h, ops),
-        3 => with_placer(Srtf { metric: LengthMetric::GpuTime }, h, ops),
+        3 => with_placer(
+            Srtf {
+                metric: LengthMetric::GpuTime,
+            },
+            h,
+            ops,
+        ),
         4 => with_placer(Edf, h, ops),
         5 => with_placer(Las::new(LasConfig::default()), h, ops),
         6 => with_placer(Las::new(guarded), h, ops),
         7 => with_placer(Las::new(las_time), h, ops),
         8 => with_placer(Tias::default(), h, ops),
         9 => with_placer(
-            Tias::new(TiasConfig { hopeless: HopelessPolicy::Reject, ..TiasConfig::default() }),
+            Tias::new(TiasConfig {
+                hopeless: HopelessPolicy::Reject,
+                ..TiasConfig::default()
+            }),
             h,
             ops,
         ),
         10 => with_placer(compat(CompatPolicy::Dlas(LengthMetric::Time)), h, ops),
         11 => with_placer(compat(CompatPolicy::Dlas(LengthMetric::GpuTime)), h, ops),
         12 => with_placer(compat(CompatPolicy::Shortest(LengthMetric::Time)), h, ops),
-        _ => with_placer(compat(CompatPolicy::Shortest(LengthMetric::GpuTime)), h, ops),
+        _ => with_placer(
+            compat(CompatPolicy::Shortest(LengthMetric::GpuTime)),
+            h,
+            ops,
+        ),
     }
 });

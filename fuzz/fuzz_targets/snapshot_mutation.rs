@@ -16,7 +16,7 @@
 #![no_main]
 
 #[path = "../../core/tests/model/mod.rs"]
-#[allow(dead_code)] // `check_stream` is the event_api target's
+#[allow(dead_code)] // `check_stream_with` is the event_api target's
 mod model;
 
 use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};

@@ -723,21 +723,10 @@ fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snaps
 }
 
 /// Replays the operations encoded in `bytes` (`OP_BYTES` each) into a scheduler with this
-/// order, placer, topology and minimum run quantum and a `D`-slot decision buffer, and into
-/// the model; returns the first disagreement as text, naming the operation.
-#[allow(dead_code)] // the fuzz target `event_api`'s entry; `model_check.rs` names the rule
-pub fn check_stream<O: JobOrder, P: Placer<G>, const D: usize>(
-    order: O,
-    placer: P,
-    topology: Topology<G>,
-    min_run: DurationMs,
-    bytes: &[u8],
-) -> Result<Tally, String> {
-    let head_of_line = order.head_of_line();
-    check_stream_with::<O, P, D>(order, placer, topology, min_run, head_of_line, bytes)
-}
-
-/// As [`check_stream`], with the head-of-line rule `head_of_line` instead of the order's.
+/// order, placer, topology, minimum run quantum and head-of-line rule and a `D`-slot
+/// decision buffer, and into the model; returns the first disagreement as text, naming the
+/// operation.
+#[allow(dead_code)] // the fuzz target `event_api`'s entry; `model_check.rs` has its own driver
 pub fn check_stream_with<O: JobOrder, P: Placer<G>, const D: usize>(
     order: O,
     placer: P,
@@ -755,7 +744,7 @@ pub fn check_stream_with<O: JobOrder, P: Placer<G>, const D: usize>(
     drive::<O, P, D>(&mut core, &mut model, bytes)
 }
 
-/// As [`check_stream`], into `core` as it is (one restored from a snapshot) and a model of
+/// As [`check_stream_with`], into `core` as it is (one restored from a snapshot) and a model of
 /// its state ([`Model::from_core`]), compared first.
 pub fn check_stream_from<O: JobOrder, P: Placer<G>, const D: usize>(
     core: &mut Scheduler<O, P, G, J, GANG>,
