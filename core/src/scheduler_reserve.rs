@@ -3,6 +3,7 @@
 //! holds a GPU set and later jobs are started around it ([`Scheduler::reservation`]).
 
 use super::*;
+use core::cmp::Ordering;
 
 /// The reservation a [`HeadOfLine::Reserve`] pass makes ([`Scheduler::reservation`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -29,7 +30,7 @@ pub(super) struct HeadSet<const G: usize> {
     jobs_to_end: usize,
     /// Of those, the ones that count for the choice: all but the jobs started since the
     /// head began to wait that end, by their declared lengths, before the jobs already
-    /// running then.
+    /// running then ([`waited_for`]).
     waited_for: usize,
     drained_by: Option<TimeMs>,
 }
@@ -140,7 +141,7 @@ where
     /// none can, the cluster's: the set needing the fewest running jobs to end (not
     /// counting a job started since the head began to wait that ends, by its declared
     /// length, before the others), then the one that drains first by the declared lengths,
-    /// then the fewest jobs in all, then the lower machine index. `None` under another
+    /// then the lower machine index. `None` under another
     /// head-of-line rule, or when every queued job that fits the cluster fits the GPUs
     /// left. O(J) at worst for the head, plus O(G·m) for the set (m: GPUs per machine).
     pub fn reservation(&self) -> Option<Reservation<G>> {
@@ -173,7 +174,8 @@ where
     /// that ends, by its declared length, before the jobs running then (one backfilled
     /// into the set must not move the reservation away from it); then the one whose set
     /// drains first by the declared lengths (a known drain time before an unknown one);
-    /// then the fewest jobs to end in all; then the lower machine index. Jobs first,
+    /// then the lower machine index (not the fewest jobs in all: a job backfilled into
+    /// the set would then tip a tie away from it). Jobs first,
     /// lengths second: a declared length is a bound a user chose (Slurm's time limit,
     /// typically well above the run), so it decides only between sets that need as many
     /// jobs to end; without declared lengths "soonest" is counted in jobs alone. `None`
@@ -183,14 +185,7 @@ where
         let need = usize::from(head.gpus());
         let since = head.queued_since();
         let gpus = self.topology.gpu_count().min(G);
-        let rank = |set: &HeadSet<G>| {
-            (
-                set.waited_for,
-                set.drained_by.is_none(),
-                set.drained_by,
-                set.jobs_to_end,
-            )
-        };
+        let rank = |set: &HeadSet<G>| (set.waited_for, set.drained_by.is_none(), set.drained_by);
         let mut best: Option<HeadSet<G>> = None;
         for m in 0..self.topology.machine_count().min(G) {
             let r = self.topology.gpus_of_machine(MachineId(m as u16));
@@ -275,19 +270,19 @@ where
         heap_sort(&mut holders, |a, b| key(a) < key(b));
         let mut jobs_to_end = 0usize;
         let mut drained_by = Some(now);
-        // The jobs taken: their end, and whether they ran before the head began to wait.
-        let mut taken: heapless::Vec<(Option<TimeMs>, bool), GANG> = heapless::Vec::new();
+        // The jobs taken: their end, and when they started against the head's wait.
+        let mut taken: heapless::Vec<(Option<TimeMs>, Ordering), GANG> = heapless::Vec::new();
         for &(end, _, _, slot) in holders.iter() {
             if held >= need {
                 break;
             }
             jobs_to_end = jobs_to_end.saturating_add(1);
-            let before = self
+            let started = self
                 .table
                 .get(slot)
-                .is_some_and(|job| job.running_since() <= since);
+                .map_or(Ordering::Less, |job| job.running_since().cmp(&since));
             // At most `need` ≤ GANG jobs are taken (each adds a GPU).
-            let _ = taken.push((end, before));
+            let _ = taken.push((end, started));
             drained_by = match (drained_by, end) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 _ => None,
@@ -299,22 +294,7 @@ where
                 }
             }
         }
-        // A job started since the head began to wait that ends by the time the others
-        // drain (one backfilled into the set by its declared length) does not count.
-        let mut earlier: Option<TimeMs> = Some(now);
-        for &(end, _) in taken.iter().filter(|t| t.1) {
-            earlier = match (earlier, end) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                _ => None,
-            };
-        }
-        let waited_for = taken
-            .iter()
-            .filter(|&&(end, before)| {
-                let rides = matches!((end, earlier), (Some(e), Some(d)) if e <= d);
-                before || !rides
-            })
-            .count();
+        let waited_for = waited_for(&taken, now);
         (held >= need).then_some(HeadSet {
             gpus,
             jobs_to_end,
@@ -337,4 +317,40 @@ where
     fn is_healthy_index(&self, g: usize) -> bool {
         self.healthy.get(g).is_some_and(|&h| h)
     }
+}
+
+/// How many of the jobs `taken` for a head's set it waits for (see [`HeadSet`]), each given
+/// as its end by its declared length and when it started against the head's wait. A job
+/// started before the head began to wait counts. One started since that ends, by its
+/// declared length, by the latest end of the jobs that did not start since (`now` if none;
+/// unknown if one of them declared no length) does not: backfilled into the set, it leaves
+/// before the head could start. A job started in the very instant the head began to wait
+/// may be either (the time does not tell whether it came first or was backfilled in that
+/// pass): it counts only if it is the latest of the jobs that did not start since (by end,
+/// then by its place in `taken`), or if an end is unknown; otherwise a job backfilled in
+/// that instant would count and move the set away from where the backfill was allowed.
+/// O(k) for k jobs.
+fn waited_for(taken: &[(Option<TimeMs>, Ordering)], now: TimeMs) -> usize {
+    // An unknown end is the latest.
+    let later = |end: Option<TimeMs>| (end.is_none(), end);
+    // The latest of the jobs that did not start since: its index and end.
+    let mut latest: Option<(usize, Option<TimeMs>)> = None;
+    for (i, &(end, started)) in taken.iter().enumerate() {
+        if started != Ordering::Greater && latest.is_none_or(|(_, l)| later(end) >= later(l)) {
+            latest = Some((i, end));
+        }
+    }
+    let drained = latest.map_or(Some(now), |(_, end)| end);
+    taken
+        .iter()
+        .enumerate()
+        .filter(|&(i, &(end, started))| {
+            let rides = matches!((end, drained), (Some(e), Some(d)) if e <= d);
+            match started {
+                Ordering::Less => true,
+                Ordering::Equal => !rides || latest.is_some_and(|(l, _)| l == i),
+                Ordering::Greater => !rides,
+            }
+        })
+        .count()
 }

@@ -39,6 +39,13 @@ fn submit(s: &mut Fifo8, now: u64, id: u32, gpus: u16) -> Vec<Decision<8>> {
     call(s, now, Event::Submit(JobSpec::new(JobId(id), gpus)))
 }
 
+/// The submission of job `id` asking `gpus` GPUs with a declared length of `secs` s.
+fn with_length(id: u32, gpus: u16, secs: u64) -> Event {
+    let mut spec = JobSpec::new(JobId(id), gpus);
+    spec.declared_length = Some(DurationMs(secs * 1_000));
+    Event::Submit(spec)
+}
+
 fn started(decisions: &[Decision<8>]) -> Vec<(u32, Vec<u16>)> {
     decisions
         .iter()
@@ -241,11 +248,6 @@ fn a_preemptive_order_preempts_nothing_for_jobs_ranked_after_the_head() {
 #[test]
 fn a_job_that_ends_before_the_set_drains_may_use_it() {
     let mut s = cluster(HeadOfLine::Reserve);
-    let with_length = |id: u32, gpus: u16, secs: u64| {
-        let mut spec = JobSpec::new(JobId(id), gpus);
-        spec.declared_length = Some(DurationMs(secs * 1_000));
-        Event::Submit(spec)
-    };
     // Job 2 (4 GPUs, 100 s) on machine 0; job 1 (3 GPUs, 50 s) on machine 1 beside a
     // free GPU.
     assert_eq!(
@@ -277,4 +279,75 @@ fn a_job_that_ends_before_the_set_drains_may_use_it() {
         started(&call(&mut s, 50_000, Event::Finish(JobId(1)))),
         [(3, vec![4, 5, 6, 7])]
     );
+}
+
+/// A job backfilled into the set in the instant the head began to wait (it ends before the
+/// set drains) does not move the set: it is not one of the jobs the head waits for, though
+/// it started at the same time as the head arrived (found by the `event_api` fuzz target,
+/// where the moved set left a free GPU outside it idle beside a waiting job).
+#[test]
+fn a_job_backfilled_into_the_set_at_the_heads_arrival_does_not_move_it() {
+    let mut s = cluster(HeadOfLine::Reserve);
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(1, 4, 100))),
+        [(1, vec![0, 1, 2, 3])]
+    );
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(2, 2, 50))),
+        [(2, vec![4, 5])]
+    );
+    // Job 3 (4 GPUs) holds machine 1: one job to end there too, and it drains first.
+    assert!(started(&call(&mut s, 0, with_length(3, 4, 10))).is_empty());
+    let r = s.reservation().unwrap();
+    assert_eq!(
+        (r.job, mask_ids(&r.gpus), r.jobs_to_end),
+        (JobId(3), vec![4, 5, 6, 7], 1)
+    );
+    // Job 4 (10 s) is gone before job 2 ends: it takes a free GPU of the set, in the same
+    // instant, and the set stays where it is.
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(4, 1, 10))),
+        [(4, vec![6])]
+    );
+    let r = s.reservation().unwrap();
+    assert_eq!(
+        (r.job, mask_ids(&r.gpus), r.jobs_to_end, r.drained_by),
+        (JobId(3), vec![4, 5, 6, 7], 2, Some(TimeMs(50_000)))
+    );
+    // A 1-GPU job without a length waits: no GPU is free outside the set.
+    assert!(submit(&mut s, 0, 5, 1).is_empty());
+}
+
+/// Two sets that drain together (both wait for job 1, which spans the machines) tie, and a
+/// job backfilled into the chosen set cannot tip the tie: jobs that end before the set
+/// drains are not counted against it (found by the `event_api` fuzz target, where the set
+/// moved to the other machine and left free GPUs idle beside a waiting job).
+#[test]
+fn a_tie_between_sets_is_not_tipped_by_a_backfilled_job() {
+    let mut s = cluster(HeadOfLine::Reserve);
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(2, 2, 10))),
+        [(2, vec![0, 1])]
+    );
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(1, 3, 100))),
+        [(1, vec![2, 3, 4])]
+    );
+    // Job 3 (4 GPUs) waits for job 1 on either machine: a tie, machine 0 by its index.
+    assert!(started(&call(&mut s, 0, with_length(3, 4, 10))).is_empty());
+    let r = s.reservation().unwrap();
+    assert_eq!(
+        (r.job, mask_ids(&r.gpus), r.drained_by),
+        (JobId(3), vec![0, 1, 2, 3], Some(TimeMs(100_000)))
+    );
+    // Later jobs start outside the set, and it stays.
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(4, 1, 5))),
+        [(4, vec![5])]
+    );
+    assert_eq!(
+        started(&call(&mut s, 0, Event::Submit(JobSpec::new(JobId(5), 1)))),
+        [(5, vec![6])]
+    );
+    assert_eq!(mask_ids(&s.reservation().unwrap().gpus), vec![0, 1, 2, 3]);
 }

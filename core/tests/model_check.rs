@@ -230,9 +230,9 @@ fn tiresias_compat_agrees_with_the_model() {
     }
 }
 
-/// A reservation for the queue head (`HeadOfLine::Reserve`) under a non-preemptive order
-/// (FIFO), a preemptive one (LAS) and one with rejections (TIAS): every stream is checked
-/// against the model's rules for it, and reservations are seen.
+/// A reservation for the queue head (`HeadOfLine::Reserve`) under non-preemptive orders
+/// (FIFO, EDF, SJF), a preemptive one (LAS) and one with rejections (TIAS): every stream is
+/// checked against the model's rules for it, and reservations are seen.
 #[test]
 fn reservations_agree_with_the_model() {
     for (name, t) in [
@@ -254,6 +254,19 @@ fn reservations_agree_with_the_model() {
             check_order_with(
                 "tias+reserve",
                 Tias::default(),
+                HeadOfLine::Reserve,
+                streams(),
+            ),
+        ),
+        (
+            "edf+reserve",
+            check_order_with("edf+reserve", Edf, HeadOfLine::Reserve, streams()),
+        ),
+        (
+            "sjf+reserve",
+            check_order_with(
+                "sjf+reserve",
+                Sjf::default(),
                 HeadOfLine::Reserve,
                 streams(),
             ),
