@@ -47,11 +47,36 @@ where
     /// length ends by then, on any free GPU (they are gone before the head could start, as
     /// Slurm's backfill lets a job whose time limit ends before the reservation use its
     /// nodes). Nothing is preempted for them, and the head itself cannot fit (it did not fit
-    /// in more GPUs). Returns true if `out` filled first. O(G·m) for the set (m: GPUs per
-    /// machine), the second plan and the placements, plus O(J) for the last step when the
-    /// set has free GPUs and a known drain time.
+    /// in more GPUs). The jobs it starts can change which set is the head's (a job started
+    /// in the set by its length is one more to end there), so it repeats, with the set
+    /// chosen again, until a round starts nothing: the pass ends with no queued job that
+    /// fits outside the set [`reservation`](Self::reservation) then reports. Returns true
+    /// if `out` filled first. Each round but the last starts a job, so at most G + 1
+    /// rounds; each O(G·m) for the set (m: GPUs per machine), the second plan and the
+    /// placements, plus O(J) for the last step when the set has free GPUs and a known
+    /// drain time.
     #[inline(never)]
     pub(super) fn backfill<const D: usize>(
+        &mut self,
+        head: Slot,
+        now: TimeMs,
+        out: &mut heapless::Vec<Decision<GANG>, D>,
+    ) -> bool {
+        for _ in 0..=G {
+            let before = out.len();
+            if self.backfill_round(head, now, out) {
+                return true;
+            }
+            if out.len() == before {
+                break;
+            }
+        }
+        false
+    }
+
+    /// One round of [`backfill`](Self::backfill) around the head's set as chosen now.
+    /// Returns true if `out` filled first.
+    fn backfill_round<const D: usize>(
         &mut self,
         head: Slot,
         now: TimeMs,

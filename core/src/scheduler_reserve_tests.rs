@@ -351,3 +351,38 @@ fn a_tie_between_sets_is_not_tipped_by_a_backfilled_job() {
     );
     assert_eq!(mask_ids(&s.reservation().unwrap().gpus), vec![0, 1, 2, 3]);
 }
+
+/// A job started in the set by its length can move the set to one that drains later; the
+/// pass then goes on around the new set, so a job that ends by the new drain time starts in
+/// that pass (found by the `event_api` fuzz target: it waited for the next event).
+#[test]
+fn a_pass_goes_on_around_the_set_its_starts_moved() {
+    let mut s = cluster(HeadOfLine::Reserve);
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(1, 3, 33))),
+        [(1, vec![0, 1, 2])]
+    );
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(2, 3, 100_000))),
+        [(2, vec![3, 4, 5])]
+    );
+    // Job 3 (5 GPUs) fits no machine: the cluster's set, the free GPUs and job 1's.
+    assert!(submit(&mut s, 0, 3, 5).is_empty());
+    let r = s.reservation().unwrap();
+    assert_eq!(
+        (mask_ids(&r.gpus), r.drained_by),
+        (vec![0, 1, 2, 6, 7], Some(TimeMs(33_000)))
+    );
+    // Job 4 (453 s) would hold a set GPU past 33 s: it waits.
+    assert!(started(&call(&mut s, 0, with_length(4, 1, 453))).is_empty());
+    // Job 5 (1 s) takes GPU 6; the set now needs job 2 to end and drains at 100,000 s, so
+    // job 4 ends in time and starts in the same pass.
+    assert_eq!(
+        started(&call(&mut s, 0, with_length(5, 1, 1))),
+        [(5, vec![6]), (4, vec![7])]
+    );
+    assert_eq!(
+        s.reservation().unwrap().drained_by,
+        Some(TimeMs(100_000_000))
+    );
+}
