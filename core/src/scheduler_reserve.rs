@@ -166,9 +166,9 @@ where
     /// none can, the cluster's: the set needing the fewest running jobs to end (not
     /// counting a job started since the head began to wait that ends, by its declared
     /// length, before the others), then the one that drains first by the declared lengths,
-    /// then the lower machine index. `None` under another
-    /// head-of-line rule, or when every queued job that fits the cluster fits the GPUs
-    /// left. O(J) at worst for the head, plus O(G·m) for the set (m: GPUs per machine).
+    /// then the lower machine index. `None` under another head-of-line rule, or when every
+    /// queued job that fits the cluster fits the GPUs left. O(J) at worst for the head,
+    /// plus O(G·m) for the set (m: GPUs per machine).
     pub fn reservation(&self) -> Option<Reservation<G>> {
         if self.config.head_of_line != HeadOfLine::Reserve {
             return None;
@@ -200,10 +200,10 @@ where
     /// into the set must not move the reservation away from it); then the one whose set
     /// drains first by the declared lengths (a known drain time before an unknown one);
     /// then the lower machine index (not the fewest jobs in all: a job backfilled into
-    /// the set would then tip a tie away from it). Jobs first,
-    /// lengths second: a declared length is a bound a user chose (Slurm's time limit,
-    /// typically well above the run), so it decides only between sets that need as many
-    /// jobs to end; without declared lengths "soonest" is counted in jobs alone. `None`
+    /// the set would then tip a tie away from it). Jobs first, lengths second: a declared
+    /// length is a bound a user chose (Slurm's time limit, typically well above the run),
+    /// so it decides only between sets that need as many jobs to end; without declared
+    /// lengths "soonest" is counted in jobs alone. `None`
     /// when fewer GPUs than it asks for are healthy. O(G·m), m the largest machine's GPU
     /// count (O(G + R log R) for the whole cluster).
     fn reserve_for(&self, head: &Job) -> Option<HeadSet<G>> {

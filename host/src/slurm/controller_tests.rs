@@ -220,15 +220,20 @@ fn completing(jobs: &mut [SlurmJob], exit_status: u32, node: &str) -> Snapshot {
     seen
 }
 
+/// A controller configuration with epilog acknowledgements on (`--epilog-ack-dir`) and
+/// preempted jobs requeued at once.
+fn with_epilog_acks() -> ControllerConfig {
+    ControllerConfig {
+        preempt_grace_ms: 0,
+        finish_at_completing: true,
+        ..ControllerConfig::default()
+    }
+}
+
 #[test]
 fn with_epilog_acks_a_job_that_exited_0_ends_while_completing() {
     big_stack(|| {
-        let config = ControllerConfig {
-            preempt_grace_ms: 0,
-            finish_at_completing: true,
-            ..ControllerConfig::default()
-        };
-        let (mut c, mut jobs, on) = four_running_one_waiting(config);
+        let (mut c, mut jobs, on) = four_running_one_waiting(with_epilog_acks());
         let seen = completing(&mut jobs, 0, &on[1]);
         let cycle = c.observe(&seen, T0 + 10_000);
         // Its successor is released onto the completing node in the same cycle.
@@ -253,11 +258,7 @@ fn with_epilog_acks_a_job_that_exited_0_ends_while_completing() {
 #[test]
 fn a_completing_job_ends_early_only_after_a_clean_exit_and_with_epilog_acks() {
     big_stack(|| {
-        let on_config = ControllerConfig {
-            preempt_grace_ms: 0,
-            finish_at_completing: true,
-            ..ControllerConfig::default()
-        };
+        let on_config = with_epilog_acks();
         let off_config = ControllerConfig {
             finish_at_completing: false,
             ..on_config.clone()
