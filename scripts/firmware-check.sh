@@ -313,14 +313,15 @@ if [ "$AARCH64" = 1 ]; then
     AARCH64_JSON=",\"aarch64_c_identical\":$AARCH64_IDENTICAL,\"aarch64_c_lines\":$(wc -l < "$OUT/c-hosted.aarch64.txt"),\"aarch64_s\":$aarch64_s"
 fi
 
-# Budgets: over any of them the check fails, after printing the JSON. Each is a ceiling
-# today's core meets, so a change that makes an event dearer or the firmware bigger fails CI;
-# the targets a firmware integrator asks for (TIAS worst event 60,000 instructions, flash
-# 47,104 B) are tighter and not met yet (docs/firmware.md). Override with the environment.
+# Budgets: over any of them the check fails, after printing the JSON. The instruction
+# budgets are what a firmware integrator asks for (TIAS worst event 60,000 instructions,
+# average 10,000); flash is a ceiling today's core meets, so a change that makes the firmware
+# bigger fails CI, while the 47,104 B asked for is tighter and not met yet (docs/firmware.md).
+# Override with the environment.
 # The stack of each call and the RAM are the part's limits (memory.x: 128 KiB of RAM): the
 # deepest stack over every Rust firmware run plus its static data must fit, and each call
 # keeps to its declared budget whatever the stream.
-TIAS_INSN_MAX_BUDGET=${TIAS_INSN_MAX_BUDGET:-80000}
+TIAS_INSN_MAX_BUDGET=${TIAS_INSN_MAX_BUDGET:-60000}
 TIAS_INSN_AVG_BUDGET=${TIAS_INSN_AVG_BUDGET:-10000}
 FLASH_BUDGET=${FLASH_BUDGET:-51200}
 CONSTRUCT_STACK_BUDGET=${CONSTRUCT_STACK_BUDGET:-4096}

@@ -114,7 +114,8 @@ pub struct HandleOutcome {
     /// Decisions appended to the caller's buffer.
     pub decisions: usize,
     /// The pass did not end: the buffer filled, or the pass touched the most jobs the order
-    /// allows one pass ([`JobOrder::jobs_per_pass`]) before every key due was up to date.
+    /// allows one pass ([`JobOrder::jobs_per_pass`]: in re-keys before every key due was up
+    /// to date, or in decisions).
     /// Call `handle(now, Event::Tick, ..)` again (with room in the buffer) to get the rest.
     /// The state is consistent with the decisions emitted.
     pub more_pending: bool,
@@ -505,11 +506,16 @@ where
             }
             KeyChanges::EveryPass => self.rekey_all(now, hooks),
         }
-        if hooks.reject && self.reject_queued(now, hooks, out) {
+        // The decisions have a budget of their own, as large: each touches a job. (Not
+        // what the re-keys left of it: the passes of an instant would then be cut at
+        // points that depend on how many reviews came due, which an order's hooks may
+        // change without changing a decision.)
+        let stop_at = out.len().saturating_add(self.order.jobs_per_pass().max(1));
+        if hooks.reject && self.reject_queued(now, hooks, out, stop_at) {
             return true;
         }
         self.end_quanta(now);
-        if self.start_and_preempt(now, out) {
+        if self.start_and_preempt(now, out, stop_at) {
             return true;
         }
         if hooks.after_pass && hooks.keys == KeyChanges::EveryPass {
@@ -652,14 +658,15 @@ where
         });
     }
 
-    /// Drops queued jobs the order rejects, in rank order; returns true if `out` filled.
-    /// [`KeyChanges::AtReview`]: the jobs noted when re-keyed; otherwise every queued job is
-    /// asked.
+    /// Drops queued jobs the order rejects, in rank order; returns true if `out` filled or
+    /// reached `stop_at` ([`pass_full`]). [`KeyChanges::AtReview`]: the jobs noted when
+    /// re-keyed; otherwise every queued job is asked.
     fn reject_queued<const D: usize>(
         &mut self,
         now: TimeMs,
         hooks: OrderHooks,
         out: &mut heapless::Vec<Decision<GANG>, D>,
+        stop_at: usize,
     ) -> bool {
         if hooks.keys != KeyChanges::AtReview {
             self.reject_due.clear();
@@ -688,7 +695,7 @@ where
                 .filter(|job| job.state().is_queued())
                 .and_then(|job| self.order.reject(job, now).map(|r| (job.id(), r)));
             if let Some((id, reason)) = reason {
-                if out.is_full() {
+                if pass_full(out, stop_at) {
                     full = true;
                     break;
                 }
@@ -715,11 +722,14 @@ where
     }
 
     /// Plans the pass over the ranking, then preempts and starts. Returns true if `out`
-    /// filled first. Visits O((decisions + 1)·log J) ranking nodes.
+    /// filled or reached `stop_at` first ([`pass_full`]; a gang's consolidation moves are
+    /// not counted against `stop_at`, only against the buffer). Visits O((decisions + 1)·log
+    /// J) ranking nodes.
     fn start_and_preempt<const D: usize>(
         &mut self,
         now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
+        stop_at: usize,
     ) -> bool {
         let preemptive = self.config.preemption == Preemption::On;
         let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
@@ -731,7 +741,7 @@ where
             &mut starts,
         );
         for &slot in preempts.iter() {
-            if out.is_full() {
+            if pass_full(out, stop_at) {
                 return true;
             }
             let Some(id) = self.table.get(slot).map(Job::id) else {
@@ -744,15 +754,20 @@ where
             });
             self.state_changed(slot, now);
         }
+        let consolidating = preemptive && self.order.consolidates_gangs();
         for &slot in starts.iter() {
-            if out.is_full() {
+            if pass_full(out, stop_at) {
                 return true;
             }
-            let Some(id) = self.table.get(slot).map(Job::id) else {
+            let Some(job) = self.table.get(slot) else {
                 continue;
             };
+            let id = job.id();
+            if consolidating && !self.gang_fits_pass(job.gpus(), out.len(), stop_at) {
+                return true;
+            }
             if let Some(gpus) = self.place(slot) {
-                let gpus = if preemptive && self.order.consolidates_gangs() {
+                let gpus = if consolidating {
                     self.consolidate(&gpus, now, out).unwrap_or(gpus)
                 } else {
                     gpus
@@ -764,11 +779,29 @@ where
         }
         #[cfg(feature = "reserve")]
         if let Some(head) = head {
-            return self.backfill(head, now, out);
+            return self.backfill(head, now, out, stop_at);
         }
         #[cfg(not(feature = "reserve"))]
         let _ = head;
         false
+    }
+
+    /// Whether a gang of `gpus` may start in this pass under [`consolidate`]: its moves
+    /// count against the pass's budget like any decision, and there may be up to
+    /// `gpus − 1` of them (a preempt and a start each) before its own start. A pass that
+    /// has room for fewer stops before it (`more_pending`) unless its whole budget is still
+    /// there (then it goes ahead, so every pass makes progress: a pass then makes at most
+    /// 2·`GANG` − 1 decisions). The check is made before placing, on the worst case, so a
+    /// placer is never asked for a choice that is then thrown away. O(1).
+    ///
+    /// [`consolidate`]: Self::consolidate
+    fn gang_fits_pass(&self, gpus: u16, decided: usize, stop_at: usize) -> bool {
+        let room = stop_at.saturating_sub(decided);
+        let worst = usize::from(gpus)
+            .saturating_sub(1)
+            .saturating_mul(2)
+            .saturating_add(1);
+        room >= worst || room >= self.order.jobs_per_pass()
     }
 
     /// What the first plan of a pass hands out: when preemptive, the healthy GPUs not held
@@ -1445,4 +1478,16 @@ mod reserve_tests;
 /// near it).
 fn gpu_count_u32(count: usize) -> u32 {
     u32::try_from(count).unwrap_or(u32::MAX)
+}
+
+/// Whether a pass must stop before its next decision: `out` is full, or holds the decisions
+/// up to `stop_at` (its length when the pass began to decide plus the order's
+/// [`JobOrder::jobs_per_pass`]: each decision touches a job, so the cost of one `handle` call
+/// stays bounded however many jobs a pass could start or preempt). The rest comes at the
+/// follow-up ticks `more_pending` asks for. O(1).
+fn pass_full<const GANG: usize, const D: usize>(
+    out: &heapless::Vec<Decision<GANG>, D>,
+    stop_at: usize,
+) -> bool {
+    out.is_full() || out.len() >= stop_at
 }

@@ -51,20 +51,21 @@ where
     /// in the set by its length is one more to end there), so it repeats, with the set
     /// chosen again, until a round starts nothing: the pass ends with no queued job that
     /// fits outside the set [`reservation`](Self::reservation) then reports. Returns true
-    /// if `out` filled first. Each round but the last starts a job, so at most G + 1
-    /// rounds; each O(G·m) for the set (m: GPUs per machine), the second plan and the
-    /// placements, plus O(J) for the last step when the set has free GPUs and a known
-    /// drain time.
+    /// if `out` filled or reached `stop_at` (the pass's decision budget) first. Each round
+    /// but the last starts a job, so at most G + 1 rounds; each O(G·m) for the set (m: GPUs
+    /// per machine), the second plan and the placements, plus O(J) for the last step when
+    /// the set has free GPUs and a known drain time.
     #[inline(never)]
     pub(super) fn backfill<const D: usize>(
         &mut self,
         head: Slot,
         now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
+        stop_at: usize,
     ) -> bool {
         for _ in 0..=G {
             let before = out.len();
-            if self.backfill_round(head, now, out) {
+            if self.backfill_round(head, now, out, stop_at) {
                 return true;
             }
             if out.len() == before {
@@ -75,12 +76,13 @@ where
     }
 
     /// One round of [`backfill`](Self::backfill) around the head's set as chosen now.
-    /// Returns true if `out` filled first.
+    /// Returns true if `out` filled or reached `stop_at` first.
     fn backfill_round<const D: usize>(
         &mut self,
         head: Slot,
         now: TimeMs,
         out: &mut heapless::Vec<Decision<GANG>, D>,
+        stop_at: usize,
     ) -> bool {
         let Some(set) = self.table.get(head).and_then(|job| self.reserve_for(job)) else {
             return false;
@@ -102,7 +104,7 @@ where
             self.rank
                 .plan(budget, self.table.by_slot(), &mut preempts, &mut starts);
             for &slot in starts.iter() {
-                if out.is_full() {
+                if pass_full(out, stop_at) {
                     return true;
                 }
                 self.start_placed(slot, Some(&set.gpus), now, out);
@@ -130,7 +132,7 @@ where
             if !fits {
                 continue;
             }
-            if out.is_full() {
+            if pass_full(out, stop_at) {
                 return true;
             }
             if self.start_placed(slot, None, now, out) {

@@ -613,6 +613,50 @@ fn order_hooks_only_skip_work_that_changes_nothing() {
     )));
 }
 
+/// A pass makes at most [`JobOrder::jobs_per_pass`] decisions: twelve jobs that can all
+/// start at one instant come three a call (the first three calls only re-key, three jobs
+/// each, and the fourth re-keys the last three before it starts three), each call but the
+/// last asking for a follow-up tick, and the instant's starts are those of a pass without
+/// the limit.
+#[test]
+fn a_pass_makes_at_most_jobs_per_pass_decisions() {
+    use crate::order::TiasConfig;
+    let run = |jobs_per_pass: u16| {
+        let order = Tias::new(TiasConfig {
+            jobs_per_pass,
+            ..TiasConfig::default()
+        });
+        let mut s: Churn<Tias> = Scheduler::new(
+            Topology::uniform(2, 2, 4, LinkWeights::PROXIMITY_DRL).unwrap(),
+            order,
+            BestFit,
+        );
+        let now = TimeMs(1_000);
+        for id in 0..12 {
+            let mut out = Out::new();
+            s.handle_deferred(now, Event::Submit(spec(id, 1)), &mut out)
+                .unwrap();
+        }
+        let (mut calls, mut all) = (Vec::new(), Vec::new());
+        let mut more = true;
+        for _ in 0..20 {
+            if !more {
+                break;
+            }
+            let mut out = Out::new();
+            more = s.handle(now, Event::Tick, &mut out).unwrap().more_pending;
+            calls.push(out.len());
+            all.extend_from_slice(&out);
+        }
+        (calls, all)
+    };
+    let (calls, limited) = run(3);
+    assert_eq!(calls, [0, 0, 0, 3, 3, 3, 3]);
+    let (calls, unlimited) = run(u16::MAX);
+    assert_eq!(calls, [12]);
+    assert_eq!(limited, unlimited);
+}
+
 /// Issue 12's RAM budget: the reference firmware scheduler (TIAS + best-fit, 64 GPUs, 256
 /// jobs, gangs of 8) in 32 KiB. Checked on the host, where `usize` and `heapless::Vec`
 /// lengths are twice as wide as on the Cortex-M4F, so the firmware's own figure is smaller.

@@ -353,15 +353,22 @@ fn in_place_every_refusal_changes_nothing() {
     );
     unchanged(&s, "another build");
     // Well-framed states that break an invariant: refused, unchanged, the scratch left empty.
-    let (forged, _) = busy_tias();
-    let free = forged.owner.iter().position(|&o| o == NIL).unwrap();
+    let (mut forged, _) = busy_tias();
+    if forged.table.is_full() {
+        // Make room for "a slot no job is in": cancel the newest job.
+        let newest = forged.jobs().map(|j| j.id()).max().unwrap();
+        let at = forged.last_now;
+        answer(&mut forged, at, Event::Cancel(newest));
+    }
     let vacant = (0..J as Slot)
         .find(|&v| forged.table.get(v).is_none())
         .unwrap();
+    // A free GPU if the state has one, else any: either way owned by no job after.
+    let gpu = forged.owner.iter().position(|&o| o == NIL).unwrap_or(0);
     type Forgery<'a> = &'a dyn Fn(&mut Sched<Tias, BestFit>);
     let forgeries: [Forgery; 2] = [
         // A GPU owned by a slot no job is in.
-        &|f| f.owner[free] = 200,
+        &|f| f.owner[gpu] = vacant,
         // A pending rejection of a slot no job is in.
         &|f| f.reject_due.push(vacant).unwrap(),
     ];

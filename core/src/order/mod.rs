@@ -265,11 +265,14 @@ pub trait JobOrder {
         EpochEffect::Rekey
     }
 
-    /// [`KeyChanges::AtReview`]: the most jobs one scheduling pass may touch (visit in the
-    /// walk of an [`epoch`](Self::epoch) change, or re-key at their review), so that no
-    /// event's cost grows with the number of live jobs. When a pass reaches it, it decides
-    /// nothing and returns `more_pending`; the follow-up ticks at the same instant go on
-    /// where it stopped, and the decisions are those of one pass that touched them all
+    /// The most jobs one scheduling pass may touch, so that no event's cost grows with the
+    /// number of live jobs: [`KeyChanges::AtReview`] orders visit at most this many in the
+    /// walk of an [`epoch`](Self::epoch) change or re-key them at their review (when a
+    /// pass reaches it, it decides nothing), and every order's pass then makes at most
+    /// this many decisions (a gang's consolidation counts its moves: a pass without room
+    /// for the most it may need stops before the gang, unless it has decided nothing yet).
+    /// A pass cut short returns `more_pending`; the follow-up ticks at the same instant go
+    /// on where it stopped, and the decisions are those of one pass that touched them all
     /// (but for a gang's consolidation, which moves jobs only if the buffer has room for
     /// every move, and may find more room at a follow-up tick). Default: no limit. O(1).
     fn jobs_per_pass(&self) -> usize {

@@ -204,11 +204,13 @@ pub struct TiasConfig {
     pub table_tolerance_log2_q8: u8,
     /// The most jobs one scheduling pass touches ([`JobOrder::jobs_per_pass`]): the walk of
     /// a publication (every live job) and the re-keys of a switch step go in slices of this
-    /// many, each at a follow-up tick of the same instant, so each job is reached at the
-    /// instant it would have been and no event's cost grows with the queue. 16: a re-key
-    /// (refresh, index, ranking move, timer) is the costliest per-job step on the
-    /// Cortex-M4F, and 16 of them with a pass's placements stay under the 60,000
-    /// instructions a firmware integrator budgets per event (`scripts/firmware-check.sh`).
+    /// many, and a pass makes at most this many decisions, each slice at a follow-up tick
+    /// of the same instant, so each job is reached at the instant it would have been and no
+    /// event's cost grows with the queue or with how many jobs one instant starts or
+    /// preempts. 16: a re-key (refresh, index, ranking move, timer) is the costliest
+    /// per-job step on the Cortex-M4F, and 16 of them, or 16 decisions with their
+    /// placements, stay under the 60,000 instructions a firmware integrator budgets per
+    /// event (`scripts/firmware-check.sh`: 56,920 at worst on its Philly stream).
     pub jobs_per_pass: u16,
 }
 
