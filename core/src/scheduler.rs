@@ -722,9 +722,9 @@ where
     }
 
     /// Plans the pass over the ranking, then preempts and starts. Returns true if `out`
-    /// filled or reached `stop_at` first ([`pass_full`]; a gang's consolidation moves are
-    /// not counted against `stop_at`, only against the buffer). Visits O((decisions + 1)·log
-    /// J) ranking nodes.
+    /// filled or reached `stop_at` first ([`pass_full`]; a gang's consolidation moves count,
+    /// see [`gang_fits_pass`](Self::gang_fits_pass)). Visits O((decisions + 1)·log J)
+    /// ranking nodes.
     fn start_and_preempt<const D: usize>(
         &mut self,
         now: TimeMs,
@@ -790,9 +790,10 @@ where
     /// count against the pass's budget like any decision, and there may be up to
     /// `gpus − 1` of them (a preempt and a start each) before its own start. A pass that
     /// has room for fewer stops before it (`more_pending`) unless its whole budget is still
-    /// there (then it goes ahead, so every pass makes progress: a pass then makes at most
-    /// 2·`GANG` − 1 decisions). The check is made before placing, on the worst case, so a
-    /// placer is never asked for a choice that is then thrown away. O(1).
+    /// there (then it goes ahead, so every pass makes progress, and makes at most the
+    /// larger of the budget and 2·`GANG` − 1 decisions). The check is made before placing,
+    /// on the worst case, so a placer is never asked for a choice that is then thrown
+    /// away. O(1).
     ///
     /// [`consolidate`]: Self::consolidate
     fn gang_fits_pass(&self, gpus: u16, decided: usize, stop_at: usize) -> bool {
