@@ -447,6 +447,12 @@ impl<O: JobOrder> JobOrder for AllHooks<O> {
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         self.0.next_review(job, now)
     }
+    /// The same budget per pass: the re-keys go in other slices (the reference re-keys
+    /// more), but the decisions, which come once every key due is up to date, are cut at
+    /// the same points.
+    fn jobs_per_pass(&self) -> usize {
+        self.0.jobs_per_pass()
+    }
 }
 
 type Churn<O> = Scheduler<O, BestFit, 16, 24, 8>;

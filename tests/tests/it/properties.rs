@@ -179,8 +179,27 @@ fn check<O: JobOrder, P: Placer<G>>(
                 }
             }
             Ok(outcome) => {
-                if outcome.more_pending {
-                    return Err(format!("step {step}: a 32-slot buffer overflowed"));
+                // A pass the order's budget cut short (`jobs_per_pass`) goes on at follow-up
+                // ticks of the instant; only a full buffer is an overflow.
+                let overflow = || format!("step {step}: a 32-slot buffer overflowed");
+                if outcome.more_pending && out.is_full() {
+                    return Err(overflow());
+                }
+                let mut more = outcome.more_pending;
+                let mut out: Vec<Decision<GANG>> = out.to_vec();
+                for _ in 0..64 {
+                    if !more {
+                        break;
+                    }
+                    let mut next: heapless::Vec<Decision<GANG>, 32> = heapless::Vec::new();
+                    let follow_up = s
+                        .handle(TimeMs(at), Event::Tick, &mut next)
+                        .map_err(|e| format!("step {step}: follow-up tick: {e:?}"))?;
+                    if follow_up.more_pending && next.is_full() {
+                        return Err(overflow());
+                    }
+                    more = follow_up.more_pending;
+                    out.extend_from_slice(&next);
                 }
                 match event {
                     Event::Submit(spec) => {
@@ -322,6 +341,12 @@ impl<O: JobOrder> JobOrder for FullRerank<O> {
     }
     fn next_review(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         self.0.next_review(job, now)
+    }
+    /// The same decision budget per pass, so both sides cut an instant's decisions at the
+    /// same points (a rejection noted in a cut pass comes at its follow-up tick, in an uncut
+    /// one at the next event: the comparison is about ranking, not about where passes end).
+    fn jobs_per_pass(&self) -> usize {
+        self.0.jobs_per_pass()
     }
 }
 
