@@ -274,7 +274,9 @@ pub trait JobOrder {
     /// A pass cut short returns `more_pending`; the follow-up ticks at the same instant go
     /// on where it stopped, and the decisions are those of one pass that touched them all
     /// (but for a gang's consolidation, which moves jobs only if the buffer has room for
-    /// every move, and may find more room at a follow-up tick). Default: no limit. O(1).
+    /// every move, and may find more room at a follow-up tick; and for a rejection that a
+    /// preemption of the cut pass made due, which comes at the follow-up tick instead of at
+    /// the next event). Default: no limit. O(1).
     fn jobs_per_pass(&self) -> usize {
         usize::MAX
     }
