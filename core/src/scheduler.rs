@@ -802,7 +802,7 @@ where
             .saturating_sub(1)
             .saturating_mul(2)
             .saturating_add(1);
-        room >= worst || room >= self.order.jobs_per_pass()
+        room >= worst || room >= self.order.jobs_per_pass().max(1)
     }
 
     /// What the first plan of a pass hands out: when preemptive, the healthy GPUs not held

@@ -201,6 +201,11 @@ fn check<O: JobOrder, P: Placer<G>>(
                     more = follow_up.more_pending;
                     out.extend_from_slice(&next);
                 }
+                if more {
+                    return Err(format!(
+                        "step {step}: more_pending after 64 follow-up ticks"
+                    ));
+                }
                 match event {
                     Event::Submit(spec) => {
                         live.insert(spec.id.0);
