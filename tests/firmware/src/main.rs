@@ -22,6 +22,7 @@
 
 mod host_io;
 mod measure;
+mod report;
 
 use core::ffi::CStr;
 use core::mem::MaybeUninit;
@@ -36,6 +37,7 @@ use gantry_core::{
 };
 use host_io::HostFile;
 use measure::{Clock, paint, paint_free_ram, stack_depth, stack_pointer};
+use report::JsonLine;
 
 type Sched<O, P> = Scheduler<O, P, FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>;
 
@@ -457,7 +459,7 @@ fn main() -> ! {
     let clock = Clock::start(peripherals.SYST);
     let free_ram = paint_free_ram();
     let Some((input, output)) = open_files() else {
-        semihosting::eprintln!("usage: -semihosting-config ...,arg=fw,arg=EVENTS,arg=ANSWERS");
+        report::stderr(&[b"usage: -semihosting-config ...,arg=fw,arg=EVENTS,arg=ANSWERS\n"]);
         semihosting::process::exit(2)
     };
     let mut reader = Reader::new(input);
@@ -474,48 +476,60 @@ fn main() -> ! {
         next = dispatch(frame, &header, &mut io);
     }
     stats.stack_peak_bytes = stats.stack_peak_bytes.max(free_ram.deepest_use());
-    report(&stats, free_ram.static_bytes());
-    let failed = stats.io_error || stats.checkpoint_error;
+    let reported = report(&stats, free_ram.static_bytes());
+    let failed = stats.io_error || stats.checkpoint_error || !reported;
     semihosting::process::exit(if failed { 1 } else { 0 })
 }
 
-fn report(s: &Stats, ram_static_bytes: usize) {
+/// Prints what the firmware measured as one JSON line; false when the host did not get it.
+fn report(s: &Stats, ram_static_bytes: usize) -> bool {
+    let Some(mut line) = JsonLine::start() else {
+        return false;
+    };
     let avg = s.instructions_sum.checked_div(s.events).unwrap_or(0);
-    semihosting::println!(
-        "{{\"order\":\"{}\",\"placer\":\"{}\",\"frames\":{},\"faults\":{},\"events\":{},\"insn_avg\":{},\"insn_max\":{},\"insn_max_event\":{},\"insn_max_frame\":{},\"insn_max_kind\":\"{}\",\"insn_max_now_ms\":{},\"insn_max_decisions\":{},\"handle_stack_bytes\":{},\"construct_stack_bytes\":{},\"construct_insn\":{},\"sched_bytes\":{},\"job_bytes\":{},\"event_bytes\":{},\"decision_bytes\":{},\"restores\":{},\"snapshot_bytes\":{},\"snapshot_insn\":{},\"restore_insn\":{},\"restore_stack_bytes\":{},\"snapshot_stack_bytes\":{},\"stack_peak_bytes\":{},\"ram_static_bytes\":{},\"checkpoint_error\":{}}}",
-        s.order,
-        s.placer,
-        s.frames,
-        s.faults,
-        s.events,
-        avg,
-        s.instructions_max,
-        s.worst_event,
-        s.worst_frame,
-        s.worst_kind,
-        s.worst_now_ms,
-        s.worst_decisions,
-        s.handle_stack_bytes,
-        s.construct_stack_bytes,
-        s.construct_instructions,
-        s.sched_bytes,
-        core::mem::size_of::<gantry_core::Job>(),
-        core::mem::size_of::<Event>(),
-        core::mem::size_of::<Decision<FIRMWARE_GANG>>(),
-        s.restores,
-        s.snapshot_bytes,
-        s.snapshot_instructions,
-        s.restore_instructions,
-        s.restore_stack_bytes,
-        s.snapshot_stack_bytes,
-        s.stack_peak_bytes,
-        ram_static_bytes,
-        s.checkpoint_error,
-    );
+    let size = |bytes: usize| bytes as u64;
+    line.text("order", s.order)
+        .text("placer", s.placer)
+        .number("frames", s.frames.into())
+        .number("faults", s.faults.into())
+        .number("events", s.events)
+        .number("insn_avg", avg)
+        .number("insn_max", s.instructions_max)
+        .number("insn_max_event", s.worst_event)
+        .number("insn_max_frame", s.worst_frame.into())
+        .text("insn_max_kind", s.worst_kind)
+        .number("insn_max_now_ms", s.worst_now_ms)
+        .number("insn_max_decisions", size(s.worst_decisions))
+        .number("handle_stack_bytes", size(s.handle_stack_bytes))
+        .number("construct_stack_bytes", size(s.construct_stack_bytes))
+        .number("construct_insn", s.construct_instructions)
+        .number("sched_bytes", size(s.sched_bytes))
+        .number("job_bytes", size(core::mem::size_of::<gantry_core::Job>()))
+        .number("event_bytes", size(core::mem::size_of::<Event>()))
+        .number(
+            "decision_bytes",
+            size(core::mem::size_of::<Decision<FIRMWARE_GANG>>()),
+        )
+        .number("restores", s.restores.into())
+        .number("snapshot_bytes", size(s.snapshot_bytes))
+        .number("snapshot_insn", s.snapshot_instructions)
+        .number("restore_insn", s.restore_instructions)
+        .number("restore_stack_bytes", size(s.restore_stack_bytes))
+        .number("snapshot_stack_bytes", size(s.snapshot_stack_bytes))
+        .number("stack_peak_bytes", size(s.stack_peak_bytes))
+        .number("ram_static_bytes", size(ram_static_bytes))
+        .flag("checkpoint_error", s.checkpoint_error);
+    line.end()
 }
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
-    semihosting::eprintln!("firmware panicked: {info}");
+    // The location only: the message would need `core::fmt` (see `report`).
+    let (file, line) = info
+        .location()
+        .map_or(("?", 0), |at| (at.file(), at.line()));
+    let mut digits = itoa::Buffer::new();
+    let line = digits.format(line).as_bytes();
+    report::stderr(&[b"firmware panicked at ", file.as_bytes(), b":", line, b"\n"]);
     semihosting::process::exit(101)
 }
