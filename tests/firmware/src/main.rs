@@ -23,6 +23,7 @@
 mod host_io;
 mod measure;
 mod report;
+mod vectors;
 
 use core::ffi::CStr;
 use core::mem::MaybeUninit;

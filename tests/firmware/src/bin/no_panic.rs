@@ -8,6 +8,9 @@
 #![no_std]
 #![no_main]
 
+#[path = "../vectors.rs"]
+mod vectors;
+
 use cortex_m_rt::entry;
 use gantry_core::wire::{FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
 use gantry_core::{
