@@ -58,9 +58,9 @@ pub use event::{Decision, Event, PreemptReason, RejectReason};
 pub use ids::{GpuId, JobId, MachineId, RackId};
 pub use job::{CommProfile, Job, JobSpec, JobState, LiveJobs, PreemptionClass};
 pub use order::{
-    Edf, EpochEffect, Fifo, HeadOfLine, HopelessPolicy, JobOrder, KeyChanges, Las, LasConfig,
-    LasConfigError, LengthMetric, OrderHooks, Preemption, PriorityKey, RelaxedDeadlinePlacement,
-    Sjf, Srtf, Standing, Tias, TiasConfig, WindowShareSketch,
+    DeadlineSafety, Edf, EpochEffect, Fifo, HeadOfLine, HopelessPolicy, JobOrder, KeyChanges, Las,
+    LasConfig, LasConfigError, LengthMetric, OrderHooks, Preemption, PriorityKey,
+    RelaxedDeadlinePlacement, Sjf, Srtf, Standing, Tias, TiasConfig, WindowShareSketch,
 };
 pub use placement::{
     BestFit, ExactOptimal, FirstFit, GpuMask, GpuScorer, GpuSet, LoadBalance, OptimalConfig,

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 /// The snapshot message's layout version: the first byte of the message, after the frame's
 /// own [`WIRE_VERSION`](crate::wire::WIRE_VERSION). Changes with any change of the state
 /// stored (a field of the scheduler, a job, an order or a placer).
-pub const SNAPSHOT_VERSION: u8 = 6;
+pub const SNAPSHOT_VERSION: u8 = 7;
 
 /// Bytes of a buffer that holds any snapshot of a
 /// [`FirmwareScheduler`](crate::wire::FirmwareScheduler) (64 GPUs, 256 live jobs, gangs of

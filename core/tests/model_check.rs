@@ -18,8 +18,8 @@ use gantry_core::HeadOfLine;
 use gantry_core::order::{CompatPolicy, TiresiasCompat};
 use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};
 use gantry_core::{
-    BestFit, DurationMs, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las, LasConfig,
-    LengthMetric, LinkWeights, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
+    BestFit, DeadlineSafety, DurationMs, Edf, Fifo, FirstFit, HopelessPolicy, JobOrder, Las,
+    LasConfig, LengthMetric, LinkWeights, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
 };
 use model::{G, OP_BYTES, Tally, check_stream_with};
 
@@ -213,6 +213,11 @@ fn tias_agrees_with_the_model() {
         ..TiasConfig::default()
     };
     orders_agree_with_the_model("tias-reject", Tias::new(rejecting), true);
+    let deadline_safe = TiasConfig {
+        deadline_safety: DeadlineSafety::LatestStart,
+        ..TiasConfig::default()
+    };
+    orders_agree_with_the_model("tias-deadline-safe", Tias::new(deadline_safe), true);
 }
 
 #[test]

@@ -21,8 +21,9 @@ mod model;
 use gantry_core::order::{CompatPolicy, TiresiasCompat};
 use gantry_core::placement::{ExactOptimal, LoadBalance, OptimalConfig, ProximityGreedy};
 use gantry_core::{
-    BestFit, DurationMs, Edf, Fifo, FirstFit, HeadOfLine, HopelessPolicy, JobOrder, Las, LasConfig,
-    LengthMetric, Levels, LinkWeights, Placer, RandomPlacer, Sjf, Srtf, Tias, TiasConfig, Topology,
+    BestFit, DeadlineSafety, DurationMs, Edf, Fifo, FirstFit, HeadOfLine, HopelessPolicy, JobOrder,
+    Las, LasConfig, LengthMetric, Levels, LinkWeights, Placer, RandomPlacer, Sjf, Srtf, Tias,
+    TiasConfig, Topology,
 };
 use libfuzzer_sys::fuzz_target;
 use model::{G, check_stream_with};
@@ -127,7 +128,7 @@ fuzz_target!(|data: &[u8]| {
     let mut las_time = LasConfig::default();
     las_time.service = LengthMetric::Time;
     let compat = |p| TiresiasCompat::new(p);
-    match h[0] % 14 {
+    match h[0] % 15 {
         0 => with_placer(Fifo, h, ops),
         1 => with_placer(Sjf::default(), h, ops),
         2 => with_placer(Srtf::default(), h, ops),
@@ -154,6 +155,14 @@ fuzz_target!(|data: &[u8]| {
         10 => with_placer(compat(CompatPolicy::Dlas(LengthMetric::Time)), h, ops),
         11 => with_placer(compat(CompatPolicy::Dlas(LengthMetric::GpuTime)), h, ops),
         12 => with_placer(compat(CompatPolicy::Shortest(LengthMetric::Time)), h, ops),
+        13 => with_placer(
+            Tias::new(TiasConfig {
+                deadline_safety: DeadlineSafety::LatestStart,
+                ..TiasConfig::default()
+            }),
+            h,
+            ops,
+        ),
         _ => with_placer(
             compat(CompatPolicy::Shortest(LengthMetric::GpuTime)),
             h,

@@ -9,8 +9,8 @@ use crate::cluster::same_type::same_type_mask;
 use crate::learn::scorer::{DEFAULT_PPO_MODEL, PolicyScorer};
 use crate::mixed::hints::PlacementHints;
 use gantry_core::order::{
-    CompatPolicy, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias, TiasConfig,
-    TiresiasCompat,
+    CompatPolicy, DeadlineSafety, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias,
+    TiasConfig, TiresiasCompat,
 };
 use gantry_core::order::{EpochEffect, HeadOfLine, JobOrder, OrderHooks, Preemption, PriorityKey};
 use gantry_core::placement::ScoredPlacer;
@@ -102,6 +102,9 @@ pub enum OrderKind {
     LasTime,
     /// TIAS: 2D-LAS plus deadline urgency learned online (information-agnostic).
     Tias,
+    /// TIAS that never keeps a critical deadline job waiting past its latest safe start
+    /// (`DeadlineSafety::LatestStart`): EDF's misses at a fraction of its JCT.
+    TiasDeadlineSafe,
     /// Copy of the Tiresias simulator's `dlas`, quirks included (cross-check only).
     TiresiasDlas,
     /// Copy of the Tiresias simulator's `dlas-gpu`, quirks included (cross-check only).
@@ -188,6 +191,10 @@ impl AnyOrder {
             OrderKind::Las => AnyOrder::Las(Las::new(LasConfig::default())),
             OrderKind::LasTime => AnyOrder::Las(Las::new(las_time)),
             OrderKind::Tias => AnyOrder::Tias(Box::new(Tias::new(TiasConfig::default()))),
+            OrderKind::TiasDeadlineSafe => AnyOrder::Tias(Box::new(Tias::new(TiasConfig {
+                deadline_safety: DeadlineSafety::LatestStart,
+                ..TiasConfig::default()
+            }))),
             OrderKind::TiresiasDlas => compat(CompatPolicy::Dlas(LengthMetric::Time)),
             OrderKind::TiresiasDlasGpu => compat(CompatPolicy::Dlas(LengthMetric::GpuTime)),
             OrderKind::TiresiasShortest => compat(CompatPolicy::Shortest(LengthMetric::Time)),

@@ -22,7 +22,9 @@ pub use gittins::{
 pub use las::{Las, LasConfig, LasConfigError, MAX_LAS_THRESHOLDS};
 pub use sjf::{LengthMetric, Sjf, Srtf};
 pub use sketch::{SHARE_BUCKETS, SHARE_SHIFT, WHOLE_WINDOW, WindowShareSketch};
-pub use tias::{HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig};
+pub use tias::{
+    DeadlineSafety, HopelessPolicy, RelaxedDeadlinePlacement, Standing, Tias, TiasConfig,
+};
 pub use tiresias_compat::{CompatPolicy, TiresiasCompat};
 
 use crate::event::RejectReason;

@@ -703,3 +703,46 @@ fn switch_steps_spread_ids_of_any_stride_over_the_64_steps() {
     let top = job(u32::MAX, 1, None, 0, JobState::Waiting);
     assert!(u64::from(Tias::switch_step(&top)) < SWITCH_STEPS);
 }
+
+/// `DeadlineSafety::LatestStart`: `ρ·W` = 78,400 ms of a 102,400 ms window, so a job that has
+/// not run must start by 24,000 ms. It turns critical at 24,000 − σ·W and is ranked by the
+/// index until 24,000, then above a fresh non-deadline job, by deadline; the default mode
+/// never does either.
+#[test]
+fn latest_start_mode_ranks_a_critical_job_first_once_it_must_run() {
+    // Windows of 102 s are below the lift threshold: no lifting here.
+    let index = TiasConfig {
+        finish_lift_gpu_ms: 0,
+        ..TiasConfig::default()
+    };
+    let safe = TiasConfig {
+        deadline_safety: DeadlineSafety::LatestStart,
+        ..index
+    };
+    for (config, latest_start_class) in [(safe, true), (index, false)] {
+        let mut tias = trained(config);
+        let deadline_job = || job(1, 1, Some(W), 0, JobState::Waiting);
+        let fresh = || job(2, 1, None, 0, JobState::Waiting);
+        let mut before = deadline_job();
+        tias.refresh(&mut before, TimeMs(20_000));
+        assert_eq!(tias.standing(&before, TimeMs(20_000)), Standing::Critical);
+        assert_ne!(tias.key(&before, TimeMs(20_000)).class, LATEST_START_CLASS);
+        let review = tias.next_review(&before, TimeMs(20_000));
+        assert_eq!(
+            review == Some(TimeMs(24_000)),
+            latest_start_class,
+            "{review:?}"
+        );
+        let mut at = deadline_job();
+        tias.refresh(&mut at, TimeMs(24_000));
+        let class = tias.key(&at, TimeMs(24_000)).class;
+        assert_eq!(class == LATEST_START_CLASS, latest_start_class);
+        let order = ranked(&mut tias, [fresh(), deadline_job()], TimeMs(24_000));
+        assert_eq!(order == [1, 2], latest_start_class, "{order:?}");
+        // Started at its latest start, it keeps its place while it runs.
+        let mut running = job(1, 1, Some(W), 5_000, JobState::Running);
+        tias.refresh(&mut running, TimeMs(29_000));
+        let class = tias.key(&running, TimeMs(29_000)).class;
+        assert_eq!(class == LATEST_START_CLASS, latest_start_class);
+    }
+}
