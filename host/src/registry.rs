@@ -102,9 +102,6 @@ pub enum OrderKind {
     LasTime,
     /// TIAS: 2D-LAS plus deadline urgency learned online (information-agnostic).
     Tias,
-    /// TIAS that never keeps a critical deadline job waiting past its latest safe start
-    /// (`DeadlineSafety::LatestStart`): EDF's misses at a fraction of its JCT.
-    TiasDeadlineSafe,
     /// Copy of the Tiresias simulator's `dlas`, quirks included (cross-check only).
     TiresiasDlas,
     /// Copy of the Tiresias simulator's `dlas-gpu`, quirks included (cross-check only).
@@ -113,6 +110,10 @@ pub enum OrderKind {
     TiresiasShortest,
     /// Copy of the Tiresias simulator's `shortest-gpu` (ORACLE; cross-check only).
     TiresiasShortestGpu,
+    /// TIAS that never keeps a critical deadline job waiting past its latest safe start
+    /// (`DeadlineSafety::LatestStart`): EDF's misses at a fraction of its JCT. Last, so the
+    /// variant numbers in recordings and journals stay those of earlier builds.
+    TiasDeadlineSafe,
 }
 
 impl OrderKind {

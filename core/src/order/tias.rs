@@ -242,7 +242,7 @@ pub struct TiasConfig {
     /// preempts. 16: a re-key (refresh, index, ranking move, timer) is the costliest
     /// per-job step on the Cortex-M4F, and 16 of them, or 16 decisions with their
     /// placements, stay under the 60,000 instructions a firmware integrator budgets per
-    /// event (`scripts/firmware-check.sh`: 56,920 at worst on its Philly stream).
+    /// event (`scripts/firmware-check.sh`: 57,240 at worst on its Philly stream).
     pub jobs_per_pass: u16,
     /// Whether critical jobs are kept from waiting past their latest safe start.
     pub deadline_safety: DeadlineSafety,

@@ -14,9 +14,9 @@ use gantry::trace::deadlines::{DeadlineSpec, attach_synthetic_deadlines};
 use gantry_core::order::{CompatPolicy, TiresiasCompat};
 use gantry_core::wire::{FIRMWARE_DECISIONS, FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
 use gantry_core::{
-    BestFit, Decision, Edf, Event, ExactOptimal, Fifo, FirstFit, JobOrder, Las, LasConfig,
-    LengthMetric, LoadBalance, Placer, ProximityGreedy, RandomPlacer, Scheduler, Sjf, Srtf, Tias,
-    Topology,
+    BestFit, DeadlineSafety, Decision, Edf, Event, ExactOptimal, Fifo, FirstFit, JobOrder, Las,
+    LasConfig, LengthMetric, LoadBalance, Placer, ProximityGreedy, RandomPlacer, Scheduler, Sjf,
+    Srtf, Tias, TiasConfig, Topology,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -166,6 +166,13 @@ fn restored_cores_answer_a_real_stream_like_the_uninterrupted_run() {
             OrderKind::Las => with_each_placer(Las::new(LasConfig::default()), kind),
             OrderKind::LasTime => with_each_placer(Las::new(las_time), kind),
             OrderKind::Tias => with_each_placer(Tias::default(), kind),
+            OrderKind::TiasDeadlineSafe => with_each_placer(
+                Tias::new(TiasConfig {
+                    deadline_safety: DeadlineSafety::LatestStart,
+                    ..TiasConfig::default()
+                }),
+                kind,
+            ),
             OrderKind::TiresiasDlas => with_each_placer(
                 TiresiasCompat::new(CompatPolicy::Dlas(LengthMetric::Time)),
                 kind,
