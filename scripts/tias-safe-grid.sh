@@ -7,13 +7,18 @@
 #
 #   scripts/tias-safe-grid.sh            # both grids (about a minute on 2 cores)
 #   OUT=dir scripts/tias-safe-grid.sh    # keep each configuration's JSON in dir
+#   PREEMPTION="--preemption restart --restart-overhead-s 30" scripts/tias-safe-grid.sh
+#                                        # under a preemption semantics (as tias-grid.sh)
 #
 # Needs target/release/gantry (cargo build --release -p gantry), jq and ../shared/traces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GANTRY=${GANTRY:-target/release/gantry}
 OUT=${OUT:-$(mktemp -d)}
+# Extra `gantry compare` flags for every configuration (word-split on purpose).
+PREEMPTION=${PREEMPTION:-}
 mkdir -p "$OUT"
+[[ -n $PREEMPTION ]] && echo "preemption: $PREEMPTION"
 
 printf '| configuration | EDF miss | TIAS miss | safe miss | EDF JCT non-dl (s) | TIAS JCT non-dl (s) | safe JCT non-dl (s) | safe / EDF JCT | safe / TIAS JCT | pass |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
@@ -22,7 +27,7 @@ run_grid() {
     local grid_flag=$1
     # shellcheck disable=SC2086
     while IFS='|' read -r name flags; do
-        nice -n 10 "$GANTRY" compare $flags --orders edf,tias,tias-deadline-safe \
+        nice -n 10 "$GANTRY" compare $flags $PREEMPTION --orders edf,tias,tias-deadline-safe \
             --placements best-fit --json > "$OUT/$name.json"
         row=$(jq -r '
             def o($n): (map(select(.order == $n)) | first);
