@@ -65,13 +65,25 @@ fi
 if [[ ${1:-} == --bench ]]; then
     # criterion's "thrpt:" line gives [low mean high] elements/s; the mean is the middle one.
     out=$(cargo bench -p gantry --features bench --bench tias_events 2>/dev/null)
-    thrpt() { # ORDER WAITING -> mean events/s
+    thrpt() { # ORDER WAITING -> mean events/s, as a plain number
         awk -v id="events_1024gpus/$1/$2" '
-            $1 == id { found = 1 } found && /thrpt:/ { print $4 " " $5; exit }' <<<"$out"
+            $1 == id { found = 1 }
+            found && /thrpt:/ {
+                v = $4; u = $5
+                if (u ~ /^K/) v *= 1e3; else if (u ~ /^M/) v *= 1e6; else if (u ~ /^G/) v *= 1e9
+                printf "%.0f\n", v; exit
+            }' <<<"$out"
     }
-    for order in tias las; do
-        row "$order events/s, 1,024 GPUs busy, 512 / 4,096 / 8,192 waiting" \
-            "$(thrpt "$order" 512) / $(thrpt "$order" 4096) / $(thrpt "$order" 8192)" \
-            "cargo bench -p gantry --features bench --bench tias_events"
+    sizes=(512 4096 8192)
+    tias=() las=() ratio=()
+    for n in "${sizes[@]}"; do
+        t=$(thrpt tias "$n") l=$(thrpt las "$n")
+        tias+=("$(awk -v v="$t" 'BEGIN { printf "%.0fk", v / 1e3 }')")
+        las+=("$(awk -v v="$l" 'BEGIN { printf "%.0fk", v / 1e3 }')")
+        ratio+=("$(awk -v t="$t" -v l="$l" 'BEGIN { printf "%.2f", t / l }')")
     done
+    join() { local IFS=/; local s="$*"; echo "${s//\// / }"; }
+    row "core throughput, 1,024 GPUs all busy, 512 / 4,096 / 8,192 jobs waiting: TIAS and 2D-LAS events/s" \
+        "$(join "${tias[@]}") and $(join "${las[@]}") (TIAS $(join "${ratio[@]}") ×; run to run ±15 %)" \
+        "cargo bench -p gantry --features bench --bench tias_events"
 fi
