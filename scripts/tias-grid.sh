@@ -10,6 +10,7 @@
 #   scripts/tias-grid.sh [--held-out] --list   # print the grid, one `name|flags` per line
 #   ONLY=name scripts/tias-grid.sh       # one configuration of the grid
 #   ORDERS=tias BASELINE=dir scripts/tias-grid.sh   # take EDF/LAS rows from an earlier OUT
+#   TIAS=tias-deadline-safe scripts/tias-grid.sh     # the same targets for TIAS's deadline-safe mode
 #   PREEMPTION="--preemption checkpoint --checkpoint-interval-s 600 --restart-overhead-s 30" \
 #       scripts/tias-grid.sh             # the grid under a preemption semantics (docs/tias.md)
 #
@@ -21,7 +22,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GANTRY=${GANTRY:-target/release/gantry}
-ORDERS=${ORDERS:-edf,las,tiresias-dlas-gpu,tias,srtf}
+# The order judged in the TIAS columns.
+TIAS=${TIAS:-tias}
+ORDERS=${ORDERS:-edf,las,tiresias-dlas-gpu,$TIAS,srtf}
 TRACES=${TRACES:-../shared/traces}
 OUT=${OUT:-$(mktemp -d)}
 # Extra `gantry compare` flags for every configuration (word-split on purpose).
@@ -95,15 +98,15 @@ while IFS='|' read -r name flags; do
     nice -n 10 "$GANTRY" compare $flags $PREEMPTION --orders "$ORDERS" --placements best-fit --json \
         > "$OUT/$name.json"
     if [[ -n ${BASELINE:-} ]]; then
-        jq -s '.[0] + (.[1] | map(select(.order != "tias")))' \
+        jq -s --arg tias "$TIAS" '.[0] + (.[1] | map(select(.order != $tias)))' \
             "$OUT/$name.json" "$BASELINE/$name.json" > "$OUT/$name.json.tmp"
         mv "$OUT/$name.json.tmp" "$OUT/$name.json"
     fi
-    row=$(jq -r '
+    row=$(jq -r --arg tias "$TIAS" '
         def o($n): (map(select(.order == $n)) | first);
         def miss($m): if $m == null then "–" else "\($m.deadline_miss_rate * 1000 | round / 1000) (\(($m.deadline_miss_rate_feasible // 0) * 1000 | round / 1000))" end;
         def jct($m): if $m == null then "–" else "\($m.avg_jct_nondeadline_s | round)" end;
-        o("edf") as $e | o("las") as $l | o("tiresias-dlas-gpu") as $r | o("tias") as $t | o("srtf") as $s
+        o("edf") as $e | o("las") as $l | o("tiresias-dlas-gpu") as $r | o($tias) as $t | o("srtf") as $s
         | ([$l.avg_jct_nondeadline_s, ($r // $l).avg_jct_nondeadline_s] | min) as $best
         | ($t.deadline_miss_rate <= $e.deadline_miss_rate + 0.005
            and $t.avg_jct_nondeadline_s <= $best * 1.005) as $ok
@@ -111,9 +114,9 @@ while IFS='|' read -r name flags; do
     ' "$OUT/$name.json")
     [[ $row == *"| NO" ]] && pass_all=0
     if [[ -n $PREEMPTION ]]; then
-        row+=$(jq -r '
+        row+=$(jq -r --arg tias "$TIAS" '
             def o($n): (map(select(.order == $n)) | first);
-            o("las") as $l | o("tias") as $t
+            o("las") as $l | o($tias) as $t
             | " | \($l.restarts) / \($t.restarts) | \($l.wasted_gpu_hours * 10 | round / 10) / \($t.wasted_gpu_hours * 10 | round / 10)"
         ' "$OUT/$name.json")
     fi
