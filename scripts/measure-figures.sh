@@ -82,7 +82,12 @@ if [[ ${1:-} == --bench ]]; then
         las+=("$(awk -v v="$l" 'BEGIN { printf "%.0fk", v / 1e3 }')")
         ratio+=("$(awk -v t="$t" -v l="$l" 'BEGIN { printf "%.2f", t / l }')")
     done
-    join() { local IFS=/; local s="$*"; echo "${s//\// / }"; }
+    join() { # A B C -> "A / B / C"
+        local out=$1
+        shift
+        for x in "$@"; do out+=" / $x"; done
+        echo "$out"
+    }
     row "core throughput, 1,024 GPUs all busy, 512 / 4,096 / 8,192 jobs waiting: TIAS and 2D-LAS events/s" \
         "$(join "${tias[@]}") and $(join "${las[@]}") (TIAS $(join "${ratio[@]}") ×; run to run ±15 %)" \
         "cargo bench -p gantry --features bench --bench tias_events"

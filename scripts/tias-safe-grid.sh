@@ -5,7 +5,7 @@
 # one table. A configuration passes when the mode misses at most EDF's + 0.005 and its
 # non-deadline average JCT is at most EDF's: it never loses to EDF on either.
 #
-#   scripts/tias-safe-grid.sh            # both grids (about a minute on 2 cores)
+#   scripts/tias-safe-grid.sh            # both grids (about 10 s on 2 cores)
 #   OUT=dir scripts/tias-safe-grid.sh    # keep each configuration's JSON in dir
 #   PREEMPTION="--preemption restart --restart-overhead-s 30" scripts/tias-safe-grid.sh
 #                                        # under a preemption semantics (as tias-grid.sh)
