@@ -1080,10 +1080,16 @@ impl Controller {
                     room.get(node).copied().unwrap_or(0).max(0),
                     shape_text(&plan.shape)
                 ))
-            } else if let Some((node, _)) = completes.filter(|_| is_uneven(&plan.shape)) {
+            } else if let Some((node, _)) =
+                completes.filter(|_| is_uneven(&plan.shape) && !self.config.finish_at_completing)
+            {
                 // An even start is released onto a completing node (below); an uneven one
-                // is split by Slurm when it starts, so it waits until the node is done and
-                // the counts it is released on are the ones Slurm splits by.
+                // is split by Slurm when it starts, so without epilog acks, where the
+                // epilog may run for long while jobs end on its other nodes, it waits
+                // until the node is done and the counts it is released on are the ones
+                // Slurm splits by. With acks the epilog ends as soon as this cycle's
+                // releases are made, and the pass its end runs starts the uneven start
+                // on the counts it was released on, as it does the even ones.
                 Some(format!(
                     "waits for node {node}: Slurm completes a job there, and splits this uneven start ({}) only when it starts it",
                     shape_text(&plan.shape)

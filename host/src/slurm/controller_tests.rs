@@ -694,16 +694,30 @@ fn a_start_waits_while_slurm_has_no_room_and_holds_back_no_other() {
 }
 
 #[test]
-fn an_uneven_start_waits_for_a_completing_node_an_even_one_does_not() {
+fn an_uneven_start_waits_for_a_completing_node_without_epilog_acks_an_even_one_does_not() {
     big_stack(|| {
-        let mut c = controller(OrderKind::Fifo);
         // n1 completes a job: Slurm's count shows all its GPUs free.
         let nodes = nodes([true; 4]);
         let uneven = plan(1, &[("n1", 3), ("n2", 1)]);
         let even = plan(2, &[("n1", 4)]);
         let room: BTreeMap<String, i64> = nodes.iter().map(|n| (n.name.clone(), 8)).collect();
         let completing = BTreeSet::from(["n1"]);
-        for (start, waits) in [(uneven, true), (even, false)] {
+        let plain = ControllerConfig {
+            preempt_grace_ms: 0,
+            ..ControllerConfig::default()
+        };
+        // With acks the epilog ends right after this cycle's releases, so the uneven start
+        // goes in the pass its end runs, on the counts it was released on.
+        let cases = [
+            (plain.clone(), uneven.clone(), true),
+            (plain, even.clone(), false),
+            (with_epilog_acks(), uneven, false),
+            (with_epilog_acks(), even, false),
+        ];
+        for (config, start, waits) in cases {
+            let layout = ClusterLayout::discover("gpu", &nodes, "").unwrap();
+            let mut c =
+                Controller::new(layout, OrderKind::Fifo, PlacerKind::BestFit, 0, config).unwrap();
             let mut cycle = Cycle::default();
             let starts = vec![(u64::from(start.job), start.clone())];
             c.release_in_order(
