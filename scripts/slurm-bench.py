@@ -139,6 +139,14 @@ def read_runs(path):
 
 
 def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
+    """Metrics on the host's clock, to the millisecond: a job's JCT runs from the moment
+    sbatch was called for it (IDS.times) to the end its script logged for its final run.
+    Slurm's own submit, start and end times are whole seconds, and its ends fall where the
+    controller's scheduling loop puts the starts (a job of whole seconds that starts at
+    x.01 s ends at y.01 s, one that starts at x.7 s ends at y.7 s): truncated, they shift
+    a run's average JCT by up to half a second, by the phase of that loop in that lab.
+    Slurm's job states still say what completed; a job missed its deadline if it did not
+    complete or its script ended after the deadline."""
     with open(squeue_path) as f:
         sq = {str(j["job_id"]): j for j in json.load(f)["jobs"]}
     with open(ids_path) as f:
@@ -158,34 +166,40 @@ def metrics(squeue_path, ids_path, plan_path, runs_path, cluster_gpus):
                          if ids[str(j["i"])] in sq and sq[ids[str(j["i"])]]["restart_cnt"] == 0)
         t0 = offsets[len(offsets) // 2] if offsets else 0
         times = {str(j["i"]): t0 + j["at"] for j in plan}
+    runs = read_runs(runs_path)
     jct, ends, subs = [], [], []
     misses = deadline_jobs = restarts = 0
     busy = 0
     states = {}
     for j in plan:
-        s = sq.get(ids[str(j["i"])])
+        job = ids[str(j["i"])]
+        s = sq.get(job)
         if s is None:
             states["MISSING"] = states.get("MISSING", 0) + 1
             continue
         states[s["job_state"]] = states.get(s["job_state"], 0) + 1
         restarts += s["restart_cnt"]
-        submitted = s["submit_time"] if s["restart_cnt"] == 0 else times[str(j["i"])]
+        submitted = times[str(j["i"])]
         subs.append(submitted)
-        if s["job_state"] == "COMPLETED":
-            jct.append(round(s["end_time"] - submitted, 2))
-            ends.append(s["end_time"])
-            busy += j["gpus"] * (s["end_time"] - s["start_time"])
+        completed = s["job_state"] == "COMPLETED"
+        # The final run, as its script logged it (Slurm's whole seconds if it did not).
+        final = [r for r in runs.get(job, []) if r[2] == "end"]
+        start, end = (final[-1][0], final[-1][1]) if final else (s["start_time"], s["end_time"])
+        if completed:
+            jct.append(round(end - submitted, 3))
+            ends.append(end)
+            busy += j["gpus"] * (end - start)
         if j["deadline"]:
             deadline_jobs += 1
-            if s["job_state"] != "COMPLETED" or s["end_time"] > s["deadline"]:
+            if not completed or end > s["deadline"]:
                 misses += 1
     # Killed runs (job script's log): GPU time held minus the progress they checkpointed.
     wasted = 0.0
-    for job, runs in read_runs(runs_path).items():
-        for start, end, kind, saved in runs:
+    for job, job_runs in runs.items():
+        for start, end, kind, saved in job_runs:
             if kind == "kill":
                 wasted += max(0.0, (end - start) - (saved or 0.0)) * gpus.get(job, 0)
-    makespan = (max(ends) - min(subs)) if ends else None
+    makespan = round(max(ends) - min(subs), 2) if ends else None
     out = dict(
         jobs=len(plan),
         states=states,

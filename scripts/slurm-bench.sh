@@ -12,9 +12,10 @@
 #           all weights 0: FIFO priority plus backfill on the jobs' time limits);
 #   ORDER   the same mix submitted held and scheduled by `gantry slurm --order ORDER`
 #           (sched/builtin), for each order asked.
-# Then one table: makespan, average and p95 JCT (end - submit), deadline misses (not
-# COMPLETED by --deadline, or cancelled by the deadline rule), GPU utilisation (GPU time of
-# completed final runs / (32 x makespan)), Slurm restarts, GPU time of killed runs not saved
+# Then one table: makespan, average and p95 JCT (from the sbatch call to the end the job's
+# script logs, on the host's clock: Slurm's own times are whole seconds), deadline misses
+# (not COMPLETED by --deadline, or cancelled by the deadline rule), GPU utilisation (GPU
+# time of completed final runs / (32 x makespan)), Slurm restarts, GPU time of killed runs not saved
 # by a checkpoint (from the job script's run log), and, per order, what `gantry simulate`
 # predicts for the same mix under the same semantics: the ElasticFlow CSV and the per-job
 # terms (`--job-terms`: checkpointing or never, time limit, Slurm's deadline rule) written by

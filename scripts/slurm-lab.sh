@@ -8,7 +8,8 @@
 #
 # `up` writes everything under DIR (config, state, spool, logs, pid files, munge key and
 # socket, fake GPU device links), starts one slurmctld and one `slurmd -N nX` per node
-# (Debian's Slurm is built with multiple-slurmd support), and waits until every node is idle;
+# (Debian's Slurm is built with multiple-slurmd support), and waits until every node is idle
+# and the controller has run its first scheduling cycle;
 # on failure or after the deadline it prints the logs' tails, stops what it started and exits
 # 1. Its last line on stdout is `export SLURM_CONF=DIR/etc/slurm.conf`, for `eval`.
 # `down` cancels every job, asks slurmctld to shut down, then ends the daemons by the PIDs in
@@ -305,6 +306,17 @@ up() {
         idle=$(sinfo -h -N -o '%N %T' 2>/dev/null | awk '$2 == "idle"' | sort -u | wc -l || true)
         (( idle == nodes )) && break
         (( SECONDS >= deadline )) && fail_up "only $idle of $nodes nodes idle after ${timeout_s}s"
+        sleep 0.2
+    done
+    # slurmctld's first scheduling cycle comes about 3 s after it starts. A job submitted
+    # before it starts at submission anyway, but a held job released then waits for that
+    # cycle: wait for it, so that a run does not begin with a pass a running cluster has.
+    local cycles
+    while :; do
+        cycles=$(sdiag 2>/dev/null | awk '/^Main schedule statistics/ { main = 1 }
+            main && /Total cycles:/ { print $3; exit }' || true)
+        (( ${cycles:-0} >= 1 )) && break
+        (( SECONDS >= deadline )) && fail_up "no scheduling cycle after ${timeout_s}s"
         sleep 0.2
     done
     log "up: $nodes nodes x $gpus GPUs in $racks rack(s), partition $partition, ports $base-$((base + nodes)), $SECONDS s"
