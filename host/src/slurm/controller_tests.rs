@@ -38,11 +38,16 @@ fn nodes(usable: [bool; 4]) -> Vec<SlurmNode> {
 /// A controller that requeues preempted jobs at once (no grace period: the tests of the
 /// grace period set one).
 fn controller(order: OrderKind) -> Controller {
-    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
     let config = ControllerConfig {
         preempt_grace_ms: 0,
         ..ControllerConfig::default()
     };
+    controller_with(order, config)
+}
+
+/// A best-fit controller of the four 8-GPU nodes of [`nodes`], all up, under `config`.
+fn controller_with(order: OrderKind, config: ControllerConfig) -> Controller {
+    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
     Controller::new(layout, order, PlacerKind::BestFit, 0, config).unwrap()
 }
 
@@ -192,8 +197,7 @@ fn a_finished_job_frees_its_gpus_for_the_next() {
 /// Four 8-GPU jobs running on the four nodes and a fifth waiting, under `config`; returns
 /// the controller, the jobs as Slurm shows them, and the node each runs on.
 fn four_running_one_waiting(config: ControllerConfig) -> (Controller, Vec<SlurmJob>, Vec<String>) {
-    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
-    let mut c = Controller::new(layout, OrderKind::Fifo, PlacerKind::BestFit, 0, config).unwrap();
+    let mut c = controller_with(OrderKind::Fifo, config);
     let mut jobs: Vec<SlurmJob> = (1..=5).map(|id| held(id, "gres:gpu:8")).collect();
     let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
     let on: Vec<String> = (1..=4)
@@ -702,22 +706,16 @@ fn an_uneven_start_waits_for_a_completing_node_without_epilog_acks_an_even_one_d
         let even = plan(2, &[("n1", 4)]);
         let room: BTreeMap<String, i64> = nodes.iter().map(|n| (n.name.clone(), 8)).collect();
         let completing = BTreeSet::from(["n1"]);
-        let plain = ControllerConfig {
-            preempt_grace_ms: 0,
-            ..ControllerConfig::default()
-        };
         // With acks the epilog ends right after this cycle's releases, so the uneven start
         // goes in the pass its end runs, on the counts it was released on.
+        let acks = || controller_with(OrderKind::Fifo, with_epilog_acks());
         let cases = [
-            (plain.clone(), uneven.clone(), true),
-            (plain, even.clone(), false),
-            (with_epilog_acks(), uneven, false),
-            (with_epilog_acks(), even, false),
+            (controller(OrderKind::Fifo), uneven.clone(), true),
+            (controller(OrderKind::Fifo), even.clone(), false),
+            (acks(), uneven, false),
+            (acks(), even, false),
         ];
-        for (config, start, waits) in cases {
-            let layout = ClusterLayout::discover("gpu", &nodes, "").unwrap();
-            let mut c =
-                Controller::new(layout, OrderKind::Fifo, PlacerKind::BestFit, 0, config).unwrap();
+        for (mut c, start, waits) in cases {
             let mut cycle = Cycle::default();
             let starts = vec![(u64::from(start.job), start.clone())];
             c.release_in_order(
@@ -1270,13 +1268,12 @@ fn uneven_starts_that_wait_for_each_others_gpus_release_the_first_with_slurms_sp
 /// Job 1 takes every GPU (`--gpus=32`, marked as the test says), runs, then job 2 with a
 /// deadline arrives: EDF ranks it first. Returns the actions of that cycle.
 fn edf_preemption_of(requeue: bool, comment: &str, marker: &str) -> Vec<(u32, &'static str)> {
-    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
     let config = ControllerConfig {
         checkpoint_marker: marker.parse().unwrap(),
         preempt_grace_ms: 0,
         ..ControllerConfig::default()
     };
-    let mut c = Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+    let mut c = controller_with(OrderKind::Edf, config);
     let big = SlurmJob {
         tres_per_job: "gres:gpu:32".into(),
         tres_per_node: String::new(),
@@ -1330,14 +1327,12 @@ fn only_a_requeueable_job_with_the_checkpoint_marker_is_preempted() {
 #[test]
 fn the_min_run_quantum_keeps_a_checkpointing_job_running_until_it_ends() {
     big_stack(|| {
-        let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
         let config = ControllerConfig {
             min_run_ms: 60_000,
             preempt_grace_ms: 0,
             ..ControllerConfig::default()
         };
-        let mut c =
-            Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+        let mut c = controller_with(OrderKind::Edf, config);
         let big = SlurmJob {
             tres_per_job: "gres:gpu:32".into(),
             tres_per_node: String::new(),
@@ -1364,13 +1359,12 @@ fn the_min_run_quantum_keeps_a_checkpointing_job_running_until_it_ends() {
 /// The EDF scene of [`edf_preemption_of`] with a marked job and a 10 s grace period:
 /// returns the controller, the running big job and the deadline job.
 fn graced() -> (Controller, SlurmJob, SlurmJob) {
-    let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
     let config = ControllerConfig {
         preempt_grace_ms: 10_000,
         preempt_signal: "USR1".into(),
         ..ControllerConfig::default()
     };
-    let mut c = Controller::new(layout, OrderKind::Edf, PlacerKind::BestFit, 0, config).unwrap();
+    let mut c = controller_with(OrderKind::Edf, config);
     let big = SlurmJob {
         tres_per_job: "gres:gpu:32".into(),
         tres_per_node: String::new(),
@@ -1579,15 +1573,7 @@ fn a_multi_node_request_is_refused_with_its_reason_but_a_job_gantry_pinned_is_no
 #[test]
 fn a_node_back_from_down_moves_no_running_job() {
     big_stack(|| {
-        let layout = ClusterLayout::discover("gpu", &nodes([true; 4]), "").unwrap();
-        let mut c = Controller::new(
-            layout,
-            OrderKind::Tias,
-            PlacerKind::BestFit,
-            0,
-            ControllerConfig::default(),
-        )
-        .unwrap();
+        let mut c = controller_with(OrderKind::Tias, ControllerConfig::default());
         let n4_down = [true, true, true, false];
         // Singles (every other one marked as checkpointing) and two whole-node jobs.
         let mut jobs: Vec<SlurmJob> = (1..=6)
