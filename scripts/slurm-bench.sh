@@ -15,15 +15,15 @@
 # Then one table: makespan, average and p95 JCT (from the sbatch call to the end the job's
 # script logs, on the host's clock: Slurm's own times are whole seconds), deadline misses
 # (not COMPLETED by --deadline, or cancelled by the deadline rule), GPU utilisation (GPU
-# time of completed final runs / (32 x makespan)), Slurm restarts, GPU time of killed runs not saved
-# by a checkpoint (from the job script's run log), and, per order, what `gantry simulate`
-# predicts for the same mix under the same semantics: the ElasticFlow CSV and the per-job
-# terms (`--job-terms`: checkpointing or never, time limit, Slurm's deadline rule) written by
-# scripts/slurm-bench.py, cluster 2x2x8, ideal speed (the job sleeps: its placement does not
-# change its run time), checkpoints every C s, run quantum Q s (default C + 5: a job is not
-# preempted before it saved a checkpoint), restart overhead O s (default 1) (Slurm's
-# requeue-to-restart latency on the lab, docs/slurm.md), the same --tick-s as gantry slurm,
-# and --reserve-head (gantry slurm reserves for the queue head by default).
+# time of completed final runs / (32 x makespan)), Slurm restarts, GPU time of killed runs
+# not saved by a checkpoint (from the job script's run log), and, per order, what `gantry
+# simulate` predicts for the same mix under the same semantics: the ElasticFlow CSV and the
+# per-job terms (`--job-terms`: checkpointing or never, time limit, Slurm's deadline rule)
+# written by scripts/slurm-bench.py, cluster 2x2x8, ideal speed (the job sleeps: its
+# placement does not change its run time), checkpoints every C s, run quantum Q s (default C
+# + 5: a job is not preempted before it saved a checkpoint), restart overhead O s (default
+# 1) (Slurm's requeue-to-restart latency on the lab, docs/slurm.md), the same --tick-s as
+# gantry slurm, and --reserve-head (gantry slurm reserves for the queue head by default).
 #
 # The mix (scripts/slurm-bench.py, read its docstring): N jobs (default 36), Poisson arrivals
 # R/s (0.2), 1/2/4/8 GPUs, run times from the Philly trace compressed into 20-300 s, time
