@@ -8,6 +8,8 @@
   slurm-bench.py trace PLAN                     the mix as a gantry trace (ElasticFlow CSV)
   slurm-bench.py terms PLAN                     its terms for `gantry simulate --job-terms`
   slurm-bench.py latency GANTRY JOURNAL RUNS    the lab's start/restart/finish latencies (JSON)
+  slurm-bench.py waits DIR ORDER                per job, its wait to start under Slurm alone and
+                                                under ORDER, from a bench folder's runs
 
 The mix (every draw from one seeded generator, so a seed names one mix):
 - arrivals: Poisson, R jobs/s (default 0.2);
@@ -257,6 +259,40 @@ def latency(gantry, journal, runs_path):
                           kill=stats(killed))))
 
 
+def first_waits(folder, name):
+    """Per job index of the mix: the seconds from its `sbatch` call to its script's first
+    start in run NAME of a bench folder (None if it never started)."""
+    with open(f"{folder}/{name}.ids") as f:
+        ids = json.load(f)
+    with open(f"{folder}/{name}.ids.times") as f:
+        times = json.load(f)
+    runs = read_runs(f"{folder}/{name}.runs")
+    return {int(i): (runs[j][0][0] - times[i] if j in runs else None) for i, j in ids.items()}
+
+
+def waits(folder, order):
+    """Where an order's jobs start later or earlier than Slurm alone's: one row per job (its
+    GPUs, run time, both waits, the difference), then the mean difference over the jobs
+    Slurm alone started within 2 s of their submission (they found their GPUs free) and over
+    the others (they started at an end)."""
+    with open(f"{folder}/plan.json") as f:
+        plan = json.load(f)
+    alone, ours = first_waits(folder, "slurm"), first_waits(folder, order)
+    print(f"job gpus run_s slurm_wait_s {order}_wait_s difference_s")
+    groups = {"at submission": [], "after an end": []}
+    for i in sorted(alone):
+        if alone[i] is None or ours.get(i) is None:
+            print(f"{i:3d} {plan[i]['gpus']:4d} {plan[i]['dur']:5d} never started in one run")
+            continue
+        difference = ours[i] - alone[i]
+        groups["at submission" if alone[i] < 2 else "after an end"].append(difference)
+        print(f"{i:3d} {plan[i]['gpus']:4d} {plan[i]['dur']:5d} {alone[i]:12.2f} "
+              f"{ours[i]:{len(order) + 7}.2f} {difference:12.2f}")
+    for group, values in groups.items():
+        if values:
+            print(f"{group}: {len(values)} jobs, mean difference {sum(values) / len(values):.3f} s")
+
+
 def trace(plan):
     """The mix as an ElasticFlow/ITP CSV (`gantry simulate --format elasticflow`): seconds,
     absolute deadlines (none: empty)."""
@@ -299,6 +335,8 @@ def main():
         (trace if cmd == "trace" else terms)(plan)
     elif cmd == "latency":
         latency(args[0], args[1], args[2])
+    elif cmd == "waits":
+        waits(args[0], args[1])
     else:
         sys.exit(f"unknown command {cmd}")
 

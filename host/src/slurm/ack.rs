@@ -9,10 +9,25 @@
 //! ([`ControllerConfig::finish_at_completing`](super::ControllerConfig::finish_at_completing)),
 //! and its successors are released onto the completing node. The epilog's end then runs the
 //! pass that starts them.
+//!
+//! The same epilog rings a doorbell as it starts: it creates `DIR/JOBID.end`. gantry looks
+//! for doorbells every [`DOORBELL_CHECK`] while it waits for its next poll and polls at once
+//! when one rang, so a job's end reaches the core within milliseconds instead of up to a
+//! poll period later (the epilog, and with it the successors' start, waits for that poll).
+//! A doorbell is only a hint: one the epilog cannot write, or that gantry misses, leaves the
+//! end to the next periodic poll.
 
 use super::json::{JobStateName, SlurmJob};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How often gantry looks for a doorbell while it waits for its next poll: a `read_dir` of
+/// the acknowledgement folder, a few microseconds on a local file system.
+pub const DOORBELL_CHECK: Duration = Duration::from_millis(5);
+
+/// The suffix of a doorbell, `DIR/JOBID.end` (`scripts/gantry-epilog.sh` writes it).
+const DOORBELL_SUFFIX: &str = ".end";
 
 /// The acknowledgements gantry has written, one empty file per job.
 #[derive(Debug)]
@@ -63,6 +78,26 @@ impl EpilogAcks {
         }
         problems
     }
+
+    /// Removes the doorbells the epilogs rang (`DIR/*.end`) and says how many there were.
+    /// Called before each poll (the poll sees every end they announce) and while gantry
+    /// waits for the next one. A folder or a doorbell that cannot be read or removed is
+    /// counted as not rung: the periodic poll still sees the end.
+    pub fn take_doorbells(&self) -> usize {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        entries
+            .filter_map(Result::ok)
+            .filter(|entry| {
+                entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|name| name.ends_with(DOORBELL_SUFFIX))
+            })
+            .filter(|entry| std::fs::remove_file(entry.path()).is_ok())
+            .count()
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +132,25 @@ mod tests {
         let jobs = [in_state(2, JobStateName::Pending)];
         assert!(acks.update(&jobs).is_empty());
         assert!(!dir.join("2").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn doorbells_are_counted_and_removed_acknowledgements_are_not() {
+        let dir = std::env::temp_dir().join(format!("gantry-bell-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut acks = EpilogAcks::new(&dir).unwrap();
+        assert_eq!(acks.take_doorbells(), 0);
+        // Two nodes of job 7 and one of job 8 start their epilogs; job 9 is acknowledged.
+        std::fs::write(dir.join("7.end"), "").unwrap();
+        std::fs::write(dir.join("8.end"), "").unwrap();
+        assert!(
+            acks.update(&[in_state(9, JobStateName::Completing)])
+                .is_empty()
+        );
+        assert_eq!(acks.take_doorbells(), 2);
+        assert_eq!(acks.take_doorbells(), 0);
+        assert!(dir.join("9").exists() && !dir.join("7.end").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

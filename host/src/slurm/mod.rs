@@ -484,6 +484,10 @@ impl Daemon<'_> {
         let mut early = false;
         loop {
             let started = Instant::now();
+            // This poll sees every end a doorbell rung so far announces.
+            if let Some(acks) = &self.epilog_acks {
+                acks.take_doorbells();
+            }
             let watched = self.controller.watched_jobs();
             let snapshot = match poll(self.runner, &watched) {
                 Ok(s) => s,
@@ -590,7 +594,25 @@ impl Daemon<'_> {
                 continue;
             }
             if let Some(rest) = period.checked_sub(started.elapsed()) {
-                std::thread::sleep(rest);
+                self.wait(rest);
+            }
+        }
+    }
+
+    /// Waits `rest` for the next poll, or, with `--epilog-ack-dir`, until an epilog rings
+    /// its doorbell ([`ack`]): a job ended, and its epilog (so its successors' start)
+    /// waits for the poll that sees it.
+    fn wait(&mut self, rest: Duration) {
+        let Some(acks) = &self.epilog_acks else {
+            std::thread::sleep(rest);
+            return;
+        };
+        let until = Instant::now() + rest;
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            std::thread::sleep(left.min(ack::DOORBELL_CHECK));
+            if acks.take_doorbells() > 0 {
+                self.tally.summary.polls_on_doorbell += 1;
+                return;
             }
         }
     }

@@ -27,6 +27,10 @@ pub struct Summary {
     pub cycles: u64,
     /// Polls that failed (retried).
     pub poll_failures: u64,
+    /// Polls made before their period was over because an epilog rang its doorbell
+    /// (`--epilog-ack-dir`; a job ended).
+    #[serde(default)]
+    pub polls_on_doorbell: u64,
     /// Slurm commands that failed or timed out (retried in a later cycle).
     pub command_failures: u64,
     /// The journal file.

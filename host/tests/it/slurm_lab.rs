@@ -1278,7 +1278,8 @@ fn slurm_lab_user_cancel_is_logged() {
 /// With the acknowledging epilog (`scripts/gantry-epilog.sh` on every node,
 /// `--epilog-ack-dir`): 40 one-GPU jobs of 1 s on 32 GPUs, so 8 are started onto nodes whose
 /// job is still COMPLETING. Every job completes once, no job is taken for a stranger's while
-/// its epilog runs, and the acknowledgements are gone at the end.
+/// its epilog runs, the epilogs' doorbells make gantry poll before its period is over, and
+/// the acknowledgements and doorbells are gone at the end.
 #[test]
 fn slurm_lab_epilog_ack_starts_successors_and_cleans_up() {
     let _slot = LABS.take();
@@ -1302,6 +1303,7 @@ fn slurm_lab_epilog_ack_starts_successors_and_cleans_up() {
     assert!(!log.contains("epilog ack"), "{log}");
     assert_eq!(summary["jobs_completed"], 40, "{summary}");
     assert_eq!(summary["restarts_seen"], 0, "{summary}");
+    assert!(summary["polls_on_doorbell"].as_u64() > Some(0), "{summary}");
     let jobs = lab.squeue();
     for id in &ids {
         assert_eq!(jobs[id]["job_state"], "COMPLETED", "job {id}");
