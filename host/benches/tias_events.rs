@@ -8,7 +8,10 @@
 //! deadline (TIAS). Each measured iteration then sends three events — a running job
 //! finishes, a new job arrives, one second passes (`Tick`) — so the queue stays at its
 //! length and each `handle` does a full pass. The harness tracks the running jobs from the
-//! decisions, so finding one to finish costs nothing. Throughput is in events.
+//! decisions, so finding one to finish costs nothing. Throughput is in events. After each
+//! run the bench prints what a step decided on average (`handle` calls, starts,
+//! preemptions): the running job that finishes is always the oldest started, whatever its
+//! size, so an order that preempts running jobs keeps preempting.
 //!
 //! `cargo bench -p gantry --features bench --bench tias_events`; for instruction counts, run the bench binary
 //! under `valgrind --tool=callgrind` with criterion's `--profile-time 10` and a filter
@@ -30,7 +33,8 @@ const QUEUE_LENGTHS: [usize; 3] = [512, 4096, 8192];
 
 type Out = heapless::Vec<Decision<GANG>, 256>;
 
-/// Drives one scheduler: its clock, the next job id, and the running jobs (oldest first).
+/// Drives one scheduler: its clock, the next job id, the running jobs (oldest first), and
+/// what the steps since the queue was filled decided.
 struct Bench<O: JobOrder> {
     sched: Box<Scheduler<O, BestFit, GPUS, JOBS, GANG>>,
     now_ms: u64,
@@ -39,6 +43,24 @@ struct Bench<O: JobOrder> {
     running_set: HashSet<JobId>,
     waiting: usize,
     out: Out,
+    tally: StepTally,
+}
+
+/// Per measured step: `handle` calls (follow-up ticks included), starts and preemptions. An
+/// order that preempts more makes more decisions per event; printed after each run, so
+/// that events/s can be read against the work each event does.
+#[derive(Default)]
+struct StepTally {
+    steps: u64,
+    handles: u64,
+    starts: u64,
+    preemptions: u64,
+}
+
+impl StepTally {
+    fn per_step(&self, count: u64) -> f64 {
+        count as f64 / self.steps.max(1) as f64
+    }
 }
 
 impl<O: JobOrder + Send + 'static> Bench<O> {
@@ -62,10 +84,12 @@ impl<O: JobOrder + Send + 'static> Bench<O> {
             running_set: HashSet::new(),
             waiting: 0,
             out: Out::new(),
+            tally: StepTally::default(),
         };
         while bench.waiting < waiting {
             bench.submit();
         }
+        bench.tally = StepTally::default();
         bench
     }
 
@@ -75,6 +99,7 @@ impl<O: JobOrder + Send + 'static> Bench<O> {
         let mut event = event;
         loop {
             self.out.clear();
+            self.tally.handles += 1;
             let outcome = self
                 .sched
                 .handle(TimeMs(self.now_ms), event, &mut self.out)
@@ -82,11 +107,13 @@ impl<O: JobOrder + Send + 'static> Bench<O> {
             for d in &self.out {
                 match d {
                     Decision::Start { job, .. } => {
+                        self.tally.starts += 1;
                         self.running.push_back(*job);
                         self.running_set.insert(*job);
                         self.waiting -= 1;
                     }
                     Decision::Preempt { job, .. } => {
+                        self.tally.preemptions += 1;
                         self.running_set.remove(job);
                         self.waiting += 1;
                     }
@@ -116,6 +143,7 @@ impl<O: JobOrder + Send + 'static> Bench<O> {
     /// Finish, submit, tick: three events.
     fn step(&mut self) {
         self.now_ms += 1000;
+        self.tally.steps += 1;
         while let Some(id) = self.running.pop_front() {
             // Skip jobs preempted since they started (lazy deletion).
             if self.running_set.remove(&id) {
@@ -136,11 +164,15 @@ fn run<O: JobOrder + Send + 'static>(c: &mut Criterion, name: &str, order: impl 
         let mut bench = Bench::new(order(), waiting);
         group.bench_function(BenchmarkId::new(name, waiting), |b| b.iter(|| bench.step()));
         assert!(bench.sched.check_invariants().is_ok());
+        let tally = &bench.tally;
         eprintln!(
-            "{name}/{waiting} after the run: {} waiting, {} live, {} GPUs busy",
+            "{name}/{waiting} after the run: {} waiting, {} live, {} GPUs busy; per step: {:.2} handle calls, {:.2} starts, {:.2} preemptions",
             bench.waiting,
             bench.sched.jobs().len(),
-            bench.sched.busy_gpu_count()
+            bench.sched.busy_gpu_count(),
+            tally.per_step(tally.handles),
+            tally.per_step(tally.starts),
+            tally.per_step(tally.preemptions)
         );
     }
     group.finish();
