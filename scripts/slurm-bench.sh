@@ -5,7 +5,7 @@
 #                          [--ckpt-interval C] [--restart-overhead-s O] [--tick-s T]
 #                          [--min-run-s Q]
 #                          [--orders "tias fifo …"] [--dir DIR] [--gantry BIN] [--no-slurm]
-#                          [--table-only] [--epilog-ack]
+#                          [--table-only] [--epilog-ack] [--submit-doorbell]
 #
 # For each run a fresh private lab (scripts/slurm-lab.sh, 4 nodes x 8 GPUs, two racks):
 #   slurm   the mix submitted as is to Slurm alone (sched/backfill, priority/multifactor with
@@ -32,6 +32,8 @@
 # gantry:checkpoint`, the rest plain. Each run takes 4-7 minutes; nothing of it is in CI.
 # --epilog-ack: gantry's labs run scripts/gantry-epilog.sh as their Epilog and gantry gets
 # --epilog-ack-dir (Slurm alone's lab has no epilog, its best case; see docs/slurm.md, Scale).
+# --submit-doorbell: gantry's labs also run scripts/gantry-job-submit.lua as their job_submit
+# plugin, which rings gantry's doorbell at each submission.
 # --no-slurm skips the Slurm-alone run, --table-only every run (the table is printed from the
 # runs already in DIR, with the simulated column recomputed by BIN). Each run replaces its
 # earlier row in DIR/metrics.jsonl.
@@ -54,6 +56,7 @@ dir=""
 with_slurm=1
 table_only=0
 epilog_ack=0
+submit_doorbell=0
 gantry="$repo/target/release/gantry"
 philly=${PHILLY:-$repo/../shared/traces/philly-pollux/philly.csv}
 while [[ $# -gt 0 ]]; do
@@ -72,7 +75,8 @@ while [[ $# -gt 0 ]]; do
         --no-slurm) with_slurm=0; shift ;;
         --table-only) with_slurm=0; orders=""; table_only=1; shift ;;
         --epilog-ack) epilog_ack=1; shift ;;
-        *) sed -n '4,7p' "$0" | sed 's/^# //' >&2; exit 64 ;;
+        --submit-doorbell) submit_doorbell=1; shift ;;
+        *) sed -n '4,8p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
 dir=${dir:-/tmp/gantry-slurm-bench-$seed}
@@ -149,9 +153,11 @@ run() {
     rm -rf "$lab" "$dir/ckpt"
     mkdir -p "$dir/ckpt"
     local ack_lab=() ack_gantry=()
-    if [[ -n $order ]] && (( epilog_ack )); then
+    if [[ -n $order ]] && (( epilog_ack || submit_doorbell )); then
         rm -rf "$dir/ack"
-        ack_lab=(--epilog-ack "$dir/ack") ack_gantry=(--epilog-ack-dir "$dir/ack")
+        ack_gantry=(--epilog-ack-dir "$dir/ack")
+        if (( epilog_ack )); then ack_lab+=(--epilog-ack "$dir/ack"); fi
+        if (( submit_doorbell )); then ack_lab+=(--submit-doorbell "$dir/ack"); fi
     fi
     bash "$repo/scripts/slurm-lab.sh" up "$lab" --nodes 4 --gpus 8 --racks 2 --sched "$sched" \
         "${ack_lab[@]}" >/dev/null

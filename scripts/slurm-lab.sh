@@ -3,7 +3,7 @@
 #
 #   scripts/slurm-lab.sh up DIR [--nodes N] [--gpus G] [--racks R] [--partition P]
 #                               [--auth munge|none] [--timeout S] [--sched builtin|backfill]
-#                               [--epilog-ack ACKDIR]
+#                               [--epilog-ack ACKDIR] [--submit-doorbell ACKDIR]
 #   scripts/slurm-lab.sh down DIR
 #
 # `up` writes everything under DIR (config, state, spool, logs, pid files, munge key and
@@ -42,6 +42,7 @@ auth=munge
 timeout_s=60
 sched=builtin
 epilog_ack=""
+submit_doorbell=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --nodes) nodes=$2; shift 2 ;;
@@ -52,6 +53,7 @@ while [[ $# -gt 0 ]]; do
         --timeout) timeout_s=$2; shift 2 ;;
         --sched) sched=$2; shift 2 ;;
         --epilog-ack) epilog_ack=$2; shift 2 ;;
+        --submit-doorbell) submit_doorbell=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -264,6 +266,18 @@ if [[ -n $epilog_ack ]]; then
     chmod +x "$dir/etc/epilog.sh"
     sched_lines="$sched_lines
 Epilog=$dir/etc/epilog.sh"
+fi
+
+# --submit-doorbell ACKDIR: the controller's job_submit plugin is scripts/gantry-job-submit.lua
+# for the lab's partition, holding its jobs and ringing gantry's doorbell in ACKDIR.
+if [[ -n $submit_doorbell ]]; then
+    mkdir -p "$dir/etc" "$submit_doorbell"
+    bell_dir=$(cd "$submit_doorbell" && pwd -P)
+    sed -e "s|^local GANTRY_PARTITION = .*|local GANTRY_PARTITION = \"$partition\"|" \
+        -e "s|^local DOORBELL_DIR = .*|local DOORBELL_DIR = \"$bell_dir\"|" \
+        "$(cd "$(dirname "$0")" && pwd -P)/gantry-job-submit.lua" > "$dir/etc/job_submit.lua"
+    sched_lines="$sched_lines
+JobSubmitPlugins=lua"
 fi
 
 fail_up() {

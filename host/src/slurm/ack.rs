@@ -10,12 +10,14 @@
 //! and its successors are released onto the completing node. The epilog's end then runs the
 //! pass that starts them.
 //!
-//! The same epilog rings a doorbell as it starts: it creates `DIR/JOBID.end`. gantry looks
-//! for doorbells every [`DOORBELL_CHECK`] while it waits for its next poll and polls at once
-//! when one rang, so a job's end reaches the core within milliseconds instead of up to a
-//! poll period later (the epilog, and with it the successors' start, waits for that poll).
-//! A doorbell is only a hint: one the epilog cannot write, or that gantry misses, leaves the
-//! end to the next periodic poll.
+//! The same epilog rings a doorbell as it starts: it creates `DIR/JOBID.end`; the site's
+//! `job_submit.lua` (`scripts/gantry-job-submit.lua`) rings one at each submission to the
+//! partition (`DIR/job.submit`). gantry looks for doorbells every [`DOORBELL_CHECK`] while
+//! it waits for its next poll and polls at once when one rang, so an end or a submission
+//! reaches the core within milliseconds instead of up to a poll period later: the epilog,
+//! and with it the successors' start, waits for that poll, and a job released before
+//! Slurm's next periodic pass starts in it. A doorbell is only a hint: one that cannot be
+//! written, or that gantry misses, leaves the change to the next periodic poll.
 
 use super::json::{JobStateName, SlurmJob};
 use std::collections::BTreeSet;
@@ -26,8 +28,9 @@ use std::time::Duration;
 /// the acknowledgement folder, a few microseconds on a local file system.
 pub const DOORBELL_CHECK: Duration = Duration::from_millis(5);
 
-/// The suffix of a doorbell, `DIR/JOBID.end` (`scripts/gantry-epilog.sh` writes it).
-const DOORBELL_SUFFIX: &str = ".end";
+/// The suffixes of doorbells: `DIR/JOBID.end` (`scripts/gantry-epilog.sh` writes it) and
+/// `DIR/job.submit` (`scripts/gantry-job-submit.lua`).
+const DOORBELL_SUFFIXES: [&str; 2] = [".end", ".submit"];
 
 /// The acknowledgements gantry has written, one empty file per job.
 #[derive(Debug)]
@@ -79,7 +82,8 @@ impl EpilogAcks {
         problems
     }
 
-    /// Removes the doorbells the epilogs rang (`DIR/*.end`) and says how many there were.
+    /// Removes the doorbells that rang (`DIR/*.end`, `DIR/*.submit`) and says how many there
+    /// were.
     /// Called before each poll (the poll sees every end they announce) and while gantry
     /// waits for the next one. A folder or a doorbell that cannot be read or removed is
     /// counted as not rung: the periodic poll still sees the end.
@@ -93,7 +97,7 @@ impl EpilogAcks {
                 entry
                     .file_name()
                     .to_str()
-                    .is_some_and(|name| name.ends_with(DOORBELL_SUFFIX))
+                    .is_some_and(|name| DOORBELL_SUFFIXES.iter().any(|s| name.ends_with(s)))
             })
             .filter(|entry| std::fs::remove_file(entry.path()).is_ok())
             .count()
@@ -141,9 +145,9 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let mut acks = EpilogAcks::new(&dir).unwrap();
         assert_eq!(acks.take_doorbells(), 0);
-        // Two nodes of job 7 and one of job 8 start their epilogs; job 9 is acknowledged.
+        // Job 7's epilog starts, a job is submitted; job 9 is acknowledged.
         std::fs::write(dir.join("7.end"), "").unwrap();
-        std::fs::write(dir.join("8.end"), "").unwrap();
+        std::fs::write(dir.join("job.submit"), "").unwrap();
         assert!(
             acks.update(&[in_state(9, JobStateName::Completing)])
                 .is_empty()

@@ -130,7 +130,9 @@ pub struct SlurmArgs {
     /// exited 0 ends for the core as soon as Slurm shows it COMPLETING, its successors are
     /// released onto its node, and then its epilog is told to finish, so Slurm starts them
     /// in the scheduling pass the epilog's end runs instead of its next periodic one (about
-    /// once a second). The folder must be the one the compute nodes' epilog reads.
+    /// once a second). The folder must be the one the compute nodes' epilog reads. gantry
+    /// also polls at once when a doorbell rings there: the epilog's as it starts, and the
+    /// site's `job_submit.lua` (`scripts/gantry-job-submit.lua`) at each submission.
     #[arg(long, value_name = "DIR")]
     pub epilog_ack_dir: Option<PathBuf>,
 }
@@ -599,9 +601,10 @@ impl Daemon<'_> {
         }
     }
 
-    /// Waits `rest` for the next poll, or, with `--epilog-ack-dir`, until an epilog rings
-    /// its doorbell ([`ack`]): a job ended, and its epilog (so its successors' start)
-    /// waits for the poll that sees it.
+    /// Waits `rest` for the next poll, or, with `--epilog-ack-dir`, until a doorbell rings
+    /// ([`ack`]): a job ended, and its epilog (so its successors' start) waits for the poll
+    /// that sees it; or a job was submitted, and may start in Slurm's next pass if released
+    /// before it.
     fn wait(&mut self, rest: Duration) {
         let Some(acks) = &self.epilog_acks else {
             std::thread::sleep(rest);

@@ -27,8 +27,8 @@ pub struct Summary {
     pub cycles: u64,
     /// Polls that failed (retried).
     pub poll_failures: u64,
-    /// Polls made before their period was over because an epilog rang its doorbell
-    /// (`--epilog-ack-dir`; a job ended).
+    /// Polls made before their period was over because a doorbell rang
+    /// (`--epilog-ack-dir`: a job's epilog started, or a job was submitted).
     #[serde(default)]
     pub polls_on_doorbell: u64,
     /// Slurm commands that failed or timed out (retried in a later cycle).

@@ -1312,6 +1312,58 @@ fn slurm_lab_epilog_ack_starts_successors_and_cleans_up() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// With the job_submit plugin `scripts/gantry-job-submit.lua` (`--submit-doorbell`, no
+/// epilog): jobs submitted while gantry waits for its next poll ring its doorbell, and gantry
+/// polls at once; a job submitted without `--hold` is held by the plugin, not by gantry;
+/// every job runs once and the doorbells are gone at the end.
+#[test]
+fn slurm_lab_a_submission_rings_the_doorbell() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up_with("bell", &["--submit-doorbell", "{dir}/ack"]) else {
+        return;
+    };
+    let ack = lab.dir.join("ack");
+    let first = lab.submit_sleep(&["--time=1", "--gpus=1"], 4);
+    let gantry = Gantry::start(
+        &lab,
+        "bell",
+        "fifo",
+        &[
+            "--exit-when-idle",
+            "--epilog-ack-dir",
+            ack.to_str().unwrap(),
+        ],
+    );
+    lab.wait_job(first, Duration::from_secs(20), "running", is_running);
+    // Five submissions 300 ms apart: a poll takes a few ms of each 200 ms period, so most
+    // of them land while gantry waits.
+    let mut ids = vec![first];
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(300));
+        ids.push(lab.submit_sleep(&["--time=1", "--gpus=1"], 1));
+    }
+    let script = lab.dir.join("sleep.sh").display().to_string();
+    ids.push(lab.sbatch(&[
+        "-o".into(),
+        "/dev/null".into(),
+        "--time=1".into(),
+        "--gpus=1".into(),
+        script,
+        "1".into(),
+    ]));
+    let summary = gantry.finish(Duration::from_secs(60));
+    assert!(summary["polls_on_doorbell"].as_u64() > Some(0), "{summary}");
+    let log = std::fs::read_to_string(lab.dir.join("bell.log")).unwrap();
+    assert!(!log.contains("pending but not held"), "{log}");
+    assert_eq!(summary["jobs_completed"], 6, "{summary}");
+    let jobs = lab.squeue();
+    for id in &ids {
+        assert_eq!(jobs[id]["job_state"], "COMPLETED", "job {id}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&ack).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// With slurmctld down, gantry says the controller is unreachable (Slurm's own JSON only
 /// says "Unspecified error").
 #[test]
