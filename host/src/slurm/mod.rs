@@ -486,7 +486,7 @@ impl Daemon<'_> {
         let mut early = false;
         loop {
             let started = Instant::now();
-            // This poll sees every end a doorbell rung so far announces.
+            // This poll sees every end or submission a doorbell has announced so far.
             if let Some(acks) = &self.epilog_acks {
                 acks.take_doorbells();
             }

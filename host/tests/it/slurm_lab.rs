@@ -1041,6 +1041,17 @@ impl Lab {
         self.sbatch(&args)
     }
 
+    /// Every job of `ids` ended COMPLETED, and `folder` (the epilog acknowledgements and
+    /// doorbells) holds nothing.
+    fn assert_completed_and_folder_empty(&self, ids: &[u64], folder: &Path) {
+        let jobs = self.squeue();
+        for id in ids {
+            assert_eq!(jobs[id]["job_state"], "COMPLETED", "job {id}");
+        }
+        let left: Vec<_> = std::fs::read_dir(folder).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
     /// Polls `squeue --json` until `done` holds for a job (at most `limit`); returns it.
     fn wait_job(
         &self,
@@ -1304,12 +1315,7 @@ fn slurm_lab_epilog_ack_starts_successors_and_cleans_up() {
     assert_eq!(summary["jobs_completed"], 40, "{summary}");
     assert_eq!(summary["restarts_seen"], 0, "{summary}");
     assert!(summary["polls_on_doorbell"].as_u64() > Some(0), "{summary}");
-    let jobs = lab.squeue();
-    for id in &ids {
-        assert_eq!(jobs[id]["job_state"], "COMPLETED", "job {id}");
-    }
-    let left: Vec<_> = std::fs::read_dir(&ack).unwrap().collect();
-    assert!(left.is_empty(), "{left:?}");
+    lab.assert_completed_and_folder_empty(&ids, &ack);
 }
 
 /// With the job_submit plugin `scripts/gantry-job-submit.lua` (`--submit-doorbell`, no
@@ -1337,11 +1343,13 @@ fn slurm_lab_a_submission_rings_the_doorbell() {
     lab.wait_job(first, Duration::from_secs(20), "running", is_running);
     // Five submissions 300 ms apart: a poll takes a few ms of each 200 ms period, so most
     // of them land while gantry waits.
+    // The last one without `--hold`: the plugin holds it.
     let mut ids = vec![first];
     for _ in 0..4 {
         std::thread::sleep(Duration::from_millis(300));
         ids.push(lab.submit_sleep(&["--time=1", "--gpus=1"], 1));
     }
+    std::thread::sleep(Duration::from_millis(300));
     let script = lab.dir.join("sleep.sh").display().to_string();
     ids.push(lab.sbatch(&[
         "-o".into(),
@@ -1356,12 +1364,7 @@ fn slurm_lab_a_submission_rings_the_doorbell() {
     let log = std::fs::read_to_string(lab.dir.join("bell.log")).unwrap();
     assert!(!log.contains("pending but not held"), "{log}");
     assert_eq!(summary["jobs_completed"], 6, "{summary}");
-    let jobs = lab.squeue();
-    for id in &ids {
-        assert_eq!(jobs[id]["job_state"], "COMPLETED", "job {id}");
-    }
-    let left: Vec<_> = std::fs::read_dir(&ack).unwrap().collect();
-    assert!(left.is_empty(), "{left:?}");
+    lab.assert_completed_and_folder_empty(&ids, &ack);
 }
 
 /// With slurmctld down, gantry says the controller is unreachable (Slurm's own JSON only
