@@ -1,5 +1,6 @@
 //! The docs are checked like code: every relative Markdown link (and its `#anchor`) resolves,
-//! and every `gantry …` command the README shows still parses.
+//! every repository path a doc names in a code span exists, and every `gantry …` command the
+//! README shows still parses.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -49,13 +50,8 @@ fn slug(heading: &str) -> String {
 /// suffixes for repeated headings.
 fn anchors(text: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
-    let mut in_fence = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence || !line.starts_with('#') {
+    for (_, line) in prose_lines(text) {
+        if !line.starts_with('#') {
             continue;
         }
         let base = slug(line.trim_start_matches('#'));
@@ -70,18 +66,24 @@ fn anchors(text: &str) -> BTreeSet<String> {
     seen
 }
 
-/// `(line, target)` of every inline link `[text](target)` outside code fences and code spans.
-fn links(text: &str) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
+/// `(line number, line)` of every line outside code fences.
+fn prose_lines(text: &str) -> Vec<(usize, &str)> {
     let mut in_fence = false;
+    let mut prose = Vec::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             in_fence = !in_fence;
-            continue;
+        } else if !in_fence {
+            prose.push((index + 1, line));
         }
-        if in_fence {
-            continue;
-        }
+    }
+    prose
+}
+
+/// `(line, target)` of every inline link `[text](target)` outside code fences and code spans.
+fn links(text: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (number, line) in prose_lines(text) {
         // Drop code spans, whose brackets are not links.
         let mut plain = String::new();
         for (i, part) in line.split('`').enumerate() {
@@ -94,7 +96,7 @@ fn links(text: &str) -> Vec<(usize, String)> {
             let after = &rest[at + 2..];
             let Some(end) = after.find(')') else { break };
             let target = after[..end].split_whitespace().next().unwrap_or("");
-            found.push((index + 1, target.to_string()));
+            found.push((number, target.to_string()));
             rest = &after[end..];
         }
     }
@@ -145,6 +147,73 @@ fn relative_markdown_links_resolve() {
         }
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// The repository's top-level folders: a code span whose first word starts with one of them
+/// names a path in the repository.
+const REPO_FOLDERS: [&str; 10] = [
+    ".ci/",
+    "core/",
+    "docs/",
+    "examples/",
+    "fuzz/",
+    "host/",
+    "kernels/",
+    "models/",
+    "scripts/",
+    "tests/",
+];
+
+/// `(line, path)` of every repository path named in a code span outside code fences: the
+/// span's first word, when it starts with a top-level folder, without a `:line` suffix or an
+/// `#anchor`. Spans with placeholders or globs (`*`, `…`, `<`, `{`, `$`) are left out.
+fn repo_paths(text: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (number, line) in prose_lines(text) {
+        for span in line.split('`').skip(1).step_by(2) {
+            let Some(word) = span.split_whitespace().next() else {
+                continue;
+            };
+            if !REPO_FOLDERS.iter().any(|folder| word.starts_with(folder))
+                || word.contains(['*', '…', '<', '{', '$'])
+            {
+                continue;
+            }
+            let path = word.split([':', '#']).next().unwrap_or(word);
+            found.push((number, path.to_string()));
+        }
+    }
+    found
+}
+
+/// The docs name files as evidence (a test, a script, a module); a renamed or removed file
+/// must take its mentions along. CHANGELOG.md is history: it names files as they were.
+#[test]
+fn repository_paths_in_docs_exist() {
+    let root = repo_root();
+    let mut files = Vec::new();
+    markdown_files(&root, &mut files);
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for file in files.iter().filter(|f| !f.ends_with("CHANGELOG.md")) {
+        let text = std::fs::read_to_string(file).expect("readable Markdown");
+        let shown = file.strip_prefix(&root).unwrap_or(file).display();
+        for (line, path) in repo_paths(&text) {
+            checked += 1;
+            if !root.join(&path).exists() {
+                missing.push(format!("{shown}:{line}: `{path}`: no such file or folder"));
+            }
+        }
+    }
+    assert!(
+        checked > 50,
+        "found only {checked} repository paths in the docs"
+    );
+    assert!(
+        missing.is_empty(),
+        "docs name paths that do not exist:\n{}",
+        missing.join("\n")
+    );
 }
 
 /// The arguments of every `gantry …` command in the README's shell blocks (the first
@@ -233,4 +302,13 @@ fn slugs_follow_github() {
 fn links_skip_code() {
     let found = links("see [x](a.md#b) and `[y](z.md)`\n```\n[q](r.md)\n```\n");
     assert_eq!(found, vec![(1, "a.md#b".to_string())]);
+}
+
+#[test]
+fn repo_paths_take_the_first_word_of_a_span_and_skip_placeholders() {
+    let text = "run `scripts/x.sh --seed S`, see `host/src/a.rs:12` and `core/src/b.rs#L3`;\n\
+                not `gantry slurm`, `DIR/job.end`, `host/src/*.rs` or `docs/…`\n\
+                ```\nscripts/in-a-fence.sh\n```\n";
+    let found: Vec<String> = repo_paths(text).into_iter().map(|(_, p)| p).collect();
+    assert_eq!(found, ["scripts/x.sh", "host/src/a.rs", "core/src/b.rs"]);
 }
