@@ -6,12 +6,18 @@
 #                          [--min-run-s Q]
 #                          [--orders "tias fifo …"] [--dir DIR] [--gantry BIN] [--no-slurm]
 #                          [--table-only] [--epilog-ack] [--submit-doorbell]
+#                          [--gantry-sched backfill|builtin]
 #
 # For each run a fresh private lab (scripts/slurm-lab.sh, 4 nodes x 8 GPUs, two racks):
 #   slurm   the mix submitted as is to Slurm alone (sched/backfill, priority/multifactor with
 #           all weights 0: FIFO priority plus backfill on the jobs' time limits);
-#   ORDER   the same mix submitted held and scheduled by `gantry slurm --order ORDER`
-#           (sched/builtin), for each order asked.
+#   ORDER   the same mix submitted held and scheduled by `gantry slurm --order ORDER`, for
+#           each order asked, on a lab with the same slurm.conf (--gantry-sched builtin:
+#           sched/builtin instead). Slurm starts what gantry releases in its next pass, as it
+#           starts any job: under sched/backfill that is mostly the backfill thread's pass,
+#           under sched/builtin the main loop's; the two loops drift apart by about 1 ms a
+#           second, so comparing one with the other shifts the starts more and more as a run
+#           goes on (docs/slurm.md, Which pass starts a job).
 # Then one table: makespan, average and p95 JCT (from the sbatch call to the end the job's
 # script logs, on the host's clock: Slurm's own times are whole seconds), deadline misses
 # (not COMPLETED by --deadline, or cancelled by the deadline rule), GPU utilisation (GPU
@@ -54,6 +60,7 @@ min_run=""
 orders="tias fifo"
 dir=""
 with_slurm=1
+gantry_sched=backfill
 table_only=0
 epilog_ack=0
 submit_doorbell=0
@@ -76,9 +83,11 @@ while [[ $# -gt 0 ]]; do
         --table-only) with_slurm=0; orders=""; table_only=1; shift ;;
         --epilog-ack) epilog_ack=1; shift ;;
         --submit-doorbell) submit_doorbell=1; shift ;;
-        *) sed -n '4,8p' "$0" | sed 's/^# //' >&2; exit 64 ;;
+        --gantry-sched) gantry_sched=$2; shift 2 ;;
+        *) sed -n '4,9p' "$0" | sed 's/^# //' >&2; exit 64 ;;
     esac
 done
+[[ $gantry_sched == backfill || $gantry_sched == builtin ]] || { sed -n '4,9p' "$0" | sed 's/^# //' >&2; exit 64; }
 dir=${dir:-/tmp/gantry-slurm-bench-$seed}
 # The run quantum: by default a preemptible job is not preempted before it saved its first
 # checkpoint: C s of work plus 5 s, for its script starts up to 1.7 s after gantry's decision
@@ -214,7 +223,7 @@ if [[ $with_slurm == 1 ]]; then
     run slurm backfill
 fi
 for order in $orders; do
-    run "$order" builtin "$order"
+    run "$order" "$gantry_sched" "$order"
 done
 if [[ $table_only == 1 ]]; then
     # Recompute every row's metrics from the run's saved files.
