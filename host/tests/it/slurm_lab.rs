@@ -13,8 +13,9 @@
 //!   decision of the recording;
 //! - bad requests are cancelled with their reason in the job's comment (shown by `squeue`).
 //!
-//! The same with a node set DOWN mid-run (its jobs requeued and finished elsewhere) and with
-//! `gantry slurm` killed by SIGKILL mid-run and restarted on its journal (nothing run twice).
+//! The same on `sched/backfill`, Slurm's default scheduler (the lab's is `sched/builtin`), with
+//! a node set DOWN mid-run (its jobs requeued and finished elsewhere) and with `gantry slurm`
+//! killed by SIGKILL mid-run and restarted on its journal (nothing run twice).
 //! Each scenario brings up its own lab and tears it down (also on failure); after tear-down
 //! none of the lab's processes is left. The scenarios run two at a time.
 //!
@@ -926,8 +927,13 @@ fn check(
 }
 
 fn scenario(name: &str, fault: Fault) {
+    scenario_on(name, fault, &[]);
+}
+
+/// [`scenario`] on a lab brought up with more `scripts/slurm-lab.sh up` flags.
+fn scenario_on(name: &str, fault: Fault, lab_flags: &[&str]) {
     let _slot = LABS.take();
-    let Some(lab) = Lab::up(name) else {
+    let Some(lab) = Lab::up_with(name, lab_flags) else {
         return;
     };
     let (jobs, bad) = submit_workload(&lab);
@@ -944,6 +950,14 @@ fn scenario(name: &str, fault: Fault) {
 #[test]
 fn slurm_lab_schedules_every_job_once_where_and_when_gantry_decided() {
     scenario("plain", Fault::None);
+}
+
+/// The same on Slurm's default scheduler, `sched/backfill` (the lab's default is
+/// `sched/builtin`): Slurm's backfill thread starts what gantry releases as well, and nothing
+/// else.
+#[test]
+fn slurm_lab_on_sched_backfill_schedules_every_job_once_where_and_when_gantry_decided() {
+    scenario_on("backfill", Fault::None, &["--sched", "backfill"]);
 }
 
 #[test]
