@@ -46,6 +46,10 @@
 # Outputs under DIR (default /tmp/gantry-slurm-bench-SEED): plan, mix.csv, terms.csv, ids,
 # squeue JSON, run logs, gantry logs and journals, metrics.jsonl, table.md.
 set -euo pipefail
+usage() {
+    sed -n '4,9p' "$0" | sed 's/^# //' >&2
+    exit 64
+}
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
@@ -84,10 +88,10 @@ while [[ $# -gt 0 ]]; do
         --epilog-ack) epilog_ack=1; shift ;;
         --submit-doorbell) submit_doorbell=1; shift ;;
         --gantry-sched) gantry_sched=$2; shift 2 ;;
-        *) sed -n '4,9p' "$0" | sed 's/^# //' >&2; exit 64 ;;
+        *) usage ;;
     esac
 done
-[[ $gantry_sched == backfill || $gantry_sched == builtin ]] || { sed -n '4,9p' "$0" | sed 's/^# //' >&2; exit 64; }
+[[ $gantry_sched == backfill || $gantry_sched == builtin ]] || usage
 dir=${dir:-/tmp/gantry-slurm-bench-$seed}
 # The run quantum: by default a preemptible job is not preempted before it saved its first
 # checkpoint: C s of work plus 5 s, for its script starts up to 1.7 s after gantry's decision

@@ -25,6 +25,9 @@
 # ../shared/notes/slurm-lab.md.
 set -euo pipefail
 
+# This script's folder, for the epilog and job_submit scripts beside it.
+scripts_dir=$(cd "$(dirname "$0")" && pwd -P)
+
 usage() {
     sed -n '4,6p' "$0" | sed 's/^# //' >&2
     exit 64
@@ -262,7 +265,7 @@ fi
 if [[ -n $epilog_ack ]]; then
     mkdir -p "$dir/etc" "$epilog_ack"
     printf '#!/bin/sh\nGANTRY_EPILOG_ACK_DIR=%s exec %s/gantry-epilog.sh\n' \
-        "$(cd "$epilog_ack" && pwd -P)" "$(cd "$(dirname "$0")" && pwd -P)" > "$dir/etc/epilog.sh"
+        "$(cd "$epilog_ack" && pwd -P)" "$scripts_dir" > "$dir/etc/epilog.sh"
     chmod +x "$dir/etc/epilog.sh"
     sched_lines="$sched_lines
 Epilog=$dir/etc/epilog.sh"
@@ -275,7 +278,7 @@ if [[ -n $submit_doorbell ]]; then
     bell_dir=$(cd "$submit_doorbell" && pwd -P)
     sed -e "s|^local GANTRY_PARTITION = .*|local GANTRY_PARTITION = \"$partition\"|" \
         -e "s|^local DOORBELL_DIR = .*|local DOORBELL_DIR = \"$bell_dir\"|" \
-        "$(cd "$(dirname "$0")" && pwd -P)/gantry-job-submit.lua" > "$dir/etc/job_submit.lua"
+        "$scripts_dir/gantry-job-submit.lua" > "$dir/etc/job_submit.lua"
     sched_lines="$sched_lines
 JobSubmitPlugins=lua"
 fi

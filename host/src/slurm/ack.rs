@@ -86,7 +86,7 @@ impl EpilogAcks {
     /// were.
     /// Called before each poll (the poll sees every end they announce) and while gantry
     /// waits for the next one. A folder or a doorbell that cannot be read or removed is
-    /// counted as not rung: the periodic poll still sees the end.
+    /// counted as not rung: the periodic poll still sees the change.
     pub fn take_doorbells(&self) -> usize {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return 0;

@@ -103,16 +103,44 @@ fn links(text: &str) -> Vec<(usize, String)> {
     found
 }
 
+/// A Markdown file of the repository: its path, that path from the repository's root (as
+/// messages show it) and its text.
+struct Doc {
+    path: PathBuf,
+    shown: String,
+    text: String,
+}
+
+/// Every Markdown file of the repository under `root`, read.
+fn markdown_docs(root: &Path) -> Vec<Doc> {
+    let mut files = Vec::new();
+    markdown_files(root, &mut files);
+    files
+        .into_iter()
+        .map(|path| Doc {
+            shown: path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .display()
+                .to_string(),
+            text: std::fs::read_to_string(&path).expect("readable Markdown"),
+            path,
+        })
+        .collect()
+}
+
 #[test]
 fn relative_markdown_links_resolve() {
-    let root = repo_root();
-    let mut files = Vec::new();
-    markdown_files(&root, &mut files);
-    assert!(files.len() > 5, "found only {} Markdown files", files.len());
+    let docs = markdown_docs(&repo_root());
+    assert!(docs.len() > 5, "found only {} Markdown files", docs.len());
     let mut broken = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).expect("readable Markdown");
-        for (line, target) in links(&text) {
+    for Doc {
+        path: file,
+        shown,
+        text,
+    } in &docs
+    {
+        for (line, target) in links(text) {
             if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
                 continue;
             }
@@ -125,7 +153,6 @@ fn relative_markdown_links_resolve() {
             } else {
                 file.parent().expect("a file has a folder").join(path_part)
             };
-            let shown = file.strip_prefix(&root).unwrap_or(file).display();
             // Links may leave the repository only for the shared data beside it.
             if path_part.starts_with("../shared") || path_part.contains("/shared/") {
                 continue;
@@ -191,14 +218,11 @@ fn repo_paths(text: &str) -> Vec<(usize, String)> {
 #[test]
 fn repository_paths_in_docs_exist() {
     let root = repo_root();
-    let mut files = Vec::new();
-    markdown_files(&root, &mut files);
     let mut missing = Vec::new();
     let mut checked = 0;
-    for file in files.iter().filter(|f| !f.ends_with("CHANGELOG.md")) {
-        let text = std::fs::read_to_string(file).expect("readable Markdown");
-        let shown = file.strip_prefix(&root).unwrap_or(file).display();
-        for (line, path) in repo_paths(&text) {
+    let docs = markdown_docs(&root);
+    for Doc { shown, text, .. } in docs.iter().filter(|d| !d.path.ends_with("CHANGELOG.md")) {
+        for (line, path) in repo_paths(text) {
             checked += 1;
             if !root.join(&path).exists() {
                 missing.push(format!("{shown}:{line}: `{path}`: no such file or folder"));
