@@ -198,11 +198,14 @@ impl StartPlan {
     }
 }
 
-/// Carries out a cycle's releases (`plans`, each held: `release` true) with a few processes
-/// instead of two per job: `scontrol` reading the jobs' `update` lines on its standard input
-/// (up to [`UPDATE_PROCESSES`] of them side by side), then one `scontrol release J1,J2,…`
-/// of them all. `scontrol update` takes one job id per line (22.05 refuses `JobId=1,2`);
-/// `release` takes a list.
+/// Carries out a cycle's releases (`plans`, each held: `release` true): each job's `update`
+/// (`scontrol update` takes one job id per line; 22.05 refuses `JobId=1,2`), then one
+/// `scontrol release J1,J2,…` of them all.
+///
+/// Up to [`UPDATE_LINES`] updates go through [`SlurmRunner::scontrol_each`] (one long-lived
+/// `scontrol`, each line's result known on its own), the usual case: one job submitted and
+/// released in a few milliseconds. More are split over up to [`UPDATE_PROCESSES`] `scontrol`
+/// processes reading their lines on standard input, side by side.
 ///
 /// A job is released only once its own update is known done, so a job is never released
 /// unpinned: when a script of updates fails (a line failed, and `scontrol` does not say
@@ -219,11 +222,55 @@ pub fn start_together(
         .iter()
         .flatten()
         .all(|a| !a.chars().any(|c| c.is_whitespace() || "'\"\\#".contains(c)));
-    // Up to UPDATE_PROCESSES scripts side by side, each of at least UPDATE_LINES lines.
-    let per = plans.len().div_ceil(UPDATE_PROCESSES).max(UPDATE_LINES);
-    let chunks: Vec<std::ops::Range<usize>> = (0..plans.len())
+    let mut results = if plain && plans.len() <= UPDATE_LINES {
+        let at = Instant::now();
+        runner
+            .scontrol_each(&updates)
+            .into_iter()
+            .map(|r| (r, at))
+            .collect()
+    } else {
+        update_in_scripts(runner, &updates, plain)
+    };
+    let to_release: Vec<usize> = (0..plans.len())
+        .filter(|&i| plans[i].release && results[i].0.is_ok())
+        .collect();
+    if to_release.is_empty() {
+        return results;
+    }
+    let ids: Vec<String> = to_release
+        .iter()
+        .map(|&i| plans[i].job.to_string())
+        .collect();
+    let release = |ids: String| vec!["release".to_string(), ids];
+    let batched = runner.scontrol_each(&[release(ids.join(","))]);
+    if batched.first().is_some_and(Result::is_ok) {
+        let at = Instant::now();
+        for &i in &to_release {
+            results[i].1 = at;
+        }
+        return results;
+    }
+    let lines: Vec<Vec<String>> = ids.into_iter().map(release).collect();
+    for (&i, result) in to_release.iter().zip(runner.scontrol_each(&lines)) {
+        results[i] = (result, Instant::now());
+    }
+    results
+}
+
+/// The updates of a large cycle: scripts of at least [`UPDATE_LINES`] lines on up to
+/// [`UPDATE_PROCESSES`] `scontrol` processes side by side (`plain`: the lines can be fed
+/// to `scontrol`; if not, each update runs as its own process), the lines of a failed
+/// script again one by one.
+fn update_in_scripts(
+    runner: &mut dyn SlurmRunner,
+    updates: &[Vec<String>],
+    plain: bool,
+) -> Vec<(Result<(), CommandError>, Instant)> {
+    let per = updates.len().div_ceil(UPDATE_PROCESSES).max(UPDATE_LINES);
+    let chunks: Vec<std::ops::Range<usize>> = (0..updates.len())
         .step_by(per)
-        .map(|i| i..(i + per).min(plans.len()))
+        .map(|i| i..(i + per).min(updates.len()))
         .collect();
     let batched: Vec<bool> = if plain {
         let scripts: Vec<Invocation<'_>> = chunks
@@ -242,7 +289,7 @@ pub fn start_together(
     };
     let at = Instant::now();
     let mut results: Vec<(Result<(), CommandError>, Instant)> =
-        plans.iter().map(|_| (Ok(()), at)).collect();
+        updates.iter().map(|_| (Ok(()), at)).collect();
     // The jobs of a failed script: each update again on its own.
     let again: Vec<usize> = chunks
         .iter()
@@ -261,37 +308,6 @@ pub fn start_together(
         })
         .collect();
     for (&i, result) in again.iter().zip(runner.run_sequences(&lines)) {
-        results[i] = result;
-    }
-    let to_release: Vec<usize> = (0..plans.len())
-        .filter(|&i| plans[i].release && results[i].0.is_ok())
-        .collect();
-    if to_release.is_empty() {
-        return results;
-    }
-    let ids: Vec<String> = to_release
-        .iter()
-        .map(|&i| plans[i].job.to_string())
-        .collect();
-    let release = |ids: String| vec!["release".to_string(), ids];
-    if runner.run("scontrol", &release(ids.join(","))).is_ok() {
-        let at = Instant::now();
-        for &i in &to_release {
-            results[i].1 = at;
-        }
-        return results;
-    }
-    let lines: Vec<Vec<Vec<String>>> = ids
-        .into_iter()
-        .map(|id| {
-            vec![
-                std::iter::once("scontrol".to_string())
-                    .chain(release(id))
-                    .collect(),
-            ]
-        })
-        .collect();
-    for (&i, result) in to_release.iter().zip(runner.run_sequences(&lines)) {
         results[i] = result;
     }
     results
@@ -422,32 +438,23 @@ mod tests {
         (runner.calls, ok)
     }
 
+    const UPDATE_7: &str =
+        "scontrol update JobId=7 NodeList=n1 NumNodes=1-1 TresPerNode=gres:gpu:1 TresPerJob=";
+    const UPDATE_8: &str =
+        "scontrol update JobId=8 NodeList=n2 NumNodes=1-1 TresPerNode=gres:gpu:2 TresPerJob=";
+
     #[test]
-    fn a_cycles_releases_take_two_scontrol_processes() {
+    fn a_few_releases_are_one_update_each_then_one_release() {
         let (calls, ok) = together(|_| false);
-        assert_eq!(
-            calls,
-            [
-                "scontrol <<update JobId=7 NodeList=n1 NumNodes=1-1 TresPerNode=gres:gpu:1 TresPerJob= | update JobId=8 NodeList=n2 NumNodes=1-1 TresPerNode=gres:gpu:2 TresPerJob=",
-                "scontrol release 7,8"
-            ]
-        );
+        assert_eq!(calls, [UPDATE_7, UPDATE_8, "scontrol release 7,8"]);
         assert_eq!(ok, [true, true]);
     }
 
     #[test]
     fn a_job_whose_update_failed_is_not_released() {
-        // The batch fails (one of its lines did): each update runs on its own, job 8's
-        // fails, and only job 7 is released.
+        // Each update's result is its own: job 8's fails, and only job 7 is released.
         let (calls, ok) = together(|l| l.contains("JobId=8"));
-        assert_eq!(
-            &calls[1..],
-            [
-                "scontrol update JobId=7 NodeList=n1 NumNodes=1-1 TresPerNode=gres:gpu:1 TresPerJob=",
-                "scontrol update JobId=8 NodeList=n2 NumNodes=1-1 TresPerNode=gres:gpu:2 TresPerJob=",
-                "scontrol release 7"
-            ]
-        );
+        assert_eq!(calls, [UPDATE_7, UPDATE_8, "scontrol release 7"]);
         assert_eq!(ok, [true, false]);
     }
 
@@ -455,7 +462,7 @@ mod tests {
     fn a_failed_batched_release_is_retried_job_by_job() {
         let (calls, ok) = together(|l| l.contains("release 7,8") || l == "scontrol release 8");
         assert_eq!(
-            &calls[1..],
+            &calls[2..],
             [
                 "scontrol release 7,8",
                 "scontrol release 7",

@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Snapshot {
     /// `squeue --json` jobs (any partition; the controller keeps its own).
     pub jobs: Vec<SlurmJob>,
-    /// `sinfo --json` nodes.
+    /// The nodes, from `sinfo` ([`super::compact`]).
     pub nodes: Vec<SlurmNode>,
 }
 

@@ -1,4 +1,7 @@
-//! What `squeue --json` and `sinfo --json` say, reduced to what gantry reads.
+//! What `squeue --json` and `sinfo --json` say, reduced to what gantry reads: the job and
+//! node model of `gantry slurm`. The daemon's polls read the compact listings instead
+//! ([`super::compact`], the same model at a fraction of the cost); the JSON readers read
+//! the fixtures the controller's tests run on.
 //!
 //! Slurm 22.05 (OpenAPI v0.0.38) prints plain numbers and one state string per job; 23.02 and
 //! later print numbers as `{"set": …, "infinite": …, "number": …}` and states as lists of

@@ -118,7 +118,7 @@ pub fn default_partition(text: &str) -> Option<String> {
 }
 
 impl ClusterLayout {
-    /// The layout of `partition` from `sinfo --json` nodes and `scontrol show topology`.
+    /// The layout of `partition` from `sinfo`'s nodes and `scontrol show topology`.
     pub fn discover(
         partition: &str,
         nodes: &[SlurmNode],

@@ -2,7 +2,7 @@
 //!
 //! Jobs are submitted held (`sbatch --hold`). Each cycle gantry reads `squeue`'s compact
 //! listing ([`compact`]: the active jobs, then the ended ones it still holds) and
-//! `sinfo --json`, turns what differs from its core's state into core events (submit,
+//! `sinfo`'s, turns what differs from its core's state into core events (submit,
 //! finish, cancel, GPU down/up for nodes, ticks), calls the same `Scheduler::handle` as the
 //! simulator (any order and placer of [`crate::registry`]), writes every call to its journal,
 //! then carries the decisions out: a `Start` pins the job to the nodes of its GPUs
@@ -35,6 +35,7 @@ pub mod hostlist;
 pub mod journal;
 pub mod json;
 pub mod layout;
+pub mod session;
 /// Slurm's allocation rule, from the cluster model ([`crate::cluster::slurm_split`]).
 pub use crate::cluster::slurm_split as shape;
 pub mod summary;
@@ -139,9 +140,7 @@ pub struct SlurmArgs {
 
 /// Runs `gantry slurm` with the real Slurm commands and prints the summary.
 pub fn run_cli(args: &SlurmArgs) -> anyhow::Result<()> {
-    let mut runner = ProcessRunner {
-        timeout: Duration::from_secs(args.command_timeout_s.max(1)),
-    };
+    let mut runner = ProcessRunner::new(Duration::from_secs(args.command_timeout_s.max(1)));
     // The core is built inline (about 5 MB) before it is boxed: give it a large stack.
     let summary = std::thread::scope(|scope| {
         std::thread::Builder::new()
@@ -200,7 +199,7 @@ fn args_of(list: &[&str]) -> Vec<String> {
 }
 
 /// Reads jobs and nodes: the jobs that are not over (compact `squeue`, see [`compact`])
-/// and the nodes (`sinfo --json`) side by side, then those of `watched` (the jobs the core
+/// and the nodes (compact `sinfo`) side by side, then those of `watched` (the jobs the core
 /// holds) that the listing lacks, by id with every state (they ended since the last poll),
 /// at most 500 ids per call.
 fn poll(runner: &mut dyn SlurmRunner, watched: &[u32]) -> Result<Snapshot, String> {
@@ -211,7 +210,7 @@ fn poll(runner: &mut dyn SlurmRunner, watched: &[u32]) -> Result<Snapshot, Strin
                 compact::squeue_args(compact::ACTIVE_STATES, &[]),
                 None,
             ),
-            ("sinfo", args_of(&["--json"]), None),
+            ("sinfo", compact::sinfo_args(), None),
         ])
         .into_iter();
     let (Some(listing), Some(nodes)) = (both.next(), both.next()) else {
@@ -235,13 +234,13 @@ fn poll(runner: &mut dyn SlurmRunner, watched: &[u32]) -> Result<Snapshot, Strin
         };
         jobs.extend(compact::parse_squeue_compact(&ended).map_err(|e| e.to_string())?);
     }
-    let nodes = json::parse_sinfo(&nodes).map_err(|e| e.to_string())?;
+    let nodes = compact::parse_sinfo_compact(&nodes).map_err(|e| e.to_string())?;
     Ok(Snapshot { jobs, nodes })
 }
 
-/// Says what a failed read means. Slurm 22.05's `squeue --json` answers a controller that
-/// is down with `"Unspecified error"` (exit 0); `scontrol ping` tells: when it says DOWN or
-/// fails, the error names the controller as unreachable.
+/// Says what a failed read means: Slurm's tools name the RPC that failed, not the cause, so
+/// `scontrol ping` tells; when it says DOWN or fails, the error names the controller as
+/// unreachable.
 fn diagnose(runner: &mut dyn SlurmRunner, error: String) -> String {
     match runner.run("scontrol", &args_of(&["ping"])) {
         Ok(out) if !out.contains("DOWN") => error,
@@ -281,9 +280,9 @@ fn discover(
                 }
             };
             let nodes = runner
-                .run("sinfo", &args_of(&["--json"]))
+                .run("sinfo", &compact::sinfo_args())
                 .map_err(|e| e.to_string())?;
-            let nodes = json::parse_sinfo(&nodes).map_err(|e| e.to_string())?;
+            let nodes = compact::parse_sinfo_compact(&nodes).map_err(|e| e.to_string())?;
             // No topology plugin: scontrol prints nothing (or says so); one rack then.
             let topology = runner
                 .run("scontrol", &args_of(&["show", "topology"]))
@@ -772,7 +771,9 @@ mod tests {
     impl SlurmRunner for Canned {
         fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError> {
             if program == "sinfo" {
-                return Ok(include_str!("fixtures/sinfo-idle-mixed.json").to_string());
+                return Ok(
+                    "n1|mixed|gpu:8|gpu:4|gpu*|none\nn2|idle|gpu:8|gpu:0|gpu*|none\n".into(),
+                );
             }
             let jobs = args.iter().find_map(|a| a.strip_prefix("--jobs="));
             self.asked.push(jobs.unwrap_or("active").to_string());

@@ -63,7 +63,7 @@ pub struct Summary {
     pub decision_latency_p99_ms: Option<f64>,
     /// Largest, ms.
     pub decision_latency_max_ms: Option<f64>,
-    /// Median time of one poll (`squeue --json` + `sinfo --json`), ms.
+    /// Median time of one poll (`squeue` and `sinfo` side by side, compact listings), ms.
     pub poll_p50_ms: Option<f64>,
     /// 99th percentile of the same, ms.
     #[serde(default)]
