@@ -3,7 +3,12 @@
 
   slurm-bench.py gen SEED JOBS PHILLY_CSV [--rate R] [--ckpt-share F] [--ckpt-interval C]
                                                 a seeded job mix as JSON (stdout)
-  slurm-bench.py submit PLAN JOBSH IDS [--hold] submit the mix with its arrival offsets
+  slurm-bench.py submit PLAN JOBSH IDS [--hold] [--start-at T]
+                                                submit the mix with its arrival offsets (from
+                                                Unix time T, default now)
+  slurm-bench.py pass LOG PARTITION             wake Slurm's backfill thread and print when its
+                                                next pass began (Unix time, from LOG, the
+                                                lab's slurmctld.log with DebugFlags=Backfill)
   slurm-bench.py metrics SQUEUE_JSON IDS PLAN RUNS GPUS   one JSON line of metrics
   slurm-bench.py trace PLAN                     the mix as a gantry trace (ElasticFlow CSV)
   slurm-bench.py terms PLAN                     its terms for `gantry simulate --job-terms`
@@ -30,6 +35,7 @@ The mix (every draw from one seeded generator, so a seed names one mix):
   gantry:checkpoint`. The rest are plain: a requeue restarts them from zero, and gantry
   never preempts them.
 """
+import datetime
 import json
 import math
 import os
@@ -80,8 +86,8 @@ def gen(seed, n, philly, rate, ckpt_share, ckpt_interval):
     return jobs
 
 
-def submit(plan, jobsh, ids_path, hold):
-    t0 = time.time()
+def submit(plan, jobsh, ids_path, hold, start_at=None):
+    t0 = time.time() if start_at is None else start_at
     ids = {}
     times = {}
     for j in plan:
@@ -310,6 +316,31 @@ def terms(plan):
         print(f"{cls},{j['limit_min'] * 60}")
 
 
+def backfill_pass(log, partition):
+    """When the backfill thread's next pass begins, as Unix time.
+
+    The thread wakes about once a second but runs a pass only when something changed since
+    its last one, so an unchanged update of the partition makes it run one; with
+    DebugFlags=Backfill it logs `_attempt_backfill: beginning` with the time to the
+    millisecond. Its later passes keep that phase (a second of sleep plus the pass), drifting
+    by the passes' own work, so the bench starts both labs' submissions the same time after
+    such a pass: a job submitted just before a pass then meets it in both labs or in neither.
+    """
+    seen = os.path.getsize(log)
+    subprocess.run(["scontrol", "update", f"PartitionName={partition}", "State=UP"],
+                   check=True, capture_output=True)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open(log) as f:
+            f.seek(seen)
+            for line in f:
+                m = re.match(r"\[(\S+)\] sched/backfill: _attempt_backfill: beginning", line)
+                if m:
+                    return datetime.datetime.fromisoformat(m.group(1)).timestamp()
+        time.sleep(0.05)
+    sys.exit(f"no backfill pass in {log} within 10 s (DebugFlags=Backfill?)")
+
+
 def option(args, name, default):
     if name in args:
         return float(args[args.index(name) + 1])
@@ -326,7 +357,9 @@ def main():
     elif cmd == "submit":
         with open(args[0]) as f:
             plan = json.load(f)
-        submit(plan, args[1], args[2], "--hold" in args)
+        submit(plan, args[1], args[2], "--hold" in args, option(args, "--start-at", None))
+    elif cmd == "pass":
+        print(f"{backfill_pass(args[0], args[1]):.3f}")
     elif cmd == "metrics":
         metrics(args[0], args[1], args[2], args[3], int(args[4]))
     elif cmd in ("trace", "terms"):

@@ -18,6 +18,10 @@
 #           under sched/builtin the main loop's; the two loops drift apart by about 1 ms a
 #           second, so comparing one with the other shifts the starts more and more as a run
 #           goes on (docs/slurm.md, Which pass starts a job).
+# Under sched/backfill each run's submissions start 1.5 s after a pass of the backfill thread
+# (its passes are logged with DebugFlags=Backfill): without that, the two labs' passes fall
+# at different times of the mix, tens of milliseconds apart, and that offset, not the
+# scheduler, decides which jobs submitted just before a pass meet it.
 # Then one table: makespan, average and p95 JCT (from the sbatch call to the end the job's
 # script logs, on the host's clock: Slurm's own times are whole seconds), deadline misses
 # (not COMPLETED by --deadline, or cancelled by the deadline rule), GPU utilisation (GPU
@@ -182,11 +186,18 @@ path, name = sys.argv[1], sys.argv[2]
 lines = [l for l in open(path) if l.strip() and json.loads(l)["run"] != name]
 open(path, "w").writelines(lines)
 PY
+    # Under sched/backfill both labs submit from 1.5 s after a backfill pass (half-way
+    # between two), so a job meets the same passes in both (slurm-bench.py pass).
+    local start_at=()
+    if [[ $sched == backfill ]]; then
+        start_at=(--start-at "$(python3 "$helper" pass "$lab/log/slurmctld.log" gpu |
+            awk '{ printf "%.3f", $1 + 1.5 }')")
+    fi
     if [[ -z $order ]]; then
-        python3 "$helper" submit "$plan" "$dir/job.sh" "$dir/$name.ids"
+        python3 "$helper" submit "$plan" "$dir/job.sh" "$dir/$name.ids" "${start_at[@]}"
         wait_idle
     else
-        python3 "$helper" submit "$plan" "$dir/job.sh" "$dir/$name.ids" --hold &
+        python3 "$helper" submit "$plan" "$dir/job.sh" "$dir/$name.ids" --hold "${start_at[@]}" &
         local submitter=$!
         until [[ -n $(squeue -h -o %i) ]]; do sleep 0.1; done
         rm -f "$dir/$name.journal" "$dir/$name.journal.tally.json"

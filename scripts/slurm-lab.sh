@@ -18,7 +18,8 @@
 # Defaults: 4 nodes x 8 GPUs, one rack (no topology.conf; R > 1 writes leaf switches s1..sR),
 # partition `gpu`, private munged, sched/builtin (what `gantry slurm` drives; `--sched backfill`
 # gives Slurm's own scheduler: sched/backfill with priority/multifactor, all weights 0, i.e.
-# FIFO priority plus backfill, for measuring Slurm alone). GPUs are fake: GRES File= points at symlinks to /dev/null
+# FIFO priority plus backfill, for measuring Slurm alone; DebugFlags=Backfill logs each of
+# its passes). GPUs are fake: GRES File= points at symlinks to /dev/null
 # (Slurm 22.05 drops file-less GPUs and refuses plain files). Ports: a block of N+1 free TCP
 # ports derived from DIR's path, so two labs in two folders do not collide. Installs
 # slurm-wlm and munge with apt-get when missing (needs root). Facts this relies on:
@@ -254,7 +255,8 @@ EOF
 if [[ $sched == backfill ]]; then
     sched_lines="SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=1,bf_continue,bf_resolution=10
-PriorityType=priority/multifactor"
+PriorityType=priority/multifactor
+DebugFlags=Backfill"
 else
     sched_lines="SchedulerType=sched/builtin
 SchedulerParameters=batch_sched_delay=0,sched_interval=2"
