@@ -163,23 +163,22 @@ impl ProcessRunner {
         let Some(session) = self.session.as_mut() else {
             return self.run("scontrol", args).map(|_| ());
         };
-        let result = session.run(args, self.timeout);
-        if result.is_err() {
-            self.session = None;
-        }
-        let command = format!("scontrol (session) {}", args.join(" "));
-        match result {
-            Ok(()) => Ok(()),
-            Err(SessionError::Failed(stderr)) => Err(CommandError::Failed {
-                command,
+        let Err(error) = session.run(args, self.timeout) else {
+            return Ok(());
+        };
+        self.session = None;
+        let command = || format!("scontrol (session) {}", args.join(" "));
+        match error {
+            SessionError::Failed(stderr) => Err(CommandError::Failed {
+                command: command(),
                 status: "error reported".into(),
                 stderr: stderr.chars().take(500).collect(),
             }),
-            Err(SessionError::Timeout(_)) => Err(CommandError::Timeout {
-                command,
+            SessionError::Timeout(_) => Err(CommandError::Timeout {
+                command: command(),
                 timeout_ms: self.timeout.as_millis() as u64,
             }),
-            Err(SessionError::Gone(_)) => self.run("scontrol", args).map(|_| ()),
+            SessionError::Gone(_) => self.run("scontrol", args).map(|_| ()),
         }
     }
 }
