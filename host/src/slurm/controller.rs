@@ -180,6 +180,12 @@ pub struct Controller {
     /// it into a user hold (`scontrol uhold`), so that an administrator hold on any other
     /// job is an operator's, and honoured.
     preempted_by_core: BTreeSet<u32>,
+    /// Jobs gantry put on a user hold (`scontrol uhold`, accepted) since it last released
+    /// them. Their hold is gantry's whatever reason Slurm shows next, except
+    /// `JobHeldAdmin` (an operator's `scontrol hold`): Slurm shows a held job whose begin
+    /// time is in the future, as every requeued job's is, with the reason `BeginTime`, so
+    /// the reason alone would make gantry hold it again at every poll.
+    held_by_gantry: BTreeSet<u32>,
     /// Jobs an operator holds (`scontrol hold` / `requeuehold`): out of the core until
     /// released.
     operator_held: BTreeSet<u32>,
@@ -201,6 +207,7 @@ pub struct Controller {
 
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
 /// `requeuehold`), not the user hold `sbatch --hold` and gantry's own `scontrol uhold` set.
+/// For a job gantry itself holds, see [`Controller::admin_held`].
 fn admin_hold(job: &SlurmJob) -> bool {
     job.held && job.reason != "JobHeldUser"
 }
@@ -249,6 +256,7 @@ impl Controller {
             next_seq: 0,
             last_nodes: BTreeMap::new(),
             preempted_by_core: BTreeSet::new(),
+            held_by_gantry: BTreeSet::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
             grace: BTreeMap::new(),
@@ -366,6 +374,7 @@ impl Controller {
                 self.start_failures.remove(&job);
                 if plan.release {
                     self.released_at_ms.insert(job, now_ms);
+                    self.held_by_gantry.remove(&job);
                 }
             }
             (Action::Start(_), Err(err)) => {
@@ -393,6 +402,7 @@ impl Controller {
             (Action::Hold { .. }, Ok(())) => {
                 // Held by gantry: a hold seen from now on is not an operator's.
                 self.released_at_ms.remove(&job);
+                self.held_by_gantry.insert(job);
             }
             _ => {}
         }
@@ -683,6 +693,7 @@ impl Controller {
             self.released_at_ms.remove(&id);
             self.start_failures.remove(&id);
             self.preempted_by_core.remove(&id);
+            self.held_by_gantry.remove(&id);
             self.wait_said.remove(&id);
             self.grace.remove(&id);
             self.started_ever.remove(&id);
@@ -691,6 +702,18 @@ impl Controller {
                 self.finished_completing.insert(id);
             }
             cycle.outcomes.push(outcome);
+        }
+    }
+
+    /// Whether `job` is held by an administrator: [`admin_hold`], or, for a job gantry
+    /// put on a user hold itself ([`Controller::held_by_gantry`]), an explicit
+    /// `JobHeldAdmin` (its reason otherwise turns to `BeginTime` and back as Slurm
+    /// re-evaluates it).
+    fn admin_held(&self, job: &SlurmJob) -> bool {
+        if self.held_by_gantry.contains(&job.id) {
+            job.held && job.reason == "JobHeldAdmin"
+        } else {
+            admin_hold(job)
         }
     }
 
@@ -707,12 +730,16 @@ impl Controller {
             // hold of a job gantry released and did not hold again is an operator's too.
             let held_after_release =
                 state == JobState::Running && job.held && self.released_at_ms.contains_key(&id);
+            // gantry's own `requeuehold`, not yet made a user hold: gantry's, whatever it shows.
+            let requeued_by_gantry =
+                self.preempted_by_core.contains(&id) && !self.held_by_gantry.contains(&id);
             if job.state != JobStateName::Pending
-                || !(admin_hold(job) || held_after_release)
-                || self.preempted_by_core.contains(&id)
+                || !(self.admin_held(job) || held_after_release)
+                || requeued_by_gantry
             {
                 continue;
             }
+            self.held_by_gantry.remove(&id);
             if !self.withdraw(now, id, cycle) {
                 continue;
             }
@@ -792,8 +819,10 @@ impl Controller {
             }
             match &job.state {
                 JobStateName::Pending
-                    if admin_hold(job) || (job.held && self.operator_held.contains(&job.id)) =>
+                    if self.admin_held(job)
+                        || (job.held && self.operator_held.contains(&job.id)) =>
                 {
+                    self.held_by_gantry.remove(&job.id);
                     let text = format!(
                         "job {}: held by an operator ({}); gantry schedules it once it is released",
                         job.id, job.reason
@@ -994,7 +1023,7 @@ impl Controller {
                 }
             } else {
                 match &slurm.state {
-                    JobStateName::Pending if admin_hold(slurm) => {
+                    JobStateName::Pending if self.admin_held(slurm) => {
                         // The hold gantry's own requeuehold left (operator holds left the
                         // core in `operator_holds`): make it a user hold.
                         holds.push(Action::Hold { job: id })

@@ -1026,6 +1026,67 @@ fn gantrys_own_requeue_hold_is_not_an_operators() {
 }
 
 #[test]
+fn a_requeued_job_gantry_holds_is_held_once_though_slurm_shows_its_begin_time() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:8")).collect();
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        assert_eq!(cycle.actions.len(), 4);
+        let mut on = Vec::new();
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+            on.push(pinned_nodes(&cycle, action.job()));
+        }
+        let run: Vec<SlurmJob> = jobs
+            .iter()
+            .zip(&on)
+            .map(|(j, n)| running(j, &[n[0].as_str()]))
+            .collect();
+        c.observe(&snapshot(&run, [true; 4]), T0 + 200);
+        // Job 1's node goes down; Slurm requeued it, gantry's requeuehold holds it. Every
+        // other node is full: it waits in the core.
+        let mut down = [true; 4];
+        down[on[0][0][1..].parse::<usize>().unwrap() - 1] = false;
+        let requeued = |reason: &str| SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            reason: reason.into(),
+            restart_count: 1,
+            nodes: Vec::new(),
+            ..run[0].clone()
+        };
+        let mut now = run.clone();
+        now[0] = requeued("JobHeldAdmin");
+        let cycle = c.observe(&snapshot(&now, down), T0 + 400);
+        assert_eq!(kinds(&cycle), [(1, "hold")], "{:?}", cycle.notes);
+        c.action_done(&cycle.actions[0], T0 + 400, Ok(()));
+        // Slurm shows the held job's future begin time as its reason: still gantry's hold.
+        now[0] = requeued("BeginTime");
+        for at in [T0 + 600, T0 + 800] {
+            let cycle = c.observe(&snapshot(&now, down), at);
+            assert!(
+                cycle.actions.is_empty() && cycle.notes.is_empty(),
+                "{cycle:?}"
+            );
+        }
+        assert!(c.core().job(JobId(1)).is_some());
+        // An operator's `scontrol hold` then is the operator's.
+        now[0] = requeued("JobHeldAdmin");
+        let cycle = c.observe(&snapshot(&now, down), T0 + 1_000);
+        assert!(c.core().job(JobId(1)).is_none(), "{cycle:?}");
+        assert!(
+            cycle
+                .notes
+                .iter()
+                .any(|n| n.contains("job 1: held by an operator (JobHeldAdmin)")),
+            "{:?}",
+            cycle.notes
+        );
+        assert!(!cycle.actions.iter().any(|a| a.job() == 1), "{cycle:?}");
+    });
+}
+
+#[test]
 fn a_time_limit_past_the_deadline_is_refused_before_release() {
     big_stack(|| {
         let mut c = controller(OrderKind::Edf);

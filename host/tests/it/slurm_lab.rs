@@ -1547,5 +1547,12 @@ fn slurm_lab_only_marked_jobs_are_preempted_and_get_the_signal_before_the_requeu
         log.contains(&format!("job {marked}: ended by itself")),
         "{log}"
     );
+    // While it waits to run again, Slurm shows the requeued job's hold with the reason
+    // `BeginTime`: gantry turns its requeuehold into a user hold once, not at every poll.
+    let holds = log
+        .lines()
+        .filter(|l| l.contains(&format!("] hold job {marked} ")))
+        .count();
+    assert!(holds <= 1, "job {marked} held {holds} times:\n{log}");
     assert_eq!(summary["jobs_completed"], 4, "{summary}");
 }
