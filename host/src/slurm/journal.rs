@@ -7,12 +7,16 @@
 //! was decided but not yet done. Nothing is started twice (a job the core runs is only
 //! released while Slurm still holds it) and nothing is forgotten (a held job the core does
 //! not hold is submitted). The same file is a recording `gantry replay` checks.
+//!
+//! A run holds the journal's lock (`flock`) from the moment it opens it until it ends, so a
+//! second `gantry slurm` on the same file (by default: on the same partition, for the same
+//! user) is refused instead of scheduling the partition a second time.
 
 use super::controller::Controller;
 use crate::record::{MAGIC, RecordHeader, describe_event, put_header, take_header};
 use crate::sim::LogEntry;
 use std::fs::{File, OpenOptions};
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
 /// Why the journal cannot be used.
@@ -35,6 +39,15 @@ pub enum JournalError {
         path: PathBuf,
         /// What differs.
         problem: String,
+    },
+    /// Another process holds the journal: a second `gantry slurm` on it would make every
+    /// decision twice and interleave two cores' entries.
+    #[error(
+        "journal {path} is in use by another gantry slurm (it holds the file's lock); stop that one first, or give this run its own --record"
+    )]
+    InUse {
+        /// The file.
+        path: PathBuf,
     },
     /// The core answers an entry differently than recorded (another gantry build).
     #[error(
@@ -80,24 +93,16 @@ impl Journal {
             path: path.to_path_buf(),
             source,
         };
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(io(e)),
-        };
-        let mut journal = Journal {
-            path: path.to_path_buf(),
-            file: None,
-            replayed: 0,
-            written: 0,
-            truncated_bytes: 0,
-        };
-        let valid_len = if bytes.is_empty() {
-            0
-        } else {
-            journal.replay(&bytes, header, controller)?
-        };
         if !writable {
+            let bytes = match std::fs::read(path) {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => return Err(io(e)),
+            };
+            let mut journal = Journal::unopened(path);
+            if !bytes.is_empty() {
+                journal.replay(&bytes, header, controller)?;
+            }
             return Ok(journal);
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -105,9 +110,26 @@ impl Journal {
         }
         let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(path)
             .map_err(io)?;
+        // Held until this process ends, however it ends: the kernel drops the lock with
+        // the last descriptor, so a run killed with -9 leaves none behind.
+        file.try_lock().map_err(|e| match e {
+            std::fs::TryLockError::WouldBlock => JournalError::InUse {
+                path: path.to_path_buf(),
+            },
+            std::fs::TryLockError::Error(e) => io(e),
+        })?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io)?;
+        let mut journal = Journal::unopened(path);
+        let valid_len = if bytes.is_empty() {
+            0
+        } else {
+            journal.replay(&bytes, header, controller)?
+        };
         if valid_len < bytes.len() {
             file.set_len(valid_len as u64).map_err(io)?;
             journal.truncated_bytes = bytes.len() - valid_len;
@@ -119,6 +141,17 @@ impl Journal {
         }
         journal.file = Some(file);
         Ok(journal)
+    }
+
+    /// A journal not opened yet (nothing replayed, no file).
+    fn unopened(path: &Path) -> Self {
+        Journal {
+            path: path.to_path_buf(),
+            file: None,
+            replayed: 0,
+            written: 0,
+            truncated_bytes: 0,
+        }
     }
 
     /// Checks the header, replays every complete entry; returns the length of the valid
@@ -277,6 +310,8 @@ mod tests {
             let cycle = first.observe(&snapshot, 1_000);
             journal.append(&cycle.entries).unwrap();
             assert_eq!(journal.written, 2);
+            // The first run ends (its lock goes with it).
+            drop(journal);
             // A crash mid-write leaves half an entry.
             let mut bytes = std::fs::read(&path).unwrap();
             bytes.extend_from_slice(&[0x01, 0x02]);
@@ -300,6 +335,45 @@ mod tests {
                     .mismatch
                     .is_none()
             );
+            let _ = std::fs::remove_dir_all(&dir);
+        });
+    }
+
+    #[test]
+    fn a_second_run_on_a_journal_in_use_is_refused_until_the_first_ends() {
+        crate::dag::on_big_stack(|| {
+            let dir =
+                std::env::temp_dir().join(format!("gantry-journal-lock-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            let path = dir.join("j.gantry");
+            let mut first = controller();
+            let mut journal = Journal::open(&path, &header(0), &mut first, true).unwrap();
+            let snapshot = Snapshot {
+                jobs: vec![held(1)],
+                nodes: nodes(),
+            };
+            journal
+                .append(&first.observe(&snapshot, 1_000).entries)
+                .unwrap();
+            let before = std::fs::read(&path).unwrap();
+            let err = Journal::open(&path, &header(0), &mut controller(), true)
+                .err()
+                .unwrap();
+            assert!(matches!(err, JournalError::InUse { .. }), "{err}");
+            assert!(
+                err.to_string().contains("in use by another gantry slurm"),
+                "{err}"
+            );
+            // Refused without a change to the file; a dry run still reads it.
+            assert_eq!(std::fs::read(&path).unwrap(), before);
+            let mut reader = controller();
+            let dry = Journal::open(&path, &header(0), &mut reader, false).unwrap();
+            assert_eq!((dry.replayed, reader.core().jobs().len()), (1, 1));
+            drop(journal);
+            let mut next = controller();
+            let resumed = Journal::open(&path, &header(0), &mut next, true).unwrap();
+            assert_eq!((resumed.replayed, next.core().jobs().len()), (1, 1));
+            drop(resumed);
             let _ = std::fs::remove_dir_all(&dir);
         });
     }
