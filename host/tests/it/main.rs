@@ -8,4 +8,5 @@ mod dag_device;
 mod docs;
 mod kernels_compile;
 mod kernels_emulated;
+mod service_unit;
 mod slurm_lab;
