@@ -739,7 +739,6 @@ impl Controller {
             {
                 continue;
             }
-            self.held_by_gantry.remove(&id);
             if !self.withdraw(now, id, cycle) {
                 continue;
             }
@@ -766,6 +765,7 @@ impl Controller {
         }
         self.start_seq.remove(&id);
         self.preempted_seq.remove(&id);
+        self.held_by_gantry.remove(&id);
         true
     }
 
