@@ -13,12 +13,9 @@ const ARCHES: &[&str] = &["sm_87", "sm_90", "compute_87", "compute_90"];
 #[test]
 fn every_kernel_compiles_for_orin_and_hopper() {
     if !nvrtc_present() {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-        assert!(
-            !ci,
-            "CI=true but libnvrtc was not found: run scripts/install-nvrtc.sh and set GANTRY_NVRTC_DIR"
+        crate::skip_outside_ci(
+            "libnvrtc was not found: run scripts/install-nvrtc.sh and set GANTRY_NVRTC_DIR",
         );
-        println!("skipped: libnvrtc not found");
         return;
     }
     // The embedded list must be every kernels/*.cu file.

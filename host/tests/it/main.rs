@@ -10,3 +10,16 @@ mod kernels_compile;
 mod kernels_emulated;
 mod service_unit;
 mod slurm_lab;
+
+/// Whether the tests run under CI (`CI=true` or `1`), where a test whose tool is missing
+/// fails instead of skipping.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// For a test that cannot run here (`reason`: what is missing and how to get it): fails
+/// under CI, says it skipped otherwise. The caller returns after it.
+fn skip_outside_ci(reason: &str) {
+    assert!(!in_ci(), "CI=true but {reason}");
+    eprintln!("skipped: {reason}");
+}

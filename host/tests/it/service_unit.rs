@@ -57,12 +57,7 @@ fn systemd_reads_the_service_unit_without_a_complaint() {
         .output()
         .is_err()
     {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-        assert!(
-            !ci,
-            "systemd-analyze is missing (Debian: apt-get install systemd)"
-        );
-        eprintln!("skipped: no systemd-analyze");
+        crate::skip_outside_ci("systemd-analyze is missing (Debian: apt-get install systemd)");
         return;
     }
     let unit = std::fs::read_to_string(unit_path()).expect("scripts/gantry-slurm@.service");

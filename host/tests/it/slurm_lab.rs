@@ -25,6 +25,7 @@
 //! When asked for, a missing Slurm is installed by the lab script (apt-get) or fails the
 //! test, and any failure fails the test.
 
+use crate::in_ci;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -88,10 +89,6 @@ fn gantry_bin() -> PathBuf {
         || PathBuf::from(env!("CARGO_BIN_EXE_gantry")),
         PathBuf::from,
     )
-}
-
-fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// Whether the lab scenarios run: `GANTRY_SLURM_LAB=1` or `CI=true`. They take minutes (a
