@@ -93,42 +93,50 @@ impl Journal {
             path: path.to_path_buf(),
             source,
         };
-        if !writable {
-            let bytes = match std::fs::read(path) {
-                Ok(bytes) => bytes,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-                Err(e) => return Err(io(e)),
-            };
-            let mut journal = Journal::unopened(path);
-            if !bytes.is_empty() {
-                journal.replay(&bytes, header, controller)?;
+        // A dry run reads the file as it is; a run locks it first (no other run may append
+        // while it replays) and keeps it to append to.
+        let (file, bytes) = if writable {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(io)?;
             }
-            return Ok(journal);
-        }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(path)
-            .map_err(io)?;
-        // Held until this process ends, however it ends: the kernel drops the lock with
-        // the last descriptor, so a run killed with -9 leaves none behind.
-        file.try_lock().map_err(|e| match e {
-            std::fs::TryLockError::WouldBlock => JournalError::InUse {
-                path: path.to_path_buf(),
-            },
-            std::fs::TryLockError::Error(e) => io(e),
-        })?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io)?;
-        let mut journal = Journal::unopened(path);
+            let mut file = OpenOptions::new()
+                .create(true)
+                .read(true)
+                .append(true)
+                .open(path)
+                .map_err(io)?;
+            // Held until this process ends, however it ends: the kernel drops the lock with
+            // the last descriptor, so a run killed with -9 leaves none behind.
+            file.try_lock().map_err(|e| match e {
+                std::fs::TryLockError::WouldBlock => JournalError::InUse {
+                    path: path.to_path_buf(),
+                },
+                std::fs::TryLockError::Error(e) => io(e),
+            })?;
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).map_err(io)?;
+            (Some(file), bytes)
+        } else {
+            match std::fs::read(path) {
+                Ok(bytes) => (None, bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, Vec::new()),
+                Err(e) => return Err(io(e)),
+            }
+        };
+        let mut journal = Journal {
+            path: path.to_path_buf(),
+            file: None,
+            replayed: 0,
+            written: 0,
+            truncated_bytes: 0,
+        };
         let valid_len = if bytes.is_empty() {
             0
         } else {
             journal.replay(&bytes, header, controller)?
+        };
+        let Some(mut file) = file else {
+            return Ok(journal);
         };
         if valid_len < bytes.len() {
             file.set_len(valid_len as u64).map_err(io)?;
@@ -141,17 +149,6 @@ impl Journal {
         }
         journal.file = Some(file);
         Ok(journal)
-    }
-
-    /// A journal not opened yet (nothing replayed, no file).
-    fn unopened(path: &Path) -> Self {
-        Journal {
-            path: path.to_path_buf(),
-            file: None,
-            replayed: 0,
-            written: 0,
-            truncated_bytes: 0,
-        }
     }
 
     /// Checks the header, replays every complete entry; returns the length of the valid
