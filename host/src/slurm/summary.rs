@@ -7,7 +7,6 @@
 //! statistic over nothing is `None` (`null` in JSON), never a 0.
 
 use super::controller::JobOutcome;
-use crate::metrics::percentile;
 use std::collections::BTreeSet;
 
 /// The `--json` summary.
@@ -80,15 +79,92 @@ pub struct Summary {
     pub deadline_misses: usize,
 }
 
-/// Collects samples while the daemon runs.
+/// Samples summarised in bounded space: a [DDSketch] (Masson, Rim and Lee, VLDB 2019) with
+/// 1 % relative error on every quantile, exact count, sum, minimum and maximum. A daemon
+/// that polls five times a second for months keeps a few KB, where a list of samples grew
+/// by 8 MB a day and was rewritten with the tally after every cycle that did something.
+///
+/// [DDSketch]: sketches_ddsketch::DDSketch
+#[derive(Clone, Default)]
+pub struct Samples(sketches_ddsketch::DDSketch);
+
+/// An empty sketch is written as `null`: its minimum and maximum are infinite, which JSON
+/// cannot hold.
+impl serde::Serialize for Samples {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (self.count() > 0).then_some(&self.0).serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Samples {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let sketch = Option::<sketches_ddsketch::DDSketch>::deserialize(deserializer)?;
+        Ok(Self(sketch.unwrap_or_default()))
+    }
+}
+
+impl Samples {
+    /// Adds one sample (non-negative; a negative one counts as 0).
+    pub fn add(&mut self, value: f64) {
+        self.0.add(value.max(0.0));
+    }
+
+    /// Samples added.
+    pub fn count(&self) -> usize {
+        self.0.count()
+    }
+
+    /// The nearest-rank `q`-quantile (the `⌈q·n⌉`-th smallest sample, as `gantry simulate`'s
+    /// metrics take it over sorted samples), within 1 % of its value; the largest is exact.
+    /// `None` without samples.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        let n = self.count();
+        if n == 0 {
+            return None;
+        }
+        // 0-based nearest rank; the sketch answers rank ⌊q'·(n − 1)⌋, so ask for the middle
+        // of that rank's interval (robust to rounding).
+        let rank = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+        if rank + 1 == n {
+            return self.0.max();
+        }
+        let q_sketch = (rank as f64 + 0.5) / (n - 1) as f64;
+        self.0.quantile(q_sketch.min(1.0)).ok().flatten()
+    }
+
+    /// The largest sample, exact.
+    pub fn max(&self) -> Option<f64> {
+        self.0.max()
+    }
+
+    /// The mean, exact (up to floating-point summation).
+    pub fn mean(&self) -> Option<f64> {
+        Some(self.0.sum()? / self.count() as f64)
+    }
+}
+
+impl std::fmt::Debug for Samples {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Samples")
+            .field("count", &self.count())
+            .field("max", &self.max())
+            .finish()
+    }
+}
+
+/// Collects what the daemon measures, in space bounded by the jobs live at once, not by
+/// how long it has run: per-sample lists would make the tally file, rewritten after every
+/// cycle that did something, grow without end.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
     /// The summary's counters (the statistics are filled by [`finish`](Self::finish)).
     pub summary: Summary,
-    latencies_ms: Vec<f64>,
-    polls_ms: Vec<f64>,
-    outcomes: Vec<JobOutcome>,
-    started: BTreeSet<u32>,
+    latencies_ms: Samples,
+    polls_ms: Samples,
+    /// JCTs of completed jobs with a known submission time, s.
+    jcts_s: Samples,
+    /// Jobs started and not yet seen ending (so that a restart is not counted twice).
+    started_live: BTreeSet<u32>,
 }
 
 impl Tally {
@@ -116,11 +192,14 @@ impl Tally {
 
     /// One action carried out `latency_ms` after its poll.
     pub fn carried_out(&mut self, kind: &str, job: u32, latency_ms: f64) {
-        self.latencies_ms.push(latency_ms);
+        self.latencies_ms.add(latency_ms);
+        self.summary.decisions_carried_out += 1;
         match kind {
             "start" => {
                 self.summary.starts += 1;
-                self.started.insert(job);
+                if self.started_live.insert(job) {
+                    self.summary.jobs_started += 1;
+                }
             }
             "reject" => self.summary.jobs_rejected += 1,
             _ => {}
@@ -130,54 +209,42 @@ impl Tally {
     /// One poll that took `ms`.
     pub fn polled(&mut self, ms: f64) {
         self.summary.cycles += 1;
-        self.polls_ms.push(ms);
+        self.polls_ms.add(ms);
     }
 
-    /// Jobs seen ending.
+    /// Jobs seen ending: counted, and their JCTs and deadlines kept as statistics.
     pub fn ended(&mut self, outcomes: &[JobOutcome]) {
-        self.outcomes.extend_from_slice(outcomes);
+        for o in outcomes {
+            self.started_live.remove(&o.id);
+            let completed = o.state == "COMPLETED";
+            if completed {
+                self.summary.jobs_completed += 1;
+                if o.submit_s > 0 {
+                    self.jcts_s.add(o.end_s.saturating_sub(o.submit_s) as f64);
+                }
+            } else {
+                self.summary.jobs_ended_otherwise += 1;
+            }
+            if let Some(deadline_s) = o.deadline_s {
+                self.summary.deadline_jobs += 1;
+                if !completed || o.end_s > deadline_s {
+                    self.summary.deadline_misses += 1;
+                }
+            }
+        }
     }
 
     /// The summary with its statistics.
     pub fn finish(&self) -> Summary {
         let mut s = self.summary.clone();
-        let mut latencies = self.latencies_ms.clone();
-        latencies.sort_by(f64::total_cmp);
-        s.decisions_carried_out = latencies.len();
-        s.decision_latency_p50_ms = percentile(&latencies, 0.5);
-        s.decision_latency_p99_ms = percentile(&latencies, 0.99);
-        s.decision_latency_max_ms = latencies.last().copied();
-        let mut polls = self.polls_ms.clone();
-        polls.sort_by(f64::total_cmp);
-        s.poll_p50_ms = percentile(&polls, 0.5);
-        s.poll_p99_ms = percentile(&polls, 0.99);
-        s.jobs_started = self.started.len();
-        let completed: Vec<&JobOutcome> = self
-            .outcomes
-            .iter()
-            .filter(|o| o.state == "COMPLETED")
-            .collect();
-        s.jobs_completed = completed.len();
-        s.jobs_ended_otherwise = self.outcomes.len() - completed.len();
-        let mut jcts: Vec<f64> = completed
-            .iter()
-            .filter(|o| o.submit_s > 0)
-            .map(|o| o.end_s.saturating_sub(o.submit_s) as f64)
-            .collect();
-        jcts.sort_by(f64::total_cmp);
-        s.avg_jct_s = (!jcts.is_empty()).then(|| jcts.iter().sum::<f64>() / jcts.len() as f64);
-        s.p50_jct_s = percentile(&jcts, 0.5);
-        s.p99_jct_s = percentile(&jcts, 0.99);
-        let with_deadline: Vec<&JobOutcome> = self
-            .outcomes
-            .iter()
-            .filter(|o| o.deadline_s.is_some())
-            .collect();
-        s.deadline_jobs = with_deadline.len();
-        s.deadline_misses = with_deadline
-            .iter()
-            .filter(|o| o.state != "COMPLETED" || Some(o.end_s) > o.deadline_s)
-            .count();
+        s.decision_latency_p50_ms = self.latencies_ms.quantile(0.5);
+        s.decision_latency_p99_ms = self.latencies_ms.quantile(0.99);
+        s.decision_latency_max_ms = self.latencies_ms.max();
+        s.poll_p50_ms = self.polls_ms.quantile(0.5);
+        s.poll_p99_ms = self.polls_ms.quantile(0.99);
+        s.avg_jct_s = self.jcts_s.mean();
+        s.p50_jct_s = self.jcts_s.quantile(0.5);
+        s.p99_jct_s = self.jcts_s.quantile(0.99);
         s
     }
 }
@@ -214,15 +281,108 @@ mod tests {
         let s = t.finish();
         assert_eq!((s.jobs_completed, s.jobs_ended_otherwise), (3, 2));
         assert_eq!((s.deadline_jobs, s.deadline_misses), (3, 2));
-        assert_eq!(s.p50_jct_s, Some(10.0));
+        assert_within_1_percent(s.p50_jct_s, 10.0);
         assert!((s.avg_jct_s.unwrap() - 44.0 / 3.0).abs() < 1e-9);
-        assert_eq!((s.starts, s.jobs_started), (4, 3));
-        assert_eq!(s.decision_latency_p50_ms, Some(2.0));
+        assert_eq!(
+            (s.starts, s.jobs_started, s.decisions_carried_out),
+            (4, 3, 4)
+        );
+        assert_within_1_percent(s.decision_latency_p50_ms, 2.0);
         assert_eq!(s.decision_latency_p99_ms, Some(10.0));
+        assert_eq!(s.decision_latency_max_ms, Some(10.0));
         let empty = Tally::default().finish();
         assert_eq!(
             (empty.decision_latency_p50_ms, empty.avg_jct_s),
             (None, None)
         );
+    }
+
+    fn assert_within_1_percent(got: Option<f64>, want: f64) {
+        let got = got.expect("a value");
+        assert!(
+            (got - want).abs() <= 0.01 * want.abs() + 1e-9,
+            "{got} is not within 1 % of {want}"
+        );
+    }
+
+    /// A deterministic spread of samples: 0.5 ms to about 2 s, heavy-tailed.
+    fn spread(i: u64) -> f64 {
+        let x = i
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+            >> 33;
+        let u = (x % 1_000_000) as f64 / 1_000_000.0;
+        0.5 * (1.0 - u).powf(-0.6)
+    }
+
+    #[test]
+    fn quantiles_are_the_nearest_rank_ones_within_1_percent() {
+        for n in [1u64, 2, 3, 7, 100, 1001, 50_000] {
+            let mut samples = Samples::default();
+            let mut exact: Vec<f64> = (0..n).map(spread).collect();
+            for &v in &exact {
+                samples.add(v);
+            }
+            exact.sort_by(f64::total_cmp);
+            for q in [0.0, 0.01, 0.5, 0.9, 0.95, 0.99, 1.0] {
+                let want = crate::metrics::percentile(&exact, q).unwrap();
+                assert_within_1_percent(samples.quantile(q), want);
+            }
+            assert_eq!(samples.max(), exact.last().copied());
+            let mean = exact.iter().sum::<f64>() / n as f64;
+            assert!((samples.mean().unwrap() - mean).abs() < 1e-9 * mean);
+        }
+    }
+
+    /// A week of a busy partition: a poll every 200 ms, 100,000 jobs started once or twice
+    /// and ended. The tally is rewritten after every cycle that did something, so its size
+    /// must not grow with the run.
+    #[test]
+    fn a_week_of_polls_and_jobs_keeps_the_tally_a_few_kb() {
+        let mut t = Tally::default();
+        let polls = 7 * 24 * 3600 * 5;
+        for i in 0..polls {
+            t.polled(5.0 + spread(i));
+        }
+        for job in 0..100_000u32 {
+            t.carried_out("start", job, spread(u64::from(job)));
+            if job % 10 == 0 {
+                // Requeued and started again: one job, two starts.
+                t.carried_out("start", job, 1.0);
+            }
+            let end = 1_000 + u64::from(job % 3_000);
+            t.ended(&[outcome(job, "COMPLETED", 1_000, end, Some(2_000))]);
+        }
+        let dir = std::env::temp_dir().join(format!("gantry-tally-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("week.tally.json");
+        t.save(&path).unwrap();
+        let bytes = std::fs::metadata(&path).unwrap().len();
+        assert!(bytes <= 32 * 1024, "tally of a week: {bytes} bytes");
+        let s = Tally::load(&path).expect("reads back").finish();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(s, t.finish());
+        assert_eq!(s.cycles, polls);
+        assert_eq!((s.starts, s.jobs_started), (110_000, 100_000));
+        assert_eq!((s.jobs_completed, s.deadline_jobs), (100_000, 100_000));
+        let late = (0..100_000).filter(|job| job % 3_000 > 1_000).count();
+        assert_eq!(s.deadline_misses, late);
+        assert_within_1_percent(s.p50_jct_s, 1_500.0);
+    }
+
+    #[test]
+    fn a_job_started_again_after_a_restart_counts_once() {
+        let mut t = Tally::default();
+        t.carried_out("start", 7, 1.0);
+        let dir = std::env::temp_dir().join(format!("gantry-tally-r-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.tally.json");
+        t.save(&path).unwrap();
+        let mut resumed = Tally::load(&path).expect("reads back");
+        std::fs::remove_dir_all(&dir).unwrap();
+        resumed.carried_out("start", 7, 1.0);
+        resumed.carried_out("start", 8, 1.0);
+        let s = resumed.finish();
+        assert_eq!((s.starts, s.jobs_started), (3, 2));
     }
 }
