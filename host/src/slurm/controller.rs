@@ -363,7 +363,58 @@ impl Controller {
             self.handle(now, Event::Tick, &mut cycle).ok();
         }
         self.desired(now, &jobs, &snapshot.nodes, &mut cycle);
+        self.forget_departed(&jobs);
         cycle
+    }
+
+    /// Drops what is kept per job for the jobs that left for good: out of the core, not in
+    /// a grace period, and no longer active in Slurm (ended, purged, or moved to another
+    /// partition). A job that ends outside the core (held by an operator and then
+    /// cancelled, run outside gantry, rejected) would otherwise leave its entries behind
+    /// for as long as gantry runs. O(listed + live jobs) per cycle.
+    fn forget_departed(&mut self, jobs: &BTreeMap<u32, &SlurmJob>) {
+        let mut present: BTreeSet<u32> = jobs
+            .values()
+            .filter(|j| !j.state.is_final())
+            .map(|j| j.id)
+            .collect();
+        present.extend(self.core.jobs().map(|j| j.id().0));
+        present.extend(self.grace.keys().copied());
+        let here = |id: &u32| present.contains(id);
+        self.restarts.retain(|id, _| here(id));
+        self.refused.retain(|id, _| here(id));
+        self.start_failures.retain(|id, _| here(id));
+        self.released_at_ms.retain(|id, _| here(id));
+        self.said.retain(|(id, _)| here(id));
+        self.start_seq.retain(|id, _| here(id));
+        self.preempted_seq.retain(|id, _| here(id));
+        self.last_nodes.retain(|id, _| here(id));
+        self.preempted_by_core.retain(here);
+        self.held_by_gantry.retain(here);
+        self.operator_held.retain(here);
+        self.wait_said.retain(|id, _| here(id));
+        self.started_ever.retain(here);
+    }
+
+    /// Entries kept per job, over every per-job map (tests: none once every job left).
+    #[cfg(test)]
+    pub(crate) fn per_job_entries(&self) -> usize {
+        self.restarts.len()
+            + self.refused.len()
+            + self.start_failures.len()
+            + self.released_at_ms.len()
+            + self.said.len()
+            + self.start_seq.len()
+            + self.preempted_seq.len()
+            + self.last_nodes.len()
+            + self.preempted_by_core.len()
+            + self.held_by_gantry.len()
+            + self.operator_held.len()
+            + self.wait_said.len()
+            + self.started_ever.len()
+            + self.grace.len()
+            + self.finished_completing.len()
+            + self.give_up.len()
     }
 
     /// Tells the controller how an action went (the daemon calls this after running it).

@@ -1709,3 +1709,83 @@ fn a_node_back_from_down_moves_no_running_job() {
         );
     });
 }
+
+/// A daemon runs for months: what it keeps per job must go with the job, whichever way the
+/// job leaves (completed, cancelled while an operator held it, run outside gantry and
+/// ended, rejected).
+#[test]
+fn nothing_is_kept_of_jobs_that_left_for_good() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let too_big = held(3, "gres:gpu:16");
+        let mut foreign = held(9, "gres:gpu:1");
+        foreign.state = JobStateName::Running;
+        foreign.held = false;
+        foreign.nodes = vec!["n4".into()];
+        let jobs = [held(1, "gres:gpu:2"), held(2, "gres:gpu:2")];
+        let cycle = c.observe(
+            &snapshot(
+                &[
+                    jobs[0].clone(),
+                    jobs[1].clone(),
+                    too_big.clone(),
+                    foreign.clone(),
+                ],
+                [true; 4],
+            ),
+            T0,
+        );
+        // The rejection's answer is lost (gantry would retry it): its reason stays kept.
+        for action in cycle.actions.iter().filter(|a| a.kind() != "reject") {
+            c.action_done(action, T0, Ok(()));
+        }
+        assert!(
+            kinds(&cycle).contains(&(3, "reject")),
+            "{:?}",
+            kinds(&cycle)
+        );
+        let on1 = pinned_nodes(&cycle, 1);
+        let on1: Vec<&str> = on1.iter().map(String::as_str).collect();
+        let on2 = pinned_nodes(&cycle, 2);
+        let on2: Vec<&str> = on2.iter().map(String::as_str).collect();
+        // Job 1 runs, then an operator requeue-holds it; job 2 runs; job 3 was rejected.
+        let operator_held = SlurmJob {
+            state: JobStateName::Pending,
+            held: true,
+            reason: "JobHeldAdmin".into(),
+            restart_count: 1,
+            ..released(&jobs[0], &on1)
+        };
+        let rejected = ended(&too_big, JobStateName::Ended("CANCELLED".into()));
+        c.observe(
+            &snapshot(
+                &[
+                    operator_held.clone(),
+                    running(&jobs[1], &on2),
+                    rejected,
+                    foreign.clone(),
+                ],
+                [true; 4],
+            ),
+            T0 + 200,
+        );
+        assert!(c.per_job_entries() > 0);
+        // Job 1 is cancelled by its user while held, job 2 completes, job 9 ends: then
+        // Slurm lists none of them.
+        let cycle = c.observe(
+            &snapshot(
+                &[
+                    ended(&operator_held, JobStateName::Ended("CANCELLED".into())),
+                    ended(&running(&jobs[1], &on2), JobStateName::Completed),
+                    ended(&foreign, JobStateName::Completed),
+                ],
+                [true; 4],
+            ),
+            T0 + 400,
+        );
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        c.observe(&snapshot(&[], [true; 4]), T0 + 600);
+        assert_eq!(c.core().jobs().count(), 0);
+        assert_eq!(c.per_job_entries(), 0);
+    });
+}
