@@ -203,6 +203,8 @@ pub struct Controller {
     /// Jobs that left the core while Slurm still shows them COMPLETING
     /// ([`ControllerConfig::finish_at_completing`]): theirs until Slurm is done with them.
     finished_completing: BTreeSet<u32>,
+    /// Nodes that joined the partition after the start, already logged.
+    joined_said: BTreeSet<String>,
 }
 
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
@@ -249,6 +251,7 @@ impl Controller {
             refused: BTreeMap::new(),
             start_failures: BTreeMap::new(),
             give_up: Vec::new(),
+            joined_said: BTreeSet::new(),
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
             start_seq: BTreeMap::new(),
@@ -603,9 +606,28 @@ impl Controller {
                 }
             }
         }
+        self.nodes_joined(nodes, cycle);
         // Batched orders get their one pass from `observe`'s Tick.
         if gpus_back && !self.batched {
             let _ = self.handle(now, Event::Tick, cycle);
+        }
+    }
+
+    /// Says once per node that a node with GPUs joined the partition after gantry started:
+    /// the core's topology is fixed at start (and written in the journal's header), so
+    /// gantry does not use the node, and jobs it starts are pinned elsewhere.
+    fn nodes_joined(&mut self, nodes: &[SlurmNode], cycle: &mut Cycle) {
+        let partition = &self.layout.partition;
+        for node in nodes {
+            let in_partition = node.partitions.iter().any(|p| p == partition);
+            let has_gpus = super::gres::node_gpus(&node.gres).is_ok_and(|g| g.count > 0);
+            let known = self.layout.machines.iter().any(|m| m.name == node.name);
+            if in_partition && has_gpus && !known && self.joined_said.insert(node.name.clone()) {
+                cycle.notes.push(format!(
+                    "node {} joined partition {partition} after gantry started: gantry does not use it (its topology is fixed at start; see docs/slurm.md, Changing the partition)",
+                    node.name
+                ));
+            }
         }
     }
 

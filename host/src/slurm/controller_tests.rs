@@ -1789,3 +1789,30 @@ fn nothing_is_kept_of_jobs_that_left_for_good() {
         assert_eq!(c.per_job_entries(), 0);
     });
 }
+
+#[test]
+fn a_node_that_joins_the_partition_is_logged_once_and_not_used() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut more = nodes([true; 4]);
+        let mut n5 = more[0].clone();
+        n5.name = "n5".into();
+        more.push(n5);
+        let jobs = [held(1, "gres:gpu:8"), held(2, "gres:gpu:8")];
+        let with_n5 = |jobs: &[SlurmJob]| Snapshot {
+            jobs: jobs.to_vec(),
+            nodes: more.clone(),
+        };
+        let cycle = c.observe(&with_n5(&jobs), T0);
+        let said: Vec<&String> = cycle.notes.iter().filter(|n| n.contains("n5")).collect();
+        assert_eq!(said.len(), 1, "{:?}", cycle.notes);
+        assert!(said[0].contains("node n5 joined partition gpu after gantry started"));
+        assert!(
+            starts(&cycle)
+                .iter()
+                .all(|(_, shape)| !shape.contains("n5"))
+        );
+        let cycle = c.observe(&with_n5(&jobs), T0 + 200);
+        assert!(!cycle.notes.iter().any(|n| n.contains("n5")), "said once");
+    });
+}
