@@ -217,6 +217,9 @@ pub enum RecordError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The core state to replay from (a journal checkpoint) is refused by the core.
+    #[error("the checkpoint's core state is refused: {0}")]
+    Checkpoint(String),
     /// Not a gantry recording.
     #[error("{0}: not a gantry recording (bad magic)")]
     BadMagic(String),
@@ -354,16 +357,26 @@ pub struct ReplayReport {
 /// capacities it was recorded with) and compares each answer with the recorded one,
 /// stopping at the first difference.
 pub fn replay(recording: &Recording) -> Result<ReplayReport, RecordError> {
+    replay_from(recording, None)
+}
+
+/// As [`replay`], from the core state `start` holds (a core snapshot frame: a compacted
+/// `gantry slurm` journal's checkpoint) instead of an empty core.
+pub fn replay_from(
+    recording: &Recording,
+    start: Option<&[u8]>,
+) -> Result<ReplayReport, RecordError> {
     match recording.header.capacity_set() {
         Some(CapacitySet::Firmware) => {
-            replay_on::<FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>(recording)
+            replay_on::<FIRMWARE_GPUS, FIRMWARE_JOBS, FIRMWARE_GANG>(recording, start)
         }
-        _ => replay_on::<HOST_GPUS, HOST_JOBS, HOST_GANG>(recording),
+        _ => replay_on::<HOST_GPUS, HOST_JOBS, HOST_GANG>(recording, start),
     }
 }
 
 fn replay_on<const G: usize, const J: usize, const GANG: usize>(
     recording: &Recording,
+    start: Option<&[u8]>,
 ) -> Result<ReplayReport, RecordError> {
     let header = &recording.header;
     let topology: Topology<G> = header.topology()?;
@@ -376,6 +389,10 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
         let mut core = Box::new(Scheduler::<_, _, G, J, GANG>::with_config(
             topology, order, placer, config,
         ));
+        if let Some(frame) = start {
+            core.restore_into(&mut frame.to_vec())
+                .map_err(|e| RecordError::Checkpoint(e.to_string()))?;
+        }
         for (index, expected) in recording.entries.iter().enumerate() {
             let mut out: heapless::Vec<Decision<GANG>, DECISION_BUFFER> = heapless::Vec::new();
             // Batched runs (the Tiresias copies) defer every event but the scheduling Tick;
@@ -399,18 +416,18 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
                     expected: expected.clone(),
                     actual,
                 };
-                return ReplayReport {
+                return Ok(ReplayReport {
                     matched: index,
                     total: recording.entries.len(),
                     mismatch: Some(mismatch),
-                };
+                });
             }
         }
-        ReplayReport {
+        Ok(ReplayReport {
             matched: recording.entries.len(),
             total: recording.entries.len(),
             mismatch: None,
-        }
+        })
     };
     std::thread::scope(|s| {
         std::thread::Builder::new()
@@ -424,7 +441,7 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
             .map_err(|_| RecordError::Io {
                 path: "replay thread".into(),
                 source: std::io::Error::other("panicked"),
-            })
+            })?
     })
 }
 

@@ -157,8 +157,9 @@ pub enum PlacerKind {
     PpoGavel,
 }
 
-/// Any job order the host knows, statically dispatched by `match`.
-#[derive(Clone, Debug)]
+/// Any job order the host knows, statically dispatched by `match`. Serialisable with its
+/// state (a core snapshot of the host's scheduler: `gantry slurm`'s journal checkpoints).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum AnyOrder {
     /// See [`Fifo`].
     Fifo(Fifo),
@@ -294,16 +295,21 @@ impl JobOrder for AnyOrder {
 /// Any placer the host knows (statically dispatched by `match`), with what a heterogeneous
 /// cluster tells placers about jobs ([`PlacementHints`]: the same-type rule, DAG jobs'
 /// exemption from it, `ppo-gavel`'s type choice).
-#[derive(Clone, Debug)]
+///
+/// Serialisable with its state, except the learned placers (their weights are
+/// configuration, loaded from the model file): writing `ppo` or `ppo-gavel` fails. The hints
+/// are configuration too and are not written.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AnyPlacer<const G: usize = HOST_GPUS> {
     placer: PlacerImpl<G>,
+    #[serde(skip)]
     hints: Option<Arc<PlacementHints>>,
     /// Only placements Slurm allocates exactly (`gantry slurm`; see [`crate::cluster::slurm_split`]).
     slurm_exact: bool,
 }
 
 /// The placers behind [`AnyPlacer`], for clusters of up to `G` GPUs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum PlacerImpl<const G: usize = HOST_GPUS> {
     /// See [`FirstFit`].
     FirstFit(FirstFit),
@@ -318,8 +324,10 @@ pub enum PlacerImpl<const G: usize = HOST_GPUS> {
     /// See [`ExactOptimal`].
     Optimal(Box<ExactOptimal<G>>),
     /// See [`PpoPlacer`].
+    #[serde(skip)]
     Ppo(PpoPlacer<G>),
     /// [`PpoPlacer`] choosing each gang's GPU type by the job's throughputs (with hints).
+    #[serde(skip)]
     PpoGavel(PpoPlacer<G>),
 }
 
@@ -390,6 +398,12 @@ impl<const G: usize> AnyPlacer<G> {
     pub fn with_slurm_exact(mut self, on: bool) -> Self {
         self.slurm_exact = on;
         self
+    }
+
+    /// Whether its state can be written (a core snapshot): every placer but the learned
+    /// ones.
+    pub fn serialisable(&self) -> bool {
+        !matches!(self.placer, PlacerImpl::Ppo(_) | PlacerImpl::PpoGavel(_))
     }
 
     /// The placer with a heterogeneous cluster's hints (`None`: one GPU type).

@@ -26,6 +26,9 @@ pub struct ReplayArgs {
 
 /// Runs `gantry replay`; exit status 1 when a decision differs.
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+    if let Some(compacted) = crate::slurm::journal::read_compacted(&args.file)? {
+        return run_compacted(args, &compacted);
+    }
     let recording = record::read(&args.file)?;
     if args.dump {
         write_out(record::dump(&recording))?;
@@ -60,6 +63,46 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 args.file.display(),
                 report.matched,
                 report.total
+            ))?;
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// A `gantry slurm` journal with a checkpoint beside it: the core starts from the
+/// checkpoint, and only the entries after it are replayed. Metrics need the whole run
+/// (`gantry slurm --json` keeps them).
+fn run_compacted(
+    args: &ReplayArgs,
+    compacted: &crate::slurm::journal::Compacted,
+) -> anyhow::Result<ExitCode> {
+    let file = args.file.display();
+    let from = format!(
+        "{file}: compacted (its checkpoint stands for {} entries)",
+        compacted.checkpointed
+    );
+    if args.dump {
+        write_line(&from)?;
+        write_out(record::dump(&compacted.tail))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    anyhow::ensure!(
+        !args.metrics,
+        "{from}; --metrics needs the whole run: the summary of `gantry slurm --json` (the tally beside the journal) has it"
+    );
+    let report = record::replay_from(&compacted.tail, Some(&compacted.core))?;
+    match &report.mismatch {
+        None => {
+            write_line(format!(
+                "{from}; the {} entries after it replayed from its state, every decision matches",
+                report.total
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(m) => {
+            write_line(format!(
+                "{from}; {} of the {} entries after it matched; {m}",
+                report.matched, report.total
             ))?;
             Ok(ExitCode::FAILURE)
         }

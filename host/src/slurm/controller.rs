@@ -207,6 +207,29 @@ pub struct Controller {
     joined_said: BTreeSet<String>,
 }
 
+/// What a journal checkpoint keeps of a controller ([`super::journal`]): the core's whole
+/// state (its snapshot, [`gantry_core::Scheduler::snapshot`]) and what the journal's replay
+/// would otherwise rebuild ([`Controller::replay_entry`]): the start numbers, the jobs ever
+/// started and preempted, the last tick. The rest of the controller is rebuilt from Slurm
+/// by the first cycle after a restart, as after a replay.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ControllerCheckpoint {
+    core: Vec<u8>,
+    last_tick_ms: u64,
+    next_seq: u64,
+    start_seq: BTreeMap<u32, (u64, Vec<String>)>,
+    preempted_seq: BTreeMap<u32, (u64, u64, Vec<String>)>,
+    started_ever: BTreeSet<u32>,
+    preempted_by_core: BTreeSet<u32>,
+}
+
+impl ControllerCheckpoint {
+    /// The core's snapshot frame.
+    pub fn core_snapshot(&self) -> &[u8] {
+        &self.core
+    }
+}
+
 /// Whether a held job's reason is an administrator's hold (`scontrol hold`,
 /// `requeuehold`), not the user hold `sbatch --hold` and gantry's own `scontrol uhold` set.
 /// For a job gantry itself holds, see [`Controller::admin_held`].
@@ -318,6 +341,51 @@ impl Controller {
         } else {
             Err(Box::new(actual))
         }
+    }
+
+    /// The controller's state for a journal checkpoint, or why it cannot be written (the
+    /// learned placers' state is not serialisable).
+    pub fn checkpoint(&self) -> Result<ControllerCheckpoint, String> {
+        if !self.core.placer().serialisable() {
+            return Err(format!(
+                "the {} placer's state is not written in checkpoints",
+                gantry_core::Placer::<{ crate::registry::HOST_GPUS }>::name(self.core.placer())
+            ));
+        }
+        let mut size = 1 << 16;
+        let core = loop {
+            let mut buf = vec![0u8; size];
+            match self.core.snapshot(&mut buf) {
+                Ok(frame) => break frame.to_vec(),
+                Err(gantry_core::SnapshotError::BufferTooSmall) if size < 1 << 30 => size *= 2,
+                Err(e) => return Err(format!("the core's snapshot failed: {e}")),
+            }
+        };
+        Ok(ControllerCheckpoint {
+            core,
+            last_tick_ms: self.last_tick_ms,
+            next_seq: self.next_seq,
+            start_seq: self.start_seq.clone(),
+            preempted_seq: self.preempted_seq.clone(),
+            started_ever: self.started_ever.clone(),
+            preempted_by_core: self.preempted_by_core.clone(),
+        })
+    }
+
+    /// Puts a fresh controller where `checkpoint` was taken. The core refuses a snapshot of
+    /// another cluster, order, placer or build (its checks), and then nothing changes.
+    pub fn restore_checkpoint(&mut self, checkpoint: &ControllerCheckpoint) -> Result<(), String> {
+        let mut frame = checkpoint.core.clone();
+        self.core
+            .restore_into(&mut frame)
+            .map_err(|e| format!("the core's snapshot is refused: {e}"))?;
+        self.last_tick_ms = checkpoint.last_tick_ms;
+        self.next_seq = checkpoint.next_seq;
+        self.start_seq = checkpoint.start_seq.clone();
+        self.preempted_seq = checkpoint.preempted_seq.clone();
+        self.started_ever = checkpoint.started_ever.clone();
+        self.preempted_by_core = checkpoint.preempted_by_core.clone();
+        Ok(())
     }
 
     /// Whether nothing is left to do: the core holds no job and no job of the partition is
@@ -620,7 +688,7 @@ impl Controller {
         let partition = &self.layout.partition;
         for node in nodes {
             let in_partition = node.partitions.iter().any(|p| p == partition);
-            let has_gpus = super::gres::node_gpus(&node.gres).is_ok_and(|g| g.count > 0);
+            let has_gpus = node_gpus(&node.gres).is_ok_and(|g| g.count > 0);
             let known = self.layout.machines.iter().any(|m| m.name == node.name);
             if in_partition && has_gpus && !known && self.joined_said.insert(node.name.clone()) {
                 cycle.notes.push(format!(

@@ -82,6 +82,11 @@ pub struct SlurmArgs {
     /// Default: `$XDG_STATE_HOME/gantry/slurm-PARTITION.gantry` (or `~/.local/state/…`).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Once the journal is longer than this, KiB, gantry writes its state beside it
+    /// (`FILE.checkpoint`) and cuts it back to its header, so a restart replays at most
+    /// this much. 0: never (the journal then grows with every event).
+    #[arg(long, value_name = "KIB", default_value_t = 16_384)]
+    pub journal_compact_kib: u64,
     /// Print what one cycle would do and change nothing (the journal is read, not written).
     #[arg(long)]
     pub dry_run: bool,
@@ -394,7 +399,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     let journal = Journal::open(&path, &header, &mut controller, !args.dry_run)?;
     let tally_path = Tally::path_for(&path);
     let grace_path = grace_path_for(&path);
-    if journal.replayed > 0 {
+    if journal.resumed() {
         // Resumed: preemptions signalled but not requeued yet keep their grace period.
         if let Some(grace) = load_grace(&grace_path) {
             controller.restore_grace(grace);
@@ -416,9 +421,17 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         let _ = std::fs::remove_file(&grace_path);
     }
     tally.summary.journal_entries_replayed = journal.replayed;
-    if journal.replayed > 0 || journal.truncated_bytes > 0 {
+    if journal.resumed() || journal.truncated_bytes > 0 {
+        let checkpoint = if journal.checkpointed > 0 {
+            format!(
+                "restored the checkpoint of {} entries, ",
+                journal.checkpointed
+            )
+        } else {
+            String::new()
+        };
         log.line(&format!(
-            "resumed: replayed {} journal entries ({} live jobs){}",
+            "resumed: {checkpoint}replayed {} journal entries ({} live jobs){}",
             journal.replayed,
             controller.core().jobs().len(),
             if journal.truncated_bytes > 0 {
@@ -570,6 +583,11 @@ impl Daemon<'_> {
             if !cycle.actions.is_empty() {
                 self.save_tally();
                 self.save_grace()?;
+            }
+            // The controller has taken every entry written: a checkpoint may stand for them.
+            let threshold = self.args.journal_compact_kib.saturating_mul(1024);
+            if let Some(line) = self.journal.compact_if_over(threshold, &self.controller) {
+                self.log.line(&line);
             }
             // Only now, with the successors released: the epilogs may end.
             if let Some(acks) = &mut self.epilog_acks {

@@ -982,8 +982,19 @@ struct Gantry {
 
 impl Gantry {
     fn start(lab: &Lab, name: &str, order: &str, extra: &[&str]) -> Gantry {
+        Self::start_on(
+            lab,
+            name,
+            order,
+            &lab.dir.join(format!("{name}.journal")),
+            extra,
+        )
+    }
+
+    /// As [`start`](Self::start), on the journal `record`.
+    fn start_on(lab: &Lab, name: &str, order: &str, record: &Path, extra: &[&str]) -> Gantry {
         let log = lab.dir.join(format!("{name}.log"));
-        let record = lab.dir.join(format!("{name}.journal"));
+        let record = record.to_path_buf();
         let child = lab
             .cmd(gantry_bin())
             .args(["slurm", "--order", order, "--placement", "best-fit"])
@@ -1295,6 +1306,72 @@ fn slurm_lab_user_cancel_is_logged() {
     assert_eq!(lab.squeue()[&other]["job_state"], "COMPLETED");
     assert_eq!(summary["jobs_completed"], 1, "{summary}");
     assert_eq!(summary["jobs_ended_otherwise"], 1, "{summary}");
+}
+
+/// A journal compacted as gantry runs (`--journal-compact-kib 1`: a checkpoint after every
+/// cycle once the journal passes 1 KiB), gantry killed with SIGKILL after a compaction and
+/// started again on it: the second run restores the checkpoint and replays only what
+/// followed it, every job completes once, and `gantry replay` checks the journal from its
+/// checkpoint.
+#[test]
+fn slurm_lab_a_compacted_journal_resumes_after_kill_9() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("compact") else {
+        return;
+    };
+    const JOBS: u64 = 48;
+    for i in 0..JOBS {
+        lab.submit_sleep(&["--time=1", "--gpus=1"], 1 + i % 3);
+    }
+    let record = lab.dir.join("compact.journal");
+    let compact = ["--journal-compact-kib", "1"];
+    let first = Gantry::start_on(&lab, "compact-1", "las", &record, &compact);
+    let started = Instant::now();
+    while !first.log_text().contains("journal compacted") {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no compaction:\n{}",
+            first.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Jobs start and end after the checkpoint; then SIGKILL, by its PID.
+    std::thread::sleep(Duration::from_millis(2_500));
+    drop(first);
+    let mut extra = compact.to_vec();
+    extra.push("--exit-when-idle");
+    let second = Gantry::start_on(&lab, "compact-2", "las", &record, &extra);
+    let summary = second.finish(Duration::from_secs(120));
+    let log = std::fs::read_to_string(lab.dir.join("compact-2.log")).unwrap();
+    let resumed = log
+        .lines()
+        .find_map(|l| l.split_once("resumed: restored the checkpoint of "))
+        .map(|(_, rest)| rest.to_string())
+        .unwrap_or_else(|| panic!("no checkpoint restored:\n{log}"));
+    // "N entries, replayed M journal entries (…)": entries after the checkpoint, too.
+    let replayed: u64 = resumed
+        .split(", replayed ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(replayed > 0, "{resumed}");
+    assert_eq!(summary["jobs_completed"], JOBS, "{summary}");
+    assert_eq!(summary["restarts_seen"], 0, "{summary}");
+    assert_eq!(summary["starts"], JOBS, "{summary}");
+    let replay = lab
+        .cmd(gantry_bin())
+        .arg("replay")
+        .arg(&record)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&replay.stdout);
+    assert!(
+        replay.status.success()
+            && text.contains("compacted")
+            && text.contains("every decision matches"),
+        "{text}"
+    );
 }
 
 /// With the acknowledging epilog (`scripts/gantry-epilog.sh` on every node,
