@@ -102,7 +102,7 @@ pub struct Journal {
     pub checkpointed: u64,
     /// Checkpoints written by this run.
     pub compactions: u32,
-    /// The magic and header: what the journal is cut back to.
+    /// The journal's magic and header as in the file: what it is cut back to.
     head: Vec<u8>,
     /// The journal's length now, bytes.
     len: u64,
@@ -346,6 +346,9 @@ impl Journal {
             0
         } else {
             let head_len = journal.check_head(&bytes, header)?;
+            // The head as the file has it (written by the run that began the journal, maybe
+            // another gantry version): what a compaction cuts back to.
+            journal.head = bytes[..head_len].to_vec();
             let from = match read_checkpoint(&checkpoint_path)? {
                 None => head_len,
                 Some(checkpoint) => {
@@ -929,6 +932,44 @@ mod tests {
             assert!(journal.compact_if_over(1, &ppo).is_none(), "said once");
             assert!(!checkpoint_path_for(&ppo_path).exists());
             drop(journal);
+            let _ = std::fs::remove_dir_all(&dir);
+        });
+    }
+
+    /// A journal begun by another gantry build (its header names that version, of another
+    /// length) is cut back to its own header, and still reads afterwards.
+    #[test]
+    fn a_journal_begun_by_another_build_is_cut_back_to_its_own_header() {
+        crate::dag::on_big_stack(|| {
+            let dir = fresh_dir("gantry-journal-older");
+            let path = dir.join("j.gantry");
+            let older = RecordHeader {
+                gantry_version: "0.0.1-an-older-build-with-a-longer-name".into(),
+                ..tias_header()
+            };
+            let mut c = tias_controller();
+            let mut journal = Journal::open(&path, &older, &mut c, true).unwrap();
+            let mut slurm = MiniSlurm::new();
+            journal.append(&slurm.step(&mut c)).unwrap();
+            drop(journal);
+            let mut c = tias_controller();
+            let mut journal = Journal::open(&path, &tias_header(), &mut c, true).unwrap();
+            for _ in 0..4 {
+                journal.append(&slurm.step(&mut c)).unwrap();
+            }
+            assert!(journal.compact_if_over(1, &c).is_some());
+            journal.append(&slurm.step(&mut c)).unwrap();
+            drop(journal);
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(bytes.starts_with(&put_header(&older, MAGIC.to_vec())));
+            let mut resumed = tias_controller();
+            let journal = Journal::open(&path, &tias_header(), &mut resumed, false).unwrap();
+            assert!(journal.replayed > 0 && journal.checkpointed > 0);
+            assert_eq!(core_state(&resumed), core_state(&c));
+            let compacted = read_compacted(&path).unwrap().unwrap();
+            let report =
+                crate::record::replay_from(&compacted.tail, Some(&compacted.core)).unwrap();
+            assert!(report.mismatch.is_none());
             let _ = std::fs::remove_dir_all(&dir);
         });
     }

@@ -265,6 +265,18 @@ fn backoff(failures: u32) -> Duration {
     Duration::from_millis(500u64 << failures.min(4))
 }
 
+/// A failed action not tried again this long after its retry time is forgotten (its job
+/// ended, or gantry decided otherwise), so the backoff map holds only recent failures.
+const FORGET_FAILURE_AFTER: Duration = Duration::from_secs(60);
+
+/// Per (job, action kind): consecutive failures and when to try again.
+type RetryAt = BTreeMap<(u32, &'static str), (u32, Instant)>;
+
+/// Drops the failures whose retry time passed [`FORGET_FAILURE_AFTER`] ago.
+fn forget_old_failures(retry_at: &mut RetryAt, now: Instant) {
+    retry_at.retain(|_, (_, at)| now.saturating_duration_since(*at) < FORGET_FAILURE_AFTER);
+}
+
 /// Finds the partition and its layout, retrying while Slurm does not answer.
 fn discover(
     args: &SlurmArgs,
@@ -485,7 +497,7 @@ struct Daemon<'a> {
     /// The grace map as last written.
     saved_grace: BTreeMap<u32, u64>,
     /// Per (job, action kind): consecutive failures and when to try again.
-    retry_at: BTreeMap<(u32, &'static str), (u32, Instant)>,
+    retry_at: RetryAt,
     /// `--epilog-ack-dir`: the acknowledgements the site's epilog waits for.
     epilog_acks: Option<ack::EpilogAcks>,
 }
@@ -584,6 +596,7 @@ impl Daemon<'_> {
                 self.save_tally();
                 self.save_grace()?;
             }
+            forget_old_failures(&mut self.retry_at, Instant::now());
             // The controller has taken every entry written: a checkpoint may stand for them.
             let threshold = self.args.journal_compact_kib.saturating_mul(1024);
             if let Some(line) = self.journal.compact_if_over(threshold, &self.controller) {
@@ -805,6 +818,18 @@ mod tests {
         fn run_input(&mut self, _: &str, _: &[String], _: &str) -> Result<String, CommandError> {
             unreachable!("a poll writes no input")
         }
+    }
+
+    #[test]
+    fn failures_not_retried_for_a_minute_are_forgotten() {
+        let now = Instant::now();
+        let mut retry_at = RetryAt::new();
+        retry_at.insert((1, "start"), (3, now));
+        retry_at.insert((2, "hold"), (1, now + Duration::from_secs(2)));
+        forget_old_failures(&mut retry_at, now + Duration::from_secs(59));
+        assert_eq!(retry_at.len(), 2);
+        forget_old_failures(&mut retry_at, now + Duration::from_secs(61));
+        assert_eq!(retry_at.keys().collect::<Vec<_>>(), [&(2, "hold")]);
     }
 
     #[test]
