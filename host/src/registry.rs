@@ -304,6 +304,10 @@ pub struct AnyPlacer<const G: usize = HOST_GPUS> {
     placer: PlacerImpl<G>,
     #[serde(skip)]
     hints: Option<Arc<PlacementHints>>,
+    /// Whether the cluster's GPUs all run at one speed (learned at the first pick: the
+    /// topology is the scheduler's and fixed), so the same-type rule is skipped.
+    #[serde(skip)]
+    one_speed: Option<bool>,
     /// Only placements Slurm allocates exactly (`gantry slurm`; see [`crate::cluster::slurm_split`]).
     slurm_exact: bool,
 }
@@ -388,6 +392,7 @@ impl<const G: usize> AnyPlacer<G> {
         Self {
             placer,
             hints: None,
+            one_speed: None,
             slurm_exact: false,
         }
     }
@@ -414,9 +419,19 @@ impl<const G: usize> AnyPlacer<G> {
 
     /// The mask this pick sees instead of `view.usable`, if any: `ppo-gavel`'s type choice for
     /// a gang's first GPU, else the same-type rule for synchronous gangs (not DAG jobs).
-    fn narrowed(&self, view: &PlacementView<'_, G>) -> Option<GpuMask<G>> {
+    fn narrowed(&mut self, view: &PlacementView<'_, G>) -> Option<GpuMask<G>> {
+        let one_speed = *self
+            .one_speed
+            .get_or_insert_with(|| crate::cluster::same_type::one_speed(view.topology));
+        let same_type = |view| {
+            if one_speed {
+                None
+            } else {
+                same_type_mask(view)
+            }
+        };
         let Some(hints) = self.hints.as_deref() else {
-            return same_type_mask(view);
+            return same_type(view);
         };
         if matches!(self.placer, PlacerImpl::PpoGavel(_))
             && let Some(mask) = hints.choose_type(view)
@@ -426,7 +441,7 @@ impl<const G: usize> AnyPlacer<G> {
         if hints.is_dag_job(view.job.id()) {
             return None;
         }
-        same_type_mask(view)
+        same_type(view)
     }
 }
 
@@ -516,13 +531,13 @@ mod tests {
             terms: Vec::new(),
         };
         let hints = PlacementHints::new(&cluster, &extras, 2).map(Arc::new);
-        let placer = AnyPlacer::new(PlacerKind::FirstFit, 0).with_hints(hints);
+        let mut placer = AnyPlacer::new(PlacerKind::FirstFit, 0).with_hints(hints);
         let topo: Topology<HOST_GPUS> = cluster.topology().unwrap();
         let mut usable = GpuMask::none();
         for g in [1, 2, 3] {
             usable.set(GpuId(g), true);
         }
-        let narrowed = |job: u32, gpus: u16| {
+        let mut narrowed = |job: u32, gpus: u16| {
             let job = Job::submitted(JobSpec::new(JobId(job), gpus), TimeMs(0));
             let view = PlacementView {
                 topology: &topo,

@@ -7,8 +7,19 @@
 //! narrows nothing and the placer sees exactly the mask it saw before: results of
 //! homogeneous runs are unchanged.
 
-use gantry_core::GpuId;
 use gantry_core::placement::{GpuMask, PlacementView};
+use gantry_core::{GpuId, MachineId, Topology};
+
+/// Whether every GPU of `topology` runs at one speed: then [`same_type_mask`] never narrows
+/// anything, and a placer that knows it skips its O(G) count. O(machines).
+pub fn one_speed<const G: usize>(topology: &Topology<G>) -> bool {
+    let speed_of = |m: usize| {
+        let gpus = topology.gpus_of_machine(MachineId(m as u16));
+        topology.speed_permille(GpuId(gpus.start))
+    };
+    let first = speed_of(0);
+    (1..topology.machine_count()).all(|m| speed_of(m) == first)
+}
 
 /// The usable GPUs whose speed equals the gang's first GPU's, when that both narrows the mask
 /// and leaves enough GPUs for the rest of the gang; `None` otherwise (use the view as is).
@@ -74,5 +85,12 @@ mod tests {
         assert_eq!(narrowed(&[1, 4, 5], &[0], 3), None);
         // Only V100s usable: nothing to narrow.
         assert_eq!(narrowed(&[1, 2], &[0], 3), None);
+    }
+
+    #[test]
+    fn one_speed_tells_a_homogeneous_cluster() {
+        assert!(!one_speed(&topo()));
+        let uniform = Topology::<16>::uniform(1, 2, 8, LinkWeights::PROXIMITY_DRL).unwrap();
+        assert!(one_speed(&uniform));
     }
 }
