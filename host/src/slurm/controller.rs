@@ -319,6 +319,19 @@ impl Controller {
         self.grace = grace;
     }
 
+    /// Jobs gantry put on a user hold and has not released since: their hold is gantry's
+    /// whatever reason Slurm shows, except an operator's `JobHeldAdmin`.
+    pub fn held_by_gantry(&self) -> &BTreeSet<u32> {
+        &self.held_by_gantry
+    }
+
+    /// Restores [`held_by_gantry`](Self::held_by_gantry) as an earlier process left it
+    /// (after a restart): without it, a held job out of the core whose reason reads
+    /// `BeginTime` would be taken for an operator's hold.
+    pub fn restore_held_by_gantry(&mut self, held: BTreeSet<u32>) {
+        self.held_by_gantry = held;
+    }
+
     /// Re-applies one journal entry to the core and checks the core answers as recorded.
     /// Returns the entry the core produced now when it differs.
     pub fn replay_entry(&mut self, entry: &LogEntry) -> Result<(), Box<LogEntry>> {

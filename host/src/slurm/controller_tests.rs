@@ -931,25 +931,33 @@ fn a_restart_in_the_same_cycle_on_the_same_nodes_keeps_its_place() {
     });
 }
 
+/// Job 1 (2 GPUs) started by a FIFO controller and seen running (at `T0 + 200`), and the
+/// job as Slurm shows it once an operator requeue-held it: pending, held with `reason`,
+/// restarted once.
+fn started_then_requeue_held(reason: &str) -> (Controller, SlurmJob) {
+    let mut c = controller(OrderKind::Fifo);
+    let job = held(1, "gres:gpu:2");
+    let cycle = c.observe(&snapshot(std::slice::from_ref(&job), [true; 4]), T0);
+    c.action_done(&cycle.actions[0], T0, Ok(()));
+    let on = pinned_nodes(&cycle, 1);
+    let on: Vec<&str> = on.iter().map(String::as_str).collect();
+    c.observe(&snapshot(&[running(&job, &on)], [true; 4]), T0 + 200);
+    let requeued = SlurmJob {
+        state: JobStateName::Pending,
+        held: true,
+        reason: reason.into(),
+        restart_count: 1,
+        ..released(&job, &on)
+    };
+    (c, requeued)
+}
+
 #[test]
 fn an_operator_hold_takes_the_job_out_until_released() {
     big_stack(|| {
-        let mut c = controller(OrderKind::Fifo);
-        let jobs = [held(1, "gres:gpu:2")];
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
-        c.action_done(&cycle.actions[0], T0, Ok(()));
-        let on = pinned_nodes(&cycle, 1);
-        let on: Vec<&str> = on.iter().map(String::as_str).collect();
-        c.observe(&snapshot(&[running(&jobs[0], &on)], [true; 4]), T0 + 200);
         // `scontrol requeuehold 1` by an operator: pending, held (Slurm 22.05 shows the
         // job's old user-hold reason: seen on the lab).
-        let requeued = SlurmJob {
-            state: JobStateName::Pending,
-            held: true,
-            reason: "JobHeldUser".into(),
-            restart_count: 1,
-            ..released(&jobs[0], &on)
-        };
+        let (mut c, requeued) = started_then_requeue_held("JobHeldUser");
         let cycle = c.observe(
             &snapshot(std::slice::from_ref(&requeued), [true; 4]),
             T0 + 400,
@@ -1814,5 +1822,58 @@ fn a_node_that_joins_the_partition_is_logged_once_and_not_used() {
         );
         let cycle = c.observe(&with_n5(&jobs), T0 + 200);
         assert!(!cycle.notes.iter().any(|n| n.contains("n5")), "said once");
+    });
+}
+
+/// An operator released a requeued job and gantry held it again; gantry is killed before
+/// the core took it. Slurm shows the held job with the reason `BeginTime` (its requeue
+/// wait): after the restart, the hold is still gantry's when `held_by_gantry` is restored
+/// (the daemon keeps it beside the journal), and the job is scheduled; otherwise it would
+/// wait as if an operator held it.
+#[test]
+fn gantrys_own_hold_stays_gantrys_across_a_restart() {
+    big_stack(|| {
+        // An operator's `scontrol requeuehold 1`, then `scontrol release 1`.
+        let (mut c, requeued) = started_then_requeue_held("JobHeldAdmin");
+        c.observe(
+            &snapshot(std::slice::from_ref(&requeued), [true; 4]),
+            T0 + 400,
+        );
+        let freed = SlurmJob {
+            held: false,
+            reason: "BeginTime".into(),
+            ..requeued.clone()
+        };
+        let cycle = c.observe(&snapshot(&[freed], [true; 4]), T0 + 600);
+        assert_eq!(kinds(&cycle), [(1, "hold")]);
+        c.action_done(&cycle.actions[0], T0 + 600, Ok(()));
+        assert!(c.held_by_gantry().contains(&1));
+        // Killed here. Slurm now shows gantry's hold with the requeue wait as its reason.
+        let held_again = SlurmJob {
+            reason: "BeginTime".into(),
+            ..requeued
+        };
+        let restarted = |restore: bool| {
+            let mut fresh = controller(OrderKind::Fifo);
+            if restore {
+                fresh.restore_held_by_gantry(c.held_by_gantry().clone());
+            }
+            fresh.observe(
+                &snapshot(std::slice::from_ref(&held_again), [true; 4]),
+                T0 + 800,
+            )
+        };
+        let cycle = restarted(true);
+        assert_eq!(kinds(&cycle), [(1, "start")], "{:?}", cycle.notes);
+        let cycle = restarted(false);
+        assert!(cycle.actions.is_empty());
+        assert!(
+            cycle
+                .notes
+                .iter()
+                .any(|n| n.contains("job 1: held by an operator (BeginTime)")),
+            "{:?}",
+            cycle.notes
+        );
     });
 }

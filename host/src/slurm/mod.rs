@@ -412,9 +412,11 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     let tally_path = Tally::path_for(&path);
     let grace_path = grace_path_for(&path);
     if journal.resumed() {
-        // Resumed: preemptions signalled but not requeued yet keep their grace period.
-        if let Some(grace) = load_grace(&grace_path) {
-            controller.restore_grace(grace);
+        // Resumed: preemptions signalled but not requeued yet keep their grace period, and
+        // gantry's own holds stay gantry's.
+        if let Some(side) = load_side_state(&grace_path) {
+            controller.restore_grace(side.grace);
+            controller.restore_held_by_gantry(side.held_by_gantry);
         }
         // Resumed: carry on the tally the earlier process wrote as it went.
         if let Some(mut earlier) = Tally::load(&tally_path) {
@@ -471,7 +473,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         journal,
         tally,
         tally_path,
-        saved_grace: daemon_grace(&controller),
+        saved_side: daemon_side_state(&controller),
         controller,
         grace_path,
         retry_at: BTreeMap::new(),
@@ -492,10 +494,10 @@ struct Daemon<'a> {
     tally: Tally,
     /// Where the tally is written as it goes (see [`Tally::save`]).
     tally_path: PathBuf,
-    /// Where the jobs in a preemption's grace period are written (see [`save_grace`]).
+    /// Where the [`SideState`] is written.
     grace_path: PathBuf,
-    /// The grace map as last written.
-    saved_grace: BTreeMap<u32, u64>,
+    /// The side state as last written.
+    saved_side: SideState,
     /// Per (job, action kind): consecutive failures and when to try again.
     retry_at: RetryAt,
     /// `--epilog-ack-dir`: the acknowledgements the site's epilog waits for.
@@ -565,7 +567,7 @@ impl Daemon<'_> {
                 self.save_tally();
             }
             // Also write-ahead: a signal is on disk before it is sent.
-            self.save_grace()?;
+            self.save_side()?;
             let journaled = Instant::now();
             // Releases last, all together (two `scontrol` processes, `start_together`);
             // everything else first, in the planned order.
@@ -594,7 +596,7 @@ impl Daemon<'_> {
             }
             if !cycle.actions.is_empty() {
                 self.save_tally();
-                self.save_grace()?;
+                self.save_side()?;
             }
             forget_old_failures(&mut self.retry_at, Instant::now());
             // The controller has taken every entry written: a checkpoint may stand for them.
@@ -650,15 +652,15 @@ impl Daemon<'_> {
         }
     }
 
-    /// Writes the grace map beside the journal when it changed. A failure ends the run as
-    /// a journal failure does: a signal must not be sent unrecorded (a restart would send a
-    /// second one, or requeue without one).
-    fn save_grace(&mut self) -> anyhow::Result<()> {
-        let grace = daemon_grace(&self.controller);
-        if grace != self.saved_grace {
-            save_grace(&self.grace_path, &grace)
+    /// Writes the [`SideState`] beside the journal when it changed. A failure ends the run
+    /// as a journal failure does: a signal must not be sent unrecorded (a restart would send
+    /// a second one, or requeue without one).
+    fn save_side(&mut self) -> anyhow::Result<()> {
+        let side = daemon_side_state(&self.controller);
+        if side != self.saved_side {
+            save_side_state(&self.grace_path, &side)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.grace_path.display()))?;
-            self.saved_grace = grace;
+            self.saved_side = side;
         }
         Ok(())
     }
@@ -755,31 +757,52 @@ impl Daemon<'_> {
     }
 }
 
-/// The jobs in a preemption's grace period, as the controller holds them.
-fn daemon_grace(controller: &Controller) -> BTreeMap<u32, u64> {
-    controller.grace().clone()
+/// What gantry keeps beside the journal because the journal does not hold it, written
+/// when it changes (`JOURNAL.grace.json`): the jobs signalled for a preemption and not
+/// requeued yet, with when (Unix ms), so a gantry restarted after `kill -9` neither signals
+/// them again nor forgets to requeue them; and the jobs gantry holds itself
+/// ([`Controller::held_by_gantry`]), so their holds are not taken for an operator's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct SideState {
+    grace: BTreeMap<u32, u64>,
+    #[serde(default)]
+    held_by_gantry: std::collections::BTreeSet<u32>,
 }
 
-/// `JOURNAL.grace.json`: the jobs gantry signalled for a preemption and has not requeued
-/// yet, with when (Unix ms), so a gantry restarted after `kill -9` neither signals them
-/// again nor forgets to requeue them.
+/// The side state as the controller holds it.
+fn daemon_side_state(controller: &Controller) -> SideState {
+    SideState {
+        grace: controller.grace().clone(),
+        held_by_gantry: controller.held_by_gantry().clone(),
+    }
+}
+
+/// `JOURNAL.grace.json`: the grace periods and gantry's own holds, beside the journal.
 pub fn grace_path_for(journal: &std::path::Path) -> PathBuf {
     let mut name = journal.as_os_str().to_owned();
     name.push(".grace.json");
     PathBuf::from(name)
 }
 
-/// Reads the grace map; `None` when there is none or it is unreadable.
-fn load_grace(path: &std::path::Path) -> Option<BTreeMap<u32, u64>> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+/// Reads the side state; `None` when there is none or it is unreadable. A file of an
+/// earlier build holds the grace map alone.
+fn load_side_state(path: &std::path::Path) -> Option<SideState> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok().or_else(|| {
+        let grace = serde_json::from_slice(&bytes).ok()?;
+        Some(SideState {
+            grace,
+            ..SideState::default()
+        })
+    })
 }
 
-/// Writes the grace map atomically (a temporary file renamed over it).
-fn save_grace(path: &std::path::Path, grace: &BTreeMap<u32, u64>) -> std::io::Result<()> {
+/// Writes the side state atomically (a temporary file renamed over it).
+fn save_side_state(path: &std::path::Path, state: &SideState) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, serde_json::to_vec(grace)?)?;
+    std::fs::write(&tmp, serde_json::to_vec(state)?)?;
     std::fs::rename(&tmp, path)
 }
 
@@ -818,6 +841,29 @@ mod tests {
         fn run_input(&mut self, _: &str, _: &[String], _: &str) -> Result<String, CommandError> {
             unreachable!("a poll writes no input")
         }
+    }
+
+    #[test]
+    fn the_side_state_round_trips_and_an_earlier_builds_grace_map_still_reads() {
+        let dir = std::env::temp_dir().join(format!("gantry-side-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("j.gantry.grace.json");
+        let side = SideState {
+            grace: BTreeMap::from([(4, 1_800_000_000_000)]),
+            held_by_gantry: [7, 9].into(),
+        };
+        save_side_state(&path, &side).unwrap();
+        assert_eq!(load_side_state(&path), Some(side.clone()));
+        std::fs::write(&path, br#"{"4":1800000000000}"#).unwrap();
+        let earlier = load_side_state(&path).unwrap();
+        assert_eq!(
+            (earlier.grace, earlier.held_by_gantry.len()),
+            (side.grace, 0)
+        );
+        std::fs::write(&path, b"not json").unwrap();
+        assert_eq!(load_side_state(&path), None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
