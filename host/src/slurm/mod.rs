@@ -481,6 +481,8 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     daemon.run()?;
     let mut summary = daemon.tally.finish();
     summary.journal_entries_written = daemon.journal.written;
+    summary.journal_entries_checkpointed = daemon.journal.checkpointed;
+    summary.journal_compactions = daemon.journal.compactions;
     Ok(summary)
 }
 

@@ -38,6 +38,12 @@ pub struct Summary {
     pub journal_entries_replayed: usize,
     /// Journal entries written by this run.
     pub journal_entries_written: usize,
+    /// Journal entries the journal's checkpoint stands for at the end (0: never compacted).
+    #[serde(default)]
+    pub journal_entries_checkpointed: u64,
+    /// Checkpoints this run wrote (journal compactions).
+    #[serde(default)]
+    pub journal_compactions: u32,
     /// Distinct jobs this run pinned and released.
     pub jobs_started: usize,
     /// Starts carried out (a job preempted and started again counts twice).

@@ -1359,6 +1359,10 @@ fn slurm_lab_a_compacted_journal_resumes_after_kill_9() {
     assert_eq!(summary["jobs_completed"], JOBS, "{summary}");
     assert_eq!(summary["restarts_seen"], 0, "{summary}");
     assert_eq!(summary["starts"], JOBS, "{summary}");
+    assert!(
+        summary["journal_entries_checkpointed"].as_u64() > Some(0),
+        "{summary}"
+    );
     let replay = lab
         .cmd(gantry_bin())
         .arg("replay")
