@@ -77,7 +77,7 @@ pub enum JournalError {
     Diverged {
         /// The file.
         path: PathBuf,
-        /// Entry index.
+        /// Entry index in the file (0-based; after a checkpoint, counted from it).
         index: usize,
         /// The event.
         event: String,
