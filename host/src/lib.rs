@@ -45,4 +45,13 @@ pub(crate) mod test_support {
         }
         path
     }
+
+    /// An empty folder `TAG-PID` under the system's temporary folder, for one test (the
+    /// process id keeps two test runs apart); the test removes it when done.
+    pub(crate) fn fresh_dir(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 }

@@ -700,10 +700,10 @@ impl Controller {
     fn nodes_joined(&mut self, nodes: &[SlurmNode], cycle: &mut Cycle) {
         let partition = &self.layout.partition;
         for node in nodes {
-            let in_partition = node.partitions.iter().any(|p| p == partition);
-            let has_gpus = node_gpus(&node.gres).is_ok_and(|g| g.count > 0);
-            let known = self.layout.machines.iter().any(|m| m.name == node.name);
-            if in_partition && has_gpus && !known && self.joined_said.insert(node.name.clone()) {
+            let joined = self.layout.machine(&node.name).is_none()
+                && node.partitions.iter().any(|p| p == partition)
+                && node_gpus(&node.gres).is_ok_and(|g| g.count > 0);
+            if joined && self.joined_said.insert(node.name.clone()) {
                 cycle.notes.push(format!(
                     "node {} joined partition {partition} after gantry started: gantry does not use it (its topology is fixed at start; see docs/slurm.md, Changing the partition)",
                     node.name

@@ -12,7 +12,7 @@
 //! second `gantry slurm` on the same file (by default: on the same partition, for the same
 //! user) is refused instead of scheduling the partition a second time.
 //!
-//! **Checkpoints.** Once the journal passes a size (`gantry slurm --journal-compact-mb`),
+//! **Checkpoints.** Once the journal passes a size (`gantry slurm --journal-compact-kib`),
 //! gantry writes the controller's state ([`ControllerCheckpoint`]: the core's snapshot and
 //! what a replay would rebuild) beside it (`JOURNAL.checkpoint`, written whole, synced and
 //! renamed into place) and then cuts the journal back to its header. A restart restores
@@ -170,22 +170,14 @@ pub fn read_compacted(path: &Path) -> Result<Option<Compacted>, JournalError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let mismatch = |problem: String| JournalError::Mismatch {
-        path: path.to_path_buf(),
-        problem,
-    };
-    let rest = bytes
-        .strip_prefix(&MAGIC)
-        .ok_or_else(|| mismatch("not a gantry recording".into()))?;
-    let (header, rest) =
-        take_header(rest).map_err(|e| mismatch(format!("unreadable header: {e}")))?;
-    if checkpoint.head != bytes[..bytes.len() - rest.len()] {
+    let (header, head_len) = read_head(path, &bytes)?;
+    if checkpoint.head != bytes[..head_len] {
         return Err(JournalError::Checkpoint {
             path: checkpoint_path,
             problem: "written for another run than the journal beside it".into(),
         });
     }
-    let mut tail = &bytes[checkpoint.tail_start(&bytes, bytes.len() - rest.len())..];
+    let mut tail = &bytes[checkpoint.tail_start(&bytes, head_len)..];
     let mut entries = Vec::new();
     while let Ok((entry, next)) = postcard::take_from_bytes::<LogEntry>(tail) {
         entries.push(entry);
@@ -203,6 +195,21 @@ const CHECKPOINT_MAGIC: [u8; 8] = *b"GANTRYCK";
 /// CRC-32C (Castagnoli), table-driven.
 static CRC32C: crc::Crc<u32, crc::Table<16>> =
     crc::Crc::<u32, crc::Table<16>>::new(&crc::CRC_32_ISCSI);
+
+/// The header at the start of the journal `bytes` (read from `path`) and the length of its
+/// magic and header.
+fn read_head(path: &Path, bytes: &[u8]) -> Result<(RecordHeader, usize), JournalError> {
+    let mismatch = |problem: String| JournalError::Mismatch {
+        path: path.to_path_buf(),
+        problem,
+    };
+    let rest = bytes
+        .strip_prefix(&MAGIC)
+        .ok_or_else(|| mismatch("not a gantry recording".into()))?;
+    let (header, rest) =
+        take_header(rest).map_err(|e| mismatch(format!("unreadable header: {e}")))?;
+    Ok((header, bytes.len() - rest.len()))
+}
 
 /// What differs between a journal's header and this run's (`None`: the same run; the
 /// gantry version may differ).
@@ -268,11 +275,39 @@ fn read_checkpoint(path: &Path) -> Result<Option<CheckpointFile>, JournalError> 
         .map_err(|e| refused(&format!("unreadable: {e}")))
 }
 
+/// `JOURNAL` followed by `suffix`: the files gantry keeps beside its journal (the
+/// checkpoint, the tally, the grace periods) and their temporary copies.
+pub fn beside(journal: &Path, suffix: &str) -> PathBuf {
+    let mut name = journal.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// The checkpoint beside `journal` (`JOURNAL.checkpoint`).
 pub fn checkpoint_path_for(journal: &Path) -> PathBuf {
-    let mut name = journal.as_os_str().to_owned();
-    name.push(".checkpoint");
-    PathBuf::from(name)
+    beside(journal, ".checkpoint")
+}
+
+/// Replaces `path` with `bytes` at once: written to `PATH.tmp`, then renamed over it, so a
+/// reader (a restarted gantry) finds the old file or the new one, never a part.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = beside(path, ".tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// As [`replace_file`], and on disk when it returns: the file is synced before the rename
+/// and its folder after it, so what follows may rely on it across a power loss.
+fn replace_file_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = beside(path, ".tmp");
+    let mut file = File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => File::open(dir)?.sync_all(),
+        None => Ok(()),
+    }
 }
 
 impl Journal {
@@ -378,16 +413,14 @@ impl Journal {
     /// Checks the magic and header at the start of `bytes` against this run's; returns
     /// their length.
     fn check_head(&self, bytes: &[u8], header: &RecordHeader) -> Result<usize, JournalError> {
-        let mismatch = |problem: String| JournalError::Mismatch {
-            path: self.path.clone(),
-            problem,
-        };
-        let rest = bytes
-            .strip_prefix(&MAGIC)
-            .ok_or_else(|| mismatch("not a gantry recording".into()))?;
-        let (found, rest) =
-            take_header(rest).map_err(|e| mismatch(format!("unreadable header: {e}")))?;
-        header_difference(&found, header).map_or(Ok(bytes.len() - rest.len()), |p| Err(mismatch(p)))
+        let (found, head_len) = read_head(&self.path, bytes)?;
+        match header_difference(&found, header) {
+            None => Ok(head_len),
+            Some(problem) => Err(JournalError::Mismatch {
+                path: self.path.clone(),
+                problem,
+            }),
+        }
     }
 
     /// Restores `controller` from a checkpoint written for this run.
@@ -507,17 +540,7 @@ impl Journal {
         let mut out = CHECKPOINT_MAGIC.to_vec();
         out.extend_from_slice(&body);
         out.extend_from_slice(&CRC32C.checksum(&body).to_le_bytes());
-        let path = checkpoint_path_for(&self.path);
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let mut file = File::create(&tmp).map_err(failed)?;
-        file.write_all(&out).map_err(failed)?;
-        file.sync_all().map_err(failed)?;
-        std::fs::rename(&tmp, &path).map_err(failed)?;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            File::open(dir).and_then(|d| d.sync_all()).map_err(failed)?;
-        }
+        replace_file_synced(&checkpoint_path_for(&self.path), &out).map_err(failed)?;
         // The checkpoint is in place: the entries it covers may go.
         let journal = self
             .file
@@ -607,14 +630,6 @@ mod tests {
         )
     }
 
-    /// An empty folder for one test, under the system's temporary folder.
-    fn fresh_dir(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     fn held(id: u32) -> SlurmJob {
         crate::slurm::json::held_job(id, "gres:gpu:2")
     }
@@ -622,7 +637,7 @@ mod tests {
     #[test]
     fn reopening_replays_cuts_a_torn_entry_and_refuses_another_run() {
         crate::dag::on_big_stack(|| {
-            let dir = fresh_dir("gantry-journal");
+            let dir = crate::test_support::fresh_dir("gantry-journal");
             let path = dir.join("j.gantry");
             let mut first = controller();
             let mut journal = Journal::open(&path, &header(0), &mut first, true).unwrap();
@@ -665,7 +680,7 @@ mod tests {
     #[test]
     fn a_second_run_on_a_journal_in_use_is_refused_until_the_first_ends() {
         crate::dag::on_big_stack(|| {
-            let dir = fresh_dir("gantry-journal-lock");
+            let dir = crate::test_support::fresh_dir("gantry-journal-lock");
             let path = dir.join("j.gantry");
             let mut first = controller();
             let mut journal = Journal::open(&path, &header(0), &mut first, true).unwrap();
@@ -789,7 +804,7 @@ mod tests {
     #[test]
     fn a_compacted_journal_resumes_where_the_whole_journal_would() {
         crate::dag::on_big_stack(|| {
-            let dir = fresh_dir("gantry-journal-ckpt");
+            let dir = crate::test_support::fresh_dir("gantry-journal-ckpt");
             let whole_path = dir.join("whole.gantry");
             let cut_path = dir.join("cut.gantry");
             let mut whole_c = tias_controller();
@@ -868,7 +883,7 @@ mod tests {
     #[test]
     fn stale_corrupt_and_unavailable_checkpoints() {
         crate::dag::on_big_stack(|| {
-            let dir = fresh_dir("gantry-journal-ckpt2");
+            let dir = crate::test_support::fresh_dir("gantry-journal-ckpt2");
             let path = dir.join("j.gantry");
             let checkpoint = checkpoint_path_for(&path);
             let mut c = tias_controller();
@@ -941,7 +956,7 @@ mod tests {
     #[test]
     fn a_journal_begun_by_another_build_is_cut_back_to_its_own_header() {
         crate::dag::on_big_stack(|| {
-            let dir = fresh_dir("gantry-journal-older");
+            let dir = crate::test_support::fresh_dir("gantry-journal-older");
             let path = dir.join("j.gantry");
             let older = RecordHeader {
                 gantry_version: "0.0.1-an-older-build-with-a-longer-name".into(),

@@ -781,9 +781,7 @@ fn daemon_side_state(controller: &Controller) -> SideState {
 
 /// `JOURNAL.grace.json`: the grace periods and gantry's own holds, beside the journal.
 pub fn grace_path_for(journal: &std::path::Path) -> PathBuf {
-    let mut name = journal.as_os_str().to_owned();
-    name.push(".grace.json");
-    PathBuf::from(name)
+    journal::beside(journal, ".grace.json")
 }
 
 /// Reads the side state; `None` when there is none or it is unreadable. A file of an
@@ -801,11 +799,7 @@ fn load_side_state(path: &std::path::Path) -> Option<SideState> {
 
 /// Writes the side state atomically (a temporary file renamed over it).
 fn save_side_state(path: &std::path::Path, state: &SideState) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, serde_json::to_vec(state)?)?;
-    std::fs::rename(&tmp, path)
+    journal::replace_file(path, &serde_json::to_vec(state)?)
 }
 
 #[cfg(test)]
@@ -847,9 +841,7 @@ mod tests {
 
     #[test]
     fn the_side_state_round_trips_and_an_earlier_builds_grace_map_still_reads() {
-        let dir = std::env::temp_dir().join(format!("gantry-side-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_support::fresh_dir("gantry-side");
         let path = dir.join("j.gantry.grace.json");
         let side = SideState {
             grace: BTreeMap::from([(4, 1_800_000_000_000)]),

@@ -176,9 +176,7 @@ pub struct Tally {
 impl Tally {
     /// The tally file beside `journal`.
     pub fn path_for(journal: &std::path::Path) -> std::path::PathBuf {
-        let mut name = journal.as_os_str().to_owned();
-        name.push(".tally.json");
-        std::path::PathBuf::from(name)
+        super::journal::beside(journal, ".tally.json")
     }
 
     /// Reads a tally written by [`save`](Self::save); `None` when there is none or it is
@@ -189,11 +187,7 @@ impl Tally {
 
     /// Writes the tally to `path` atomically (a temporary file renamed over it).
     pub fn save(&self, path: &std::path::Path) -> std::io::Result<()> {
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = std::path::PathBuf::from(tmp);
-        std::fs::write(&tmp, serde_json::to_vec(self)?)?;
-        std::fs::rename(&tmp, path)
+        super::journal::replace_file(path, &serde_json::to_vec(self)?)
     }
 
     /// One action carried out `latency_ms` after its poll.
@@ -359,8 +353,7 @@ mod tests {
             let end = 1_000 + u64::from(job % 3_000);
             t.ended(&[outcome(job, "COMPLETED", 1_000, end, Some(2_000))]);
         }
-        let dir = std::env::temp_dir().join(format!("gantry-tally-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_support::fresh_dir("gantry-tally");
         let path = dir.join("week.tally.json");
         t.save(&path).unwrap();
         let bytes = std::fs::metadata(&path).unwrap().len();
@@ -380,8 +373,7 @@ mod tests {
     fn a_job_started_again_after_a_restart_counts_once() {
         let mut t = Tally::default();
         t.carried_out("start", 7, 1.0);
-        let dir = std::env::temp_dir().join(format!("gantry-tally-r-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::test_support::fresh_dir("gantry-tally-r");
         let path = dir.join("r.tally.json");
         t.save(&path).unwrap();
         let mut resumed = Tally::load(&path).expect("reads back");
