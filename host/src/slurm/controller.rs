@@ -10,7 +10,7 @@
 //! |----------------------------------------------|---------------------------|---------------------|---------------|
 //! | pending, held                                | start it (pin + release)  | fine                | `Submit`      |
 //! | pending, released                            | fine (re-pin if moved)    | hold it             | hold it (adopt) |
-//! | running / suspended / completing             | fine (placement checked)  | requeue-hold it (completing: wait) | logged (not gantry's) |
+//! | running / suspended / completing             | fine (placement checked)  | requeue-hold it (completing: wait) | logged (not gantry's); its GPUs out of the core's view ([`super::foreign`]) |
 //! | ended (completed, failed, cancelled, …)      | `Finish`                  | `Cancel`            | —             |
 //! | gone from `squeue`                           | `Finish`                  | `Cancel`            | —             |
 //!
@@ -18,10 +18,12 @@
 //! GPUs (the core preempts and requeues its job, Slurm has usually requeued it already); a
 //! node usable again sends `GpuUp`. A difference gantry did not expect (a job running on
 //! other nodes than chosen, a state it does not know, a job released outside gantry) is
-//! logged once and reconciled as the table says.
+//! logged once and reconciled as the table says. GPUs that jobs running outside gantry
+//! hold are taken out of the core's view (`GpuDown`) while those jobs run.
 
 use super::action::{Action, StartPlan};
 use super::class::CheckpointMarker;
+use super::foreign::{gpus_to_take_out, outside_gpus_per_machine};
 use super::gres::{GpuRequest, job_request, node_gpus};
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
@@ -135,6 +137,9 @@ pub struct Cycle {
     pub preemptions: u32,
     /// Increases of Slurm's restart count seen.
     pub restarts_seen: u32,
+    /// Jobs the core holds queued that were first seen released or started by someone else
+    /// (an operator's `scontrol release`, or a second scheduler on the partition).
+    pub released_outside: u32,
 }
 
 /// Kinds of one-time notes, so a lasting condition is logged once per job.
@@ -148,6 +153,7 @@ enum Said {
     Split,
     UnknownState,
     Adopted,
+    ReleasedOutside,
 }
 
 /// The reconciler. Owns the core (boxed: about 5 MB).
@@ -427,7 +433,7 @@ impl Controller {
             .map(|j| (j.id, j))
             .collect();
         self.give_up_stuck(now, &jobs, &mut cycle);
-        self.nodes(now, &snapshot.nodes, &mut cycle);
+        self.nodes(now, &jobs, snapshot, &mut cycle);
         let unusable: BTreeSet<&str> = snapshot
             .nodes
             .iter()
@@ -615,11 +621,35 @@ impl Controller {
 
     fn note(&mut self, cycle: &mut Cycle, job: u32, said: Said, text: String) {
         if self.said.insert((job, said)) {
-            if matches!(said, Said::UnknownState | Said::Adopted) {
+            if matches!(
+                said,
+                Said::UnknownState | Said::Adopted | Said::ReleasedOutside
+            ) {
                 cycle.unexpected += 1;
             }
             cycle.notes.push(text);
         }
+    }
+
+    /// Logs, once per job, a job the core holds queued that Slurm shows `what` (released or
+    /// started) although gantry did not release it since its last hold or preemption: an
+    /// operator's `scontrol release`, or a second scheduler on the partition (a second
+    /// `gantry slurm` with another journal, which each side sees this way). Counted in
+    /// the `--json` summary; the job is held (or requeued) again, as the module's table
+    /// says.
+    fn released_outside(&mut self, cycle: &mut Cycle, id: u32, what: &str) {
+        // A job gantry released and the core then preempted shows released or running
+        // until gantry's own hold or requeue lands.
+        if self.preempted_by_core.contains(&id) {
+            return;
+        }
+        let text = format!(
+            "job {id}: {what} outside gantry while gantry held it queued (an operator's `scontrol release`, or a second scheduler on this partition: one gantry per partition); gantry holds it again"
+        );
+        if !self.said.contains(&(id, Said::ReleasedOutside)) {
+            cycle.released_outside += 1;
+        }
+        self.note(cycle, id, Said::ReleasedOutside, text);
     }
 
     /// Cancels jobs whose start failed too often (decided in [`action_done`](Self::action_done)).
@@ -642,9 +672,23 @@ impl Controller {
     /// node whole. (A pass after each GPU would see part of a node back, place a waiting
     /// gang over it and other nodes, and let the order's consolidation move running jobs
     /// onto the returned GPUs: capacity coming back alone must not move anything.)
-    fn nodes(&mut self, now: u64, nodes: &[SlurmNode], cycle: &mut Cycle) {
+    fn nodes(
+        &mut self,
+        now: u64,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        snapshot: &Snapshot,
+        cycle: &mut Cycle,
+    ) {
+        let nodes = &snapshot.nodes;
         let mut gpus_back = false;
-        for index in 0..self.layout.machines.len() {
+        // Every partition's jobs: a node may be in several, and Slurm starts another
+        // partition's jobs on it by itself.
+        let outside = outside_gpus_per_machine(
+            &self.layout,
+            snapshot.jobs.iter().filter(|j| self.runs_outside(j)),
+            nodes,
+        );
+        for (index, &outside_gpus) in outside.iter().enumerate() {
             let machine = self.layout.machines[index].clone();
             let node = nodes.iter().find(|n| n.name == machine.name);
             // A node back from DOWN whose slurmd has not answered yet (`IDLE+NOT_RESPONDING`)
@@ -672,16 +716,23 @@ impl Controller {
                 }
                 self.usable[index] = Some(usable);
             }
-            for g in machine.first_gpu..machine.first_gpu + machine.gpus {
+            let gpus = machine.first_gpu..machine.first_gpu + machine.gpus;
+            let taken_out = if usable {
+                self.taken_out(gpus.clone(), outside_gpus, jobs)
+            } else {
+                Vec::new()
+            };
+            for g in gpus {
                 let gpu = GpuId(g);
-                if usable != self.core.is_healthy(gpu) {
-                    let event = if usable {
+                let up = usable && !taken_out.contains(&g);
+                if up != self.core.is_healthy(gpu) {
+                    let event = if up {
                         Event::GpuUp(gpu)
                     } else {
                         Event::GpuDown(gpu)
                     };
                     match self.handle(now, event, cycle) {
-                        Ok(()) => gpus_back |= usable,
+                        Ok(()) => gpus_back |= up,
                         Err(err) => cycle.notes.push(format!("core refused {event:?}: {err}")),
                     }
                 }
@@ -692,6 +743,31 @@ impl Controller {
         if gpus_back && !self.batched {
             let _ = self.handle(now, Event::Tick, cycle);
         }
+    }
+
+    /// Whether `job` holds GPUs of the partition outside gantry: Slurm runs it and the core
+    /// does not hold it (nor is it one of gantry's own, finished while Slurm completes it).
+    fn runs_outside(&self, job: &SlurmJob) -> bool {
+        matches!(job.state, JobStateName::Running | JobStateName::Suspended)
+            && self.core.job(JobId(job.id)).is_none()
+            && !self.finished_completing.contains(&job.id)
+            && !self.grace.contains_key(&job.id)
+    }
+
+    /// The GPUs of one usable machine to keep out of the core's view for the `want` GPUs
+    /// jobs outside gantry hold there ([`gpus_to_take_out`]).
+    fn taken_out(
+        &self,
+        gpus: core::ops::Range<u16>,
+        want: u16,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+    ) -> Vec<u16> {
+        let owner_runs = |g: u16| {
+            self.core
+                .gpu_owner(GpuId(g))
+                .map(|id| jobs.get(&id.0).is_some_and(|j| j.state.holds_nodes()))
+        };
+        gpus_to_take_out(gpus, want, |g| self.core.is_healthy(GpuId(g)), owner_runs)
     }
 
     /// Says once per node that a node with GPUs joined the partition after gantry started:
@@ -1045,7 +1121,7 @@ impl Controller {
             let healthy = self.core.healthy_gpu_count();
             if usize::from(request.gpus) > healthy && usize::from(request.gpus) <= total {
                 let text = format!(
-                    "job {}: asks for {} GPUs, {healthy} are up; it waits for nodes to come back",
+                    "job {}: asks for {} GPUs, {healthy} are up and free of jobs outside gantry; it waits for more",
                     job.id, request.gpus
                 );
                 self.note(cycle, job.id, Said::WaitsForGpus, text);
@@ -1185,8 +1261,14 @@ impl Controller {
                     JobStateName::Pending if slurm.held => {
                         self.preempted_by_core.remove(&id);
                     }
-                    JobStateName::Pending => holds.push(Action::Hold { job: id }),
+                    JobStateName::Pending => {
+                        self.released_outside(cycle, id, "released");
+                        holds.push(Action::Hold { job: id })
+                    }
                     JobStateName::Running | JobStateName::Suspended => {
+                        if !self.grace.contains_key(&id) {
+                            self.released_outside(cycle, id, "started");
+                        }
                         holds.extend(self.requeue(now, id, slurm, cycle))
                     }
                     JobStateName::Completing => {}

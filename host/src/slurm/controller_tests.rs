@@ -492,6 +492,178 @@ fn unexpected_states_are_logged_and_reconciled() {
     });
 }
 
+/// A job running outside gantry (here: before gantry took the partition over) keeps its
+/// GPUs out of the core's view: nothing is placed on them while it runs, and they come
+/// back when it ends.
+#[test]
+fn gpus_of_a_job_running_outside_gantry_are_left_to_it_until_it_ends() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut outside = held(9, "gres:gpu:8");
+        outside.state = JobStateName::Running;
+        outside.held = false;
+        outside.nodes = vec!["n1".into()];
+        let mut jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:8")).collect();
+        jobs.push(outside.clone());
+        let mut used = nodes([true; 4]);
+        used[0].gres_used = "gpu:8".into();
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: jobs.clone(),
+                nodes: used.clone(),
+            },
+            T0,
+        );
+        let placed: Vec<String> = starts(&cycle).into_iter().map(|(_, s)| s).collect();
+        assert_eq!(placed.len(), 3, "{:?}", cycle.notes);
+        assert!(placed.iter().all(|s| !s.starts_with("n1")), "{placed:?}");
+        assert_eq!(c.core.healthy_gpu_count(), 24);
+        for (i, shape) in placed.iter().enumerate() {
+            let node = shape.split(':').next().unwrap();
+            jobs[i] = running(&jobs[i], &[node]);
+        }
+        // Stable while it runs: nothing is taken out or given back again.
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: jobs.clone(),
+                nodes: used,
+            },
+            T0 + 1_000,
+        );
+        assert!(
+            cycle.entries.is_empty() && cycle.actions.is_empty(),
+            "{:?}",
+            cycle.entries
+        );
+        // It ends: its GPUs come back, and job 4 starts there.
+        jobs[4] = ended(&outside, JobStateName::Completed);
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 2_000);
+        assert_eq!(starts(&cycle), [(4, "n1:8".into())], "{:?}", cycle.notes);
+        assert_eq!(c.core.healthy_gpu_count(), 32);
+    });
+}
+
+/// A node in two partitions: the other partition's jobs, which Slurm starts by itself,
+/// hold GPUs gantry must leave to them.
+#[test]
+fn gpus_another_partitions_job_holds_on_a_shared_node_are_left_to_it() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut other = held(10, "gres:gpu:2");
+        other.partition = "other".into();
+        other.state = JobStateName::Running;
+        other.held = false;
+        other.nodes = vec!["n2".into()];
+        let mut used = nodes([true; 4]);
+        used[1].gres_used = "gpu:2".into();
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: vec![other.clone()],
+                nodes: used,
+            },
+            T0,
+        );
+        assert_eq!(c.core.healthy_gpu_count(), 30);
+        // Not this partition's job: no note about it.
+        assert!(cycle.notes.is_empty(), "{:?}", cycle.notes);
+        let cycle = c.observe(
+            &snapshot(&[ended(&other, JobStateName::Completed)], [true; 4]),
+            T0 + 1_000,
+        );
+        assert!(cycle.notes.is_empty(), "{:?}", cycle.notes);
+        assert_eq!(c.core.healthy_gpu_count(), 32);
+    });
+}
+
+/// A job the core holds queued, released or started by someone else (an operator, or a
+/// second gantry with another journal), is logged once, counted and held again; a job the
+/// core preempted, still released or running until gantry's own hold lands, is not.
+#[test]
+fn a_queued_job_released_outside_gantry_is_logged_counted_and_held_again() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        // Four whole-node jobs fill the partition; jobs 5 and 6 queue behind them.
+        let mut jobs: Vec<SlurmJob> = (1..=6).map(|id| held(id, "gres:gpu:8")).collect();
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        assert_eq!(starts(&cycle).len(), 4, "{:?}", cycle.actions);
+        for id in 1..=4 {
+            let on = pinned_nodes(&cycle, id);
+            let on: Vec<&str> = on.iter().map(String::as_str).collect();
+            jobs[id as usize - 1] = running(&jobs[id as usize - 1], &on);
+        }
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 1_000);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(cycle.released_outside, 0);
+        // Job 5 is released by hand; job 6 is started on n1 beside job 1 by another scheduler.
+        jobs[4] = SlurmJob {
+            held: false,
+            reason: "Resources".into(),
+            ..jobs[4].clone()
+        };
+        jobs[5] = running(&jobs[5], &["n1"]);
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 2_000);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 5: released outside gantry while gantry held it queued"),
+            "{text}"
+        );
+        assert!(
+            text.contains("job 6: started outside gantry while gantry held it queued"),
+            "{text}"
+        );
+        assert!(
+            text.contains("a second scheduler on this partition"),
+            "{text}"
+        );
+        assert_eq!(cycle.released_outside, 2);
+        assert_eq!(kinds(&cycle), [(5, "hold"), (6, "requeue-hold")]);
+        // Logged and counted once per job, however long it lasts.
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 3_000);
+        assert_eq!(cycle.released_outside, 0);
+        assert!(
+            !cycle.notes.iter().any(|n| n.contains("outside gantry")),
+            "{:?}",
+            cycle.notes
+        );
+    });
+}
+
+/// The core's own preemption (a job released and not yet running when the core preempts
+/// it, or running until its requeue lands) is not a release outside gantry.
+#[test]
+fn gantrys_own_preemption_is_not_a_release_outside_gantry() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        // Four whole-node jobs; job 1 is released but not yet running when its node goes
+        // down: the core preempts it and, with no other node free, keeps it queued, so
+        // Slurm shows a released job the core holds queued until gantry's hold lands.
+        let mut jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:8")).collect();
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let mut first = Vec::new();
+        for id in 1..=4u32 {
+            let on = pinned_nodes(&cycle, id);
+            let on: Vec<&str> = on.iter().map(String::as_str).collect();
+            let i = id as usize - 1;
+            jobs[i] = if id == 1 {
+                first = on.iter().map(|n| n.to_string()).collect();
+                released(&jobs[i], &on)
+            } else {
+                running(&jobs[i], &on)
+            };
+        }
+        let mut usable = [true; 4];
+        usable[first[0].trim_start_matches('n').parse::<usize>().unwrap() - 1] = false;
+        let cycle = c.observe(&snapshot(&jobs, usable), T0 + 1_000);
+        assert_eq!(kinds(&cycle), [(1, "hold")], "{:?}", cycle.notes);
+        assert_eq!(cycle.released_outside, 0, "{:?}", cycle.notes);
+        assert!(
+            !cycle.notes.iter().any(|n| n.contains("outside gantry")),
+            "{:?}",
+            cycle.notes
+        );
+    });
+}
+
 #[test]
 fn a_start_that_keeps_failing_is_given_up_with_the_error_as_reason() {
     big_stack(|| {
@@ -636,13 +808,13 @@ fn the_lab_fixtures_reconcile_cleanly() {
             "{text}"
         );
         assert!(text.contains("job 6: rejected: asks for no GPU"), "{text}");
-        // The core sees n1 empty and packs jobs 3 and 4 there; Slurm's own count (4 GPUs of
-        // job 2 on n1) leaves room for job 3 only, so job 4 waits.
-        assert_eq!(starts(&cycle), [(3, "n1:4".into())]);
-        assert!(
-            text.contains("job 4: waits for Slurm to free GPUs on n1: Slurm has 0 free, the start on n1:2 needs 2"),
-            "{text}"
-        );
+        // The GPUs jobs 1 and 2 hold (2 on n2; 4 + 1 on n1 and n3, Slurm's split) are out
+        // of the core's view: job 3 fills n1's other 4, job 4 goes to n2, and neither
+        // waits for GPUs Slurm will not give (before, the core packed both on n1 and job 4
+        // waited for job 2 to end).
+        assert_eq!(starts(&cycle), [(3, "n1:4".into()), (4, "n2:2".into())]);
+        assert!(!text.contains("waits for Slurm to free GPUs"), "{text}");
+        assert_eq!(c.core.healthy_gpu_count(), 32 - 7);
         // Down and drained nodes take their GPUs away.
         let down = parse_sinfo(SINFO_DOWN).unwrap();
         let cycle = c.observe(

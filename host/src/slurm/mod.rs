@@ -30,6 +30,7 @@ pub mod class;
 pub mod command;
 pub mod compact;
 pub mod controller;
+pub mod foreign;
 pub mod gres;
 pub mod hostlist;
 pub mod journal;
@@ -554,6 +555,7 @@ impl Daemon<'_> {
             self.tally.summary.preemptions += u64::from(cycle.preemptions);
             self.tally.summary.restarts_seen += u64::from(cycle.restarts_seen);
             self.tally.summary.unexpected += u64::from(cycle.unexpected);
+            self.tally.summary.jobs_released_outside_gantry += u64::from(cycle.released_outside);
             if self.args.dry_run {
                 for action in &cycle.actions {
                     for line in action.commands() {

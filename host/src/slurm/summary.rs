@@ -60,6 +60,10 @@ pub struct Summary {
     pub restarts_seen: u64,
     /// Differences from what gantry expected, logged and reconciled.
     pub unexpected: u64,
+    /// Of those, jobs gantry held queued that someone else released or started (an
+    /// operator, or a second scheduler on the partition), each counted once.
+    #[serde(default)]
+    pub jobs_released_outside_gantry: u64,
     /// Actions carried out (starts, holds, requeue-holds, rejections).
     pub decisions_carried_out: usize,
     /// Median time from the poll that showed a change to its action done, ms.

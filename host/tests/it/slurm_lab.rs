@@ -1063,13 +1063,18 @@ impl Lab {
         self.sbatch(&args)
     }
 
+    /// Every job of `ids` ended COMPLETED.
+    fn assert_completed(&self, ids: &[u64]) {
+        let jobs = self.squeue();
+        for id in ids {
+            assert_eq!(jobs[id]["job_state"], "COMPLETED", "job {id}: {}", jobs[id]);
+        }
+    }
+
     /// Every job of `ids` ended COMPLETED, and `folder` (the epilog acknowledgements and
     /// doorbells) holds nothing.
     fn assert_completed_and_folder_empty(&self, ids: &[u64], folder: &Path) {
-        let jobs = self.squeue();
-        for id in ids {
-            assert_eq!(jobs[id]["job_state"], "COMPLETED", "job {id}");
-        }
+        self.assert_completed(ids);
         let left: Vec<_> = std::fs::read_dir(folder).unwrap().collect();
         assert!(left.is_empty(), "{left:?}");
     }
@@ -1225,15 +1230,79 @@ fn slurm_lab_admin_holds_are_honoured_and_logged() {
     );
     lab.run("scontrol", &["release", &queued.to_string()]);
     let summary = gantry.finish(Duration::from_secs(120));
-    let jobs = lab.squeue();
-    for id in [running, queued] {
-        assert_eq!(
-            jobs[&id]["job_state"], "COMPLETED",
-            "job {id}: {}",
-            jobs[&id]
-        );
-    }
+    lab.assert_completed(&[running, queued]);
     assert_eq!(summary["jobs_completed"], 2, "{summary}");
+}
+
+/// A job gantry holds queued, released by an operator (`scontrol release`): gantry logs it
+/// once, with both possible causes, counts it in `--json`, and holds it again; it runs
+/// when gantry starts it.
+#[test]
+fn slurm_lab_a_release_outside_gantry_is_logged_counted_and_held_again() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("outside") else {
+        return;
+    };
+    let running = lab.submit_sleep(&["--time=1", "--gpus=24"], 6);
+    // 16 GPUs while 8 are free: it waits in gantry's queue, and Slurm cannot start it.
+    let queued = lab.submit_sleep(&["--time=1", "--gpus=16"], 1);
+    let gantry = Gantry::start(&lab, "outside", "fifo", &["--exit-when-idle"]);
+    lab.wait_job(running, Duration::from_secs(30), "running", is_running);
+    lab.run("scontrol", &["release", &queued.to_string()]);
+    let held = |j: &Value| j["job_state"] == "PENDING" && j["priority"] == 0;
+    lab.wait_job(queued, Duration::from_secs(10), "held again", held);
+    let summary = gantry.finish(Duration::from_secs(120));
+    let log = std::fs::read_to_string(lab.dir.join("outside.log")).unwrap();
+    assert!(
+        log.contains(&format!(
+            "job {queued}: released outside gantry while gantry held it queued (an operator's `scontrol release`, or a second scheduler on this partition"
+        )),
+        "{log}"
+    );
+    lab.assert_completed(&[running, queued]);
+    assert_eq!(summary["jobs_released_outside_gantry"], 1, "{summary}");
+    assert_eq!(summary["jobs_completed"], 2, "{summary}");
+}
+
+/// Two `gantry slurm` runs on one partition with different journals (which the journal's
+/// lock cannot see): the second starts a job the first holds queued, and the first says so.
+#[test]
+fn slurm_lab_a_second_gantry_on_the_partition_is_reported() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("second") else {
+        return;
+    };
+    let running = lab.submit_sleep(&["--time=1", "--gpus=24"], 30);
+    let head = lab.submit_sleep(&["--time=1", "--gpus=16"], 1);
+    // Behind the head, which `fifo` without the head's reservation does not pass and
+    // `las` does.
+    let small = lab.submit_sleep(&["--time=1", "--gpus=8"], 30);
+    let first = Gantry::start(&lab, "first", "fifo", &["--no-reserve-head"]);
+    lab.wait_job(running, Duration::from_secs(30), "running", is_running);
+    let second = Gantry::start(&lab, "second", "las", &[]);
+    let started = Instant::now();
+    let line = format!("job {small}: ");
+    loop {
+        let log = first.log_text();
+        if log.lines().any(|l| {
+            l.contains(&line)
+                && l.contains("outside gantry while gantry held it queued")
+                && l.contains("a second scheduler on this partition")
+        }) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the first gantry did not report the second's start of job {small}:\n{log}\nsecond:\n{}",
+            second.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        !first
+            .log_text()
+            .contains(&format!("job {head}: released outside"))
+    );
 }
 
 /// Slurm's deadline rule: a job whose time limit from now ends after its `--deadline` is
