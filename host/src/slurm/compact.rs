@@ -18,7 +18,7 @@ use super::json::{JobStateName, SlurmJob, SlurmNode};
 
 /// `squeue -O` fields, in the order [`parse_squeue_compact`] reads them. `Comment` is last
 /// (it may hold `|`); width 0 prints each value whole.
-pub const FIELDS: [&str; 24] = [
+pub const FIELDS: [&str; 25] = [
     "JobID",
     "State",
     "Reason",
@@ -42,6 +42,7 @@ pub const FIELDS: [&str; 24] = [
     "Requeue",
     "QOS",
     "exit_code",
+    "OverSubscribe",
     "Comment",
 ];
 
@@ -283,7 +284,9 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
             } else {
                 f[22].parse::<u32>().ok()
             },
-            comment: text(f[23]),
+            // `NO` for `--exclusive` (Slurm's `job_share_string`).
+            exclusive: f[23] == "NO",
+            comment: text(f[24]),
         });
     }
     Ok(jobs)
@@ -295,10 +298,10 @@ mod tests {
 
     /// Lines as Slurm 22.05 printed them on the lab (`SLURM_TIME_FORMAT=%s`).
     const LISTING: &str = "\
-16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|(null)
-15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|a gantry:checkpoint | pipe
-7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|
-2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|
+16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|OK|(null)
+15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|OK|a gantry:checkpoint | pipe
+7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|NO|
+2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|OK|
 ";
 
     #[test]
@@ -333,6 +336,8 @@ mod tests {
         );
         assert_eq!(running.restart_count, 1);
         assert_eq!(running.qos, "normal");
+        // `--exclusive` shows as OverSubscribe `NO`.
+        assert!(running.exclusive && !held.exclusive && !pinned.exclusive);
     }
 
     /// Nodes as Slurm 22.05's `sinfo` printed them on the lab ([`sinfo_args`]): one mixed

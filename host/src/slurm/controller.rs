@@ -154,6 +154,7 @@ enum Said {
     UnknownState,
     Adopted,
     ReleasedOutside,
+    NodesAsked,
 }
 
 /// The reconciler. Owns the core (boxed: about 5 MB).
@@ -240,7 +241,14 @@ impl ControllerCheckpoint {
 /// `requeuehold`), not the user hold `sbatch --hold` and gantry's own `scontrol uhold` set.
 /// For a job gantry itself holds, see [`Controller::admin_held`].
 fn admin_hold(job: &SlurmJob) -> bool {
-    job.held && job.reason != "JobHeldUser"
+    job.held && job.reason != "JobHeldUser" && !unrunnable_there(job)
+}
+
+/// Whether Slurm found the job non-runnable on the nodes it is pinned to and held it
+/// (priority 0, reason `BadConstraints`): its own node rules (`--exclude`, `--constraint`)
+/// rule them out. Slurm's hold, not an operator's.
+fn unrunnable_there(job: &SlurmJob) -> bool {
+    job.state == JobStateName::Pending && job.reason == "BadConstraints"
 }
 
 impl Controller {
@@ -966,6 +974,7 @@ impl Controller {
             if job.state != JobStateName::Pending
                 || !(self.admin_held(job) || held_after_release)
                 || requeued_by_gantry
+                || unrunnable_there(job)
             {
                 continue;
             }
@@ -1116,6 +1125,21 @@ impl Controller {
             {
                 self.refuse(cycle, job.id, reason);
                 continue;
+            }
+            if let Err(reason) = exclusive_kept(job, request.gpus, self.layout.gpus.largest_node) {
+                self.refuse(cycle, job.id, reason);
+                continue;
+            }
+            if !self.started_ever.contains(&job.id)
+                && job.restart_count == 0
+                && !job.required_nodes.is_empty()
+            {
+                let text = format!(
+                    "job {}: asks for nodes {} (-w/--nodelist); gantry chooses the nodes itself and pins the job where it places it",
+                    job.id,
+                    job.required_nodes.join(",")
+                );
+                self.note(cycle, job.id, Said::NodesAsked, text);
             }
             let total = self.layout.gpu_count();
             let healthy = self.core.healthy_gpu_count();
@@ -1549,6 +1573,18 @@ impl Controller {
             JobStateName::Pending => {
                 let pinned: BTreeSet<&str> =
                     slurm.required_nodes.iter().map(String::as_str).collect();
+                if pinned == chosen && unrunnable_there(slurm) {
+                    // Slurm will never run it there (and holds it: priority 0), so
+                    // releasing it again would loop.
+                    if !self.give_up.iter().any(|(job, _)| *job == id) {
+                        let reason = format!(
+                            "Slurm cannot run it on {} (BadConstraints: its own node rules, such as --exclude or --constraint, rule out the nodes gantry chose); gantry places jobs on any node of the partition: submit it without them, or to a partition gantry does not schedule",
+                            shape_text(&shape)
+                        );
+                        self.give_up.push((id, reason));
+                    }
+                    return None;
+                }
                 if !slurm.held && pinned == chosen {
                     let released = self.released_at_ms.get(&id).copied();
                     if released.is_some_and(|t| now.saturating_sub(t) > self.config.slow_start_ms) {
@@ -1716,6 +1752,21 @@ fn node_count_kept(
     };
     Err(format!(
         "asks for {asked}, but gantry places its {gpus} GPUs on the nodes it chooses ({fewest} to {most} of them) and cannot keep a node count; submit it without -N (e.g. --gpus={gpus})"
+    ))
+}
+
+/// Whether gantry can keep a job's `--exclusive`: only for whole nodes' worth of GPUs.
+/// gantry shares a node's GPUs between jobs, so an exclusive job of fewer GPUs than a node
+/// has would hold the rest idle in Slurm while the core gave them to others (they would
+/// wait behind it). A whole-node multiple is placed on whole nodes when the placer finds
+/// them free (`docs/slurm.md`, Known limits).
+fn exclusive_kept(job: &SlurmJob, gpus: u16, per_node: u16) -> Result<(), String> {
+    if !job.exclusive || gpus == 0 || gpus.is_multiple_of(per_node.max(1)) {
+        return Ok(());
+    }
+    Err(format!(
+        "asks for whole nodes (--exclusive) but {gpus} GPU{}, not a multiple of a node's {per_node}: gantry shares a node's GPUs between jobs; ask for whole nodes' GPUs (e.g. --gpus-per-node={per_node}) or drop --exclusive",
+        if gpus == 1 { "" } else { "s" }
     ))
 }
 

@@ -575,6 +575,82 @@ fn gpus_another_partitions_job_holds_on_a_shared_node_are_left_to_it() {
     });
 }
 
+/// A start Slurm can never run where gantry placed it (the job's own `--exclude` or
+/// `--constraint` rules the nodes out: Slurm shows it held, reason `BadConstraints`) is not
+/// released again and again: gantry gives it up with the reason, and its GPUs go to others.
+#[test]
+fn a_start_slurm_cannot_run_where_placed_is_refused_with_the_reason() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [held(1, "gres:gpu:8"), held(2, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        // Released, re-evaluated by Slurm: non-runnable there, priority 0.
+        let bad = SlurmJob {
+            reason: "BadConstraints".into(),
+            ..released(&jobs[0], &on)
+        };
+        let bad = SlurmJob { held: true, ..bad };
+        let two = pinned_nodes(&cycle, 2);
+        let two: Vec<&str> = two.iter().map(String::as_str).collect();
+        let now = [bad.clone(), running(&jobs[1], &two)];
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 1_000);
+        assert!(
+            starts(&cycle).is_empty(),
+            "released again: {:?}",
+            cycle.actions
+        );
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 1_500);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains(&format!(
+                "job 1: Slurm cannot run it on {}:8 (BadConstraints: its own node rules, such as --exclude or --constraint",
+                on[0]
+            )),
+            "{text}"
+        );
+        assert_eq!(kinds(&cycle), [(1, "reject")]);
+        assert!(c.core.job(JobId(1)).is_none());
+    });
+}
+
+/// `--exclusive` is kept for whole nodes' worth of GPUs and refused, with the reason, for
+/// fewer; a user's `-w` is logged: gantry pins the job where it places it.
+#[test]
+fn exclusive_part_of_a_node_is_refused_and_a_users_nodelist_is_logged() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let part = SlurmJob {
+            exclusive: true,
+            ..held(1, "gres:gpu:2")
+        };
+        let whole = SlurmJob {
+            exclusive: true,
+            ..held(2, "gres:gpu:8")
+        };
+        let asked = SlurmJob {
+            required_nodes: vec!["n3".into()],
+            ..held(3, "gres:gpu:1")
+        };
+        let cycle = c.observe(&snapshot(&[part, whole, asked], [true; 4]), T0);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 1: rejected: asks for whole nodes (--exclusive) but 2 GPUs, not a multiple of a node's 8"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "job 3: asks for nodes n3 (-w/--nodelist); gantry chooses the nodes itself"
+            ),
+            "{text}"
+        );
+        let started: Vec<u32> = starts(&cycle).into_iter().map(|(j, _)| j).collect();
+        assert_eq!(started, [2, 3]);
+        assert!(kinds(&cycle).contains(&(1, "reject")));
+    });
+}
+
 /// A job the core holds queued, released or started by someone else (an operator, or a
 /// second gantry with another journal), is logged once, counted and held again; a job the
 /// core preempted, still released or running until gantry's own hold lands, is not.

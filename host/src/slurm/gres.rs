@@ -281,6 +281,7 @@ mod tests {
             end_s: 0,
             deadline_s: None,
             time_limit_min: None,
+            exclusive: false,
             comment: String::new(),
             ..SlurmJob::default()
         }

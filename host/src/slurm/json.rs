@@ -167,6 +167,8 @@ pub struct SlurmJob {
     /// Time limit (`--time`), minutes; `None` when unlimited or not reported. Slurm cancels
     /// a job whose start + time limit would pass its deadline, so gantry applies that rule.
     pub time_limit_min: Option<u64>,
+    /// `--exclusive`: no other job may share its nodes.
+    pub exclusive: bool,
     /// The job's comment (`gantry` writes its rejection reasons here; a site's checkpoint
     /// marker may be a tag in it, see `ControllerConfig::checkpoint_marker`).
     pub comment: String,
@@ -354,6 +356,8 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
         deadline_s: number(field("deadline")).filter(|&d| d > 0),
         // 22.05 prints minutes; INFINITE is a huge number or absent.
         time_limit_min: number(field("time_limit")).filter(|&m| m > 0 && m < u64::from(u32::MAX)),
+        // 22.05: `"shared": "none"` for `--exclusive` (null by default).
+        exclusive: text(field("shared")) == "none",
         comment: text(field("comment")),
         requeue: field("requeue").as_bool().unwrap_or(false),
         qos: text(field("qos")),
@@ -425,6 +429,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         end_s: 0,
         deadline_s: None,
         time_limit_min: None,
+        exclusive: false,
         comment: String::new(),
         requeue: false,
         qos: String::new(),

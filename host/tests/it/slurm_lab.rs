@@ -1063,6 +1063,16 @@ impl Lab {
         self.sbatch(&args)
     }
 
+    /// `ID|STATE|COMMENT` of one job, in any state.
+    fn state_and_comment(&self, id: u64) -> String {
+        let listing = self.run("squeue", &["-t", "all", "-h", "-o", "%i|%T|%k"]);
+        listing
+            .lines()
+            .find(|l| l.starts_with(&format!("{id}|")))
+            .unwrap_or_else(|| panic!("job {id} not listed:\n{listing}"))
+            .to_string()
+    }
+
     /// Every job of `ids` ended COMPLETED.
     fn assert_completed(&self, ids: &[u64]) {
         let jobs = self.squeue();
@@ -1319,14 +1329,7 @@ fn slurm_lab_time_limit_past_the_deadline_is_refused_and_counted_missed() {
     let gantry = Gantry::start(&lab, "deadline", "edf", &["--exit-when-idle"]);
     let record = gantry.record.clone();
     let summary = gantry.finish(Duration::from_secs(60));
-    let listing = lab.run("squeue", &["-t", "all", "-h", "-o", "%i|%T|%k"]);
-    let line = |id: u64| {
-        listing
-            .lines()
-            .find(|l| l.starts_with(&format!("{id}|")))
-            .unwrap_or_else(|| panic!("job {id} not listed:\n{listing}"))
-            .to_string()
-    };
+    let line = |id: u64| lab.state_and_comment(id);
     assert!(
         line(late).contains("|CANCELLED|gantry rejected: its time limit (5 min)"),
         "{}",
@@ -1350,6 +1353,58 @@ fn slurm_lab_time_limit_past_the_deadline_is_refused_and_counted_missed() {
         .unwrap_or_else(|| panic!("no JSON in {text}"));
     assert_eq!(metrics["deadline_jobs"], 2, "{metrics}");
     assert_eq!(metrics["deadline_miss_rate"], 0.5, "{metrics}");
+}
+
+/// Requests gantry cannot place as asked: a job whose own `--exclude` or `--constraint`
+/// rules out the node gantry chose is refused once Slurm says so (`BadConstraints`), not
+/// left pending for ever; `--exclusive` on part of a node is refused at once; a user's
+/// `-w` is logged and the job runs where gantry places it.
+#[test]
+fn slurm_lab_requests_gantry_cannot_place_as_asked_are_refused_with_the_reason() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("unplaceable") else {
+        return;
+    };
+    lab.run(
+        "scontrol",
+        &[
+            "update",
+            "NodeName=n1",
+            "AvailableFeatures=fast",
+            "ActiveFeatures=fast",
+        ],
+    );
+    // On an empty partition best-fit takes the lowest free node: n1 for the first, which
+    // excludes it, n2 for the second, which needs n1's feature.
+    let excluded = lab.submit_sleep(&["--time=1", "--gpus=8", "--exclude=n1"], 1);
+    let constrained = lab.submit_sleep(&["--time=1", "--gpus=8", "--constraint=fast"], 1);
+    let exclusive = lab.submit_sleep(&["--time=1", "--gres=gpu:2", "--exclusive"], 1);
+    let asked = lab.submit_sleep(&["--time=1", "--gres=gpu:1", "-w", "n4"], 1);
+    let gantry = Gantry::start(&lab, "unplaceable", "fifo", &["--exit-when-idle"]);
+    let summary = gantry.finish(Duration::from_secs(120));
+    let log = std::fs::read_to_string(lab.dir.join("unplaceable.log")).unwrap();
+    let line = |id: u64| lab.state_and_comment(id);
+    for (id, node) in [(excluded, "n1"), (constrained, "n2")] {
+        assert!(
+            line(id).contains(&format!(
+                "|CANCELLED|gantry rejected: Slurm cannot run it on {node}:8 (BadConstraints"
+            )),
+            "{}\n{log}",
+            line(id)
+        );
+    }
+    assert!(
+        line(exclusive).contains("|CANCELLED|gantry rejected: asks for whole nodes (--exclusive)"),
+        "{}",
+        line(exclusive)
+    );
+    assert!(line(asked).contains("|COMPLETED|"), "{}", line(asked));
+    assert!(
+        log.contains(&format!("job {asked}: asks for nodes n4 (-w/--nodelist)")),
+        "{log}"
+    );
+    assert_eq!(summary["jobs_completed"], 1, "{summary}");
+    assert_eq!(summary["jobs_rejected"], 3, "{summary}");
 }
 
 /// A user's `scancel` of a running job is logged and nothing else is disturbed.
