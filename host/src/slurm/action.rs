@@ -64,6 +64,12 @@ pub enum Action {
         /// The signal's name (`TERM`, `USR1`, …).
         signal: String,
     },
+    /// Release a held job gantry leaves to Slurm's own scheduler (a job array: gantry
+    /// schedules single jobs), without pinning it.
+    HandOver {
+        /// The job (an array's record).
+        job: u32,
+    },
     /// Write the reason into the job's comment (visible in `squeue -O comment` / `%k`) and
     /// cancel it.
     Reject {
@@ -83,6 +89,7 @@ impl Action {
         match self {
             Action::Start(plan) => plan.job,
             Action::Hold { job }
+            | Action::HandOver { job }
             | Action::RequeueHold { job }
             | Action::Signal { job, .. }
             | Action::Reject { job, .. } => *job,
@@ -95,6 +102,7 @@ impl Action {
             Action::Start(p) if p.release => "start",
             Action::Start(_) => "re-pin",
             Action::Hold { .. } => "hold",
+            Action::HandOver { .. } => "hand-over",
             Action::RequeueHold { .. } => "requeue-hold",
             Action::Signal { .. } => "signal",
             Action::Reject { .. } => "reject",
@@ -119,6 +127,7 @@ impl Action {
             // A user hold: an administrator hold (`scontrol hold`) is an operator's, which
             // gantry honours.
             Action::Hold { job } => vec![scontrol(&["uhold".into(), job.to_string()])],
+            Action::HandOver { job } => vec![scontrol(&["release".into(), job.to_string()])],
             Action::RequeueHold { job } => {
                 vec![scontrol(&["requeuehold".into(), job.to_string()])]
             }

@@ -155,6 +155,7 @@ enum Said {
     Adopted,
     ReleasedOutside,
     NodesAsked,
+    Array,
 }
 
 /// The reconciler. Owns the core (boxed: about 5 MB).
@@ -639,6 +640,23 @@ impl Controller {
         }
     }
 
+    /// A job array's record or one of its tasks. gantry schedules single jobs: it releases
+    /// a held array unpinned and leaves its tasks to Slurm's own scheduler (logged once per
+    /// array); the GPUs of its running tasks are out of the core's view
+    /// ([`super::foreign`]). (Releasing an array's record releases every pending task of
+    /// it, so scheduling the record as one job ran all its tasks on the GPUs of one.)
+    fn leave_array_to_slurm(&mut self, job: &SlurmJob, cycle: &mut Cycle) {
+        let array = job.array_job.unwrap_or(job.id);
+        let text = format!(
+            "job {}: part of job array {array}; gantry leaves job arrays to Slurm's own scheduler and keeps the GPUs of their running tasks out of its view",
+            job.id
+        );
+        self.note(cycle, array, Said::Array, text);
+        if job.state == JobStateName::Pending && job.held {
+            cycle.actions.push(Action::HandOver { job: job.id });
+        }
+    }
+
     /// Logs, once per job, a job the core holds queued that Slurm shows `what` (released or
     /// started) although gantry did not release it since its last hold or preemption: an
     /// operator's `scontrol release`, or a second scheduler on the partition (a second
@@ -1069,6 +1087,7 @@ impl Controller {
                     self.note(cycle, job.id, Said::OperatorHold, text);
                     self.operator_held.insert(job.id);
                 }
+                _ if job.array_job.is_some() => self.leave_array_to_slurm(job, cycle),
                 JobStateName::Pending if job.held => candidates.push(job),
                 JobStateName::Pending if self.operator_held.remove(&job.id) => {
                     self.said.remove(&(job.id, Said::OperatorHold));

@@ -651,6 +651,79 @@ fn exclusive_part_of_a_node_is_refused_and_a_users_nodelist_is_logged() {
     });
 }
 
+/// A job array is left to Slurm's own scheduler: its held record is released unpinned
+/// (once logged), never submitted to the core as one job, and the GPUs of its running
+/// tasks are kept out of the core's view without a line per task.
+#[test]
+fn a_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpus() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let array = SlurmJob {
+            array_job: Some(5),
+            array_tasks: "0-2".into(),
+            ..held(5, "gres:gpu:8")
+        };
+        let single = held(9, "gres:gpu:8");
+        let cycle = c.observe(&snapshot(&[array.clone(), single.clone()], [true; 4]), T0);
+        assert_eq!(kinds(&cycle), [(5, "hand-over"), (9, "start")]);
+        assert!(
+            cycle.notes.iter().any(|n| n.starts_with(
+                "job 5: part of job array 5; gantry leaves job arrays to Slurm's own scheduler"
+            )),
+            "{:?}",
+            cycle.notes
+        );
+        assert!(c.core.job(JobId(5)).is_none());
+        assert_eq!(
+            cycle.actions[0].commands(),
+            [vec!["scontrol".to_string(), "release".into(), "5".into()]]
+        );
+        // Two tasks run (own ids, n2 and n3); the record still holds task 2, released.
+        let on = pinned_nodes(&cycle, 9);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        let task = |id: u32, node: &str| SlurmJob {
+            array_tasks: (id - 6).to_string(),
+            ..running(&array, &[node])
+        };
+        let free: Vec<&str> = ["n1", "n2", "n3", "n4"]
+            .into_iter()
+            .filter(|n| !on.contains(n))
+            .collect();
+        let record = SlurmJob {
+            held: false,
+            reason: "Resources".into(),
+            array_tasks: "2".into(),
+            ..array.clone()
+        };
+        let mut now = vec![
+            record,
+            running(&single, &on),
+            task(6, free[0]),
+            task(7, free[1]),
+        ];
+        now[2].id = 6;
+        now[3].id = 7;
+        let mut used = nodes([true; 4]);
+        for n in used.iter_mut() {
+            n.gres_used = "gpu:8".into();
+        }
+        used.iter_mut()
+            .find(|n| n.name == free[2])
+            .unwrap()
+            .gres_used = "gpu:0".into();
+        let cycle = c.observe(
+            &Snapshot {
+                jobs: now,
+                nodes: used,
+            },
+            T0 + 1_000,
+        );
+        assert!(cycle.notes.is_empty(), "{:?}", cycle.notes);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(c.core.healthy_gpu_count(), 32 - 16);
+    });
+}
+
 /// A job the core holds queued, released or started by someone else (an operator, or a
 /// second gantry with another journal), is logged once, counted and held again; a job the
 /// core preempted, still released or running until gantry's own hold lands, is not.

@@ -282,6 +282,8 @@ mod tests {
             deadline_s: None,
             time_limit_min: None,
             exclusive: false,
+            array_job: None,
+            array_tasks: String::new(),
             comment: String::new(),
             ..SlurmJob::default()
         }

@@ -169,6 +169,12 @@ pub struct SlurmJob {
     pub time_limit_min: Option<u64>,
     /// `--exclusive`: no other job may share its nodes.
     pub exclusive: bool,
+    /// The job array it belongs to (`--array`), by the array's job id; `None` for a single
+    /// job.
+    pub array_job: Option<u32>,
+    /// Its array tasks: the pending ones of the array's record (`1-3`), or the task it is
+    /// (`2`); empty for a single job.
+    pub array_tasks: String,
     /// The job's comment (`gantry` writes its rejection reasons here; a site's checkpoint
     /// marker may be a tag in it, see `ControllerConfig::checkpoint_marker`).
     pub comment: String,
@@ -358,6 +364,14 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
         time_limit_min: number(field("time_limit")).filter(|&m| m > 0 && m < u64::from(u32::MAX)),
         // 22.05: `"shared": "none"` for `--exclusive` (null by default).
         exclusive: text(field("shared")) == "none",
+        // 0 for a single job.
+        array_job: number(field("array_job_id"))
+            .filter(|&a| a > 0)
+            .and_then(|a| u32::try_from(a).ok()),
+        array_tasks: match text(field("array_task_string")) {
+            tasks if !tasks.is_empty() => tasks,
+            _ => number(field("array_task_id")).map_or(String::new(), |t| t.to_string()),
+        },
         comment: text(field("comment")),
         requeue: field("requeue").as_bool().unwrap_or(false),
         qos: text(field("qos")),
@@ -430,6 +444,8 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         deadline_s: None,
         time_limit_min: None,
         exclusive: false,
+        array_job: None,
+        array_tasks: String::new(),
         comment: String::new(),
         requeue: false,
         qos: String::new(),

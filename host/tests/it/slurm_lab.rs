@@ -1407,6 +1407,48 @@ fn slurm_lab_requests_gantry_cannot_place_as_asked_are_refused_with_the_reason()
     assert_eq!(summary["jobs_rejected"], 3, "{summary}");
 }
 
+/// A job array is left to Slurm's own scheduler: gantry releases it unpinned, its tasks
+/// run side by side on nodes Slurm picks (before, gantry pinned the array's record to one
+/// node, so every task queued there), and gantry keeps their GPUs out of its view, so its
+/// own job goes to the node left free.
+#[test]
+fn slurm_lab_a_job_array_is_left_to_slurm_and_its_tasks_run_side_by_side() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("array") else {
+        return;
+    };
+    let array = lab.submit_sleep(&["--time=1", "--gpus=8", "--array=0-2"], 8);
+    let gantry = Gantry::start(&lab, "array", "fifo", &["--exit-when-idle"]);
+    // The tasks take three nodes; gantry's own job, submitted then, gets the fourth.
+    lab.wait_job(array, Duration::from_secs(30), "running", is_running);
+    std::thread::sleep(Duration::from_secs(2));
+    let single = lab.submit_sleep(&["--time=1", "--gpus=8"], 1);
+    let summary = gantry.finish(Duration::from_secs(120));
+    let log = std::fs::read_to_string(lab.dir.join("array.log")).unwrap();
+    assert!(
+        log.contains(&format!(
+            "part of job array {array}; gantry leaves job arrays to Slurm's own scheduler"
+        )),
+        "{log}"
+    );
+    let listing = lab.run("squeue", &["-t", "all", "-h", "-o", "%i|%F|%T|%N|%S"]);
+    let tasks: Vec<&str> = listing
+        .lines()
+        .filter(|l| l.split('|').nth(1) == Some(&array.to_string()))
+        .collect();
+    assert_eq!(tasks.len(), 3, "{listing}");
+    let nodes: BTreeSet<&str> = tasks.iter().filter_map(|l| l.split('|').nth(3)).collect();
+    assert_eq!(nodes.len(), 3, "tasks shared nodes:\n{listing}");
+    assert!(tasks.iter().all(|l| l.contains("|COMPLETED|")), "{listing}");
+    let own = lab.state_and_comment(single);
+    assert!(own.contains("|COMPLETED|"), "{own}");
+    assert_eq!(summary["jobs_completed"], 1, "{summary}");
+    assert!(
+        !log.contains(&format!("job {single}: waits")),
+        "gantry's job waited for the tasks' GPUs:\n{log}"
+    );
+}
+
 /// A user's `scancel` of a running job is logged and nothing else is disturbed.
 #[test]
 fn slurm_lab_user_cancel_is_logged() {
