@@ -298,7 +298,7 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// As [`replace_file`], and on disk when it returns: the file is synced before the rename
 /// and its folder after it, so what follows may rely on it across a power loss.
-fn replace_file_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn replace_file_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = beside(path, ".tmp");
     let mut file = File::create(&tmp)?;
     file.write_all(bytes)?;

@@ -800,8 +800,10 @@ fn load_side_state(path: &std::path::Path) -> Option<SideState> {
 }
 
 /// Writes the side state atomically (a temporary file renamed over it).
+/// Synced, as the journal is: it is written ahead of the signals and holds it records, and
+/// a restart after a power loss must find it as the journal's entries left it.
 fn save_side_state(path: &std::path::Path, state: &SideState) -> std::io::Result<()> {
-    journal::replace_file(path, &serde_json::to_vec(state)?)
+    journal::replace_file_synced(path, &serde_json::to_vec(state)?)
 }
 
 #[cfg(test)]
