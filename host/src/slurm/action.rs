@@ -64,8 +64,8 @@ pub enum Action {
         /// The signal's name (`TERM`, `USR1`, …).
         signal: String,
     },
-    /// Release a held job gantry leaves to Slurm's own scheduler (a job array: gantry
-    /// schedules single jobs), without pinning it.
+    /// Release a held job gantry leaves to Slurm's own scheduler (a job array or a
+    /// heterogeneous job: gantry schedules single jobs), without pinning it.
     HandOver {
         /// The job (an array's record).
         job: u32,

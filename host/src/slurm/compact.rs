@@ -18,7 +18,7 @@ use super::json::{JobStateName, SlurmJob, SlurmNode};
 
 /// `squeue -O` fields, in the order [`parse_squeue_compact`] reads them. `Comment` is last
 /// (it may hold `|`); width 0 prints each value whole.
-pub const FIELDS: [&str; 27] = [
+pub const FIELDS: [&str; 28] = [
     "JobID",
     "State",
     "Reason",
@@ -44,6 +44,7 @@ pub const FIELDS: [&str; 27] = [
     "exit_code",
     "ArrayJobID",
     "ArrayTaskID",
+    "HetJobID",
     "OverSubscribe",
     "Comment",
 ];
@@ -289,9 +290,10 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
             // A single job shows its own id and `N/A`.
             array_job: (!none(f[24])).then(|| f[23].parse::<u32>().ok()).flatten(),
             array_tasks: text(f[24]),
+            het_job: f[25].parse::<u32>().ok().filter(|&h| h > 0),
             // `NO` for `--exclusive` (Slurm's `job_share_string`).
-            exclusive: f[25] == "NO",
-            comment: text(f[26]),
+            exclusive: f[26] == "NO",
+            comment: text(f[27]),
         });
     }
     Ok(jobs)
@@ -303,10 +305,10 @@ mod tests {
 
     /// Lines as Slurm 22.05 printed them on the lab (`SLURM_TIME_FORMAT=%s`).
     const LISTING: &str = "\
-16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|OK|(null)
-15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|OK|a gantry:checkpoint | pipe
-7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|NO|
-2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|OK|
+16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|(null)
+15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|a gantry:checkpoint | pipe
+7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|
+2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|
 ";
 
     #[test]
@@ -351,6 +353,8 @@ mod tests {
             (jobs[3].array_job, jobs[3].array_tasks.as_str()),
             (Some(9), "2")
         );
+        // A heterogeneous job's component.
+        assert_eq!((running.het_job, held.het_job), (Some(7), None));
         // `--exclusive` shows as OverSubscribe `NO`.
         assert!(running.exclusive && !held.exclusive && !pinned.exclusive);
     }

@@ -155,7 +155,7 @@ enum Said {
     Adopted,
     ReleasedOutside,
     NodesAsked,
-    Array,
+    LeftToSlurm,
 }
 
 /// The reconciler. Owns the core (boxed: about 5 MB).
@@ -640,18 +640,23 @@ impl Controller {
         }
     }
 
-    /// A job array's record or one of its tasks. gantry schedules single jobs: it releases
-    /// a held array unpinned and leaves its tasks to Slurm's own scheduler (logged once per
-    /// array); the GPUs of its running tasks are out of the core's view
-    /// ([`super::foreign`]). (Releasing an array's record releases every pending task of
-    /// it, so scheduling the record as one job ran all its tasks on the GPUs of one.)
-    fn leave_array_to_slurm(&mut self, job: &SlurmJob, cycle: &mut Cycle) {
-        let array = job.array_job.unwrap_or(job.id);
+    /// A job array's record or one of its tasks, or a component of a heterogeneous job.
+    /// gantry schedules single jobs: it releases such a job unpinned when held and leaves
+    /// it to Slurm's own scheduler (logged once per array or heterogeneous job); the GPUs of
+    /// its running parts are out of the core's view ([`super::foreign`]). (Releasing an
+    /// array's record releases every pending task of it, so scheduling the record as one
+    /// job ran all its tasks on the GPUs of one; a heterogeneous job starts all its
+    /// components together, which the core, placing each alone, cannot promise.)
+    fn leave_to_slurm(&mut self, job: &SlurmJob, cycle: &mut Cycle) {
+        let (group, kind) = match (job.array_job, job.het_job) {
+            (Some(array), _) => (array, "job array"),
+            (None, het) => (het.unwrap_or(job.id), "heterogeneous job"),
+        };
         let text = format!(
-            "job {}: part of job array {array}; gantry leaves job arrays to Slurm's own scheduler and keeps the GPUs of their running tasks out of its view",
+            "job {}: part of {kind} {group}; gantry leaves job arrays and heterogeneous jobs to Slurm's own scheduler and keeps the GPUs of their running parts out of its view",
             job.id
         );
-        self.note(cycle, array, Said::Array, text);
+        self.note(cycle, group, Said::LeftToSlurm, text);
         if job.state == JobStateName::Pending && job.held {
             cycle.actions.push(Action::HandOver { job: job.id });
         }
@@ -1087,7 +1092,9 @@ impl Controller {
                     self.note(cycle, job.id, Said::OperatorHold, text);
                     self.operator_held.insert(job.id);
                 }
-                _ if job.array_job.is_some() => self.leave_array_to_slurm(job, cycle),
+                _ if job.array_job.is_some() || job.het_job.is_some() => {
+                    self.leave_to_slurm(job, cycle)
+                }
                 JobStateName::Pending if job.held => candidates.push(job),
                 JobStateName::Pending if self.operator_held.remove(&job.id) => {
                     self.said.remove(&(job.id, Said::OperatorHold));

@@ -668,7 +668,7 @@ fn a_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpus() {
         assert_eq!(kinds(&cycle), [(5, "hand-over"), (9, "start")]);
         assert!(
             cycle.notes.iter().any(|n| n.starts_with(
-                "job 5: part of job array 5; gantry leaves job arrays to Slurm's own scheduler"
+                "job 5: part of job array 5; gantry leaves job arrays and heterogeneous jobs to Slurm's own scheduler"
             )),
             "{:?}",
             cycle.notes
@@ -721,6 +721,32 @@ fn a_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpus() {
         assert!(cycle.notes.is_empty(), "{:?}", cycle.notes);
         assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
         assert_eq!(c.core.healthy_gpu_count(), 32 - 16);
+    });
+}
+
+/// A heterogeneous job's components (Slurm starts them only together) are left to Slurm
+/// as an array is: released unpinned, logged once for the whole job, never in the core.
+#[test]
+fn a_heterogeneous_jobs_components_are_handed_to_slurm_together() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let first = SlurmJob {
+            het_job: Some(11),
+            ..held(11, "gres:gpu:2")
+        };
+        let second = SlurmJob {
+            het_job: Some(11),
+            ..held(12, "gres:gpu:1")
+        };
+        let cycle = c.observe(&snapshot(&[first, second], [true; 4]), T0);
+        assert_eq!(kinds(&cycle), [(11, "hand-over"), (12, "hand-over")]);
+        let lines: Vec<&String> = cycle
+            .notes
+            .iter()
+            .filter(|n| n.contains("part of heterogeneous job 11"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{:?}", cycle.notes);
+        assert!(c.core.jobs().next().is_none());
     });
 }
 

@@ -284,6 +284,7 @@ mod tests {
             exclusive: false,
             array_job: None,
             array_tasks: String::new(),
+            het_job: None,
             comment: String::new(),
             ..SlurmJob::default()
         }

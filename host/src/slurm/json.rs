@@ -175,6 +175,9 @@ pub struct SlurmJob {
     /// Its array tasks: the pending ones of the array's record (`1-3`), or the task it is
     /// (`2`); empty for a single job.
     pub array_tasks: String,
+    /// The heterogeneous job it is a component of (`sbatch … : …`), by its first
+    /// component's id; `None` for a single job.
+    pub het_job: Option<u32>,
     /// The job's comment (`gantry` writes its rejection reasons here; a site's checkpoint
     /// marker may be a tag in it, see `ControllerConfig::checkpoint_marker`).
     pub comment: String,
@@ -372,6 +375,9 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
             tasks if !tasks.is_empty() => tasks,
             _ => number(field("array_task_id")).map_or(String::new(), |t| t.to_string()),
         },
+        het_job: number(field("het_job_id"))
+            .filter(|&h| h > 0)
+            .and_then(|h| u32::try_from(h).ok()),
         comment: text(field("comment")),
         requeue: field("requeue").as_bool().unwrap_or(false),
         qos: text(field("qos")),
@@ -446,6 +452,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         exclusive: false,
         array_job: None,
         array_tasks: String::new(),
+        het_job: None,
         comment: String::new(),
         requeue: false,
         qos: String::new(),

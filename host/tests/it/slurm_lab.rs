@@ -1427,7 +1427,7 @@ fn slurm_lab_a_job_array_is_left_to_slurm_and_its_tasks_run_side_by_side() {
     let log = std::fs::read_to_string(lab.dir.join("array.log")).unwrap();
     assert!(
         log.contains(&format!(
-            "part of job array {array}; gantry leaves job arrays to Slurm's own scheduler"
+            "part of job array {array}; gantry leaves job arrays and heterogeneous jobs to Slurm's own scheduler"
         )),
         "{log}"
     );
@@ -1447,6 +1447,31 @@ fn slurm_lab_a_job_array_is_left_to_slurm_and_its_tasks_run_side_by_side() {
         !log.contains(&format!("job {single}: waits")),
         "gantry's job waited for the tasks' GPUs:\n{log}"
     );
+}
+
+/// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
+/// only under sched/backfill) is left to Slurm: both components complete. Before, gantry
+/// placed each component as a job of its own, its update failed ("Job resizing not
+/// supported for job arrays") five times, and gantry cancelled the job.
+#[test]
+fn slurm_lab_a_heterogeneous_job_is_left_to_slurm_and_completes() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up_with("het", &["--sched", "backfill"]) else {
+        return;
+    };
+    let het = lab.submit_sleep(
+        &["--time=1", "--gres=gpu:2", ":", "--time=1", "--gres=gpu:1"],
+        2,
+    );
+    let gantry = Gantry::start(&lab, "het", "fifo", &["--exit-when-idle"]);
+    let summary = gantry.finish(Duration::from_secs(60));
+    let log = std::fs::read_to_string(lab.dir.join("het.log")).unwrap();
+    assert!(
+        log.contains(&format!("part of heterogeneous job {het}; gantry leaves")),
+        "{log}"
+    );
+    lab.assert_completed(&[het, het + 1]);
+    assert_eq!(summary["jobs_rejected"], 0, "{summary}");
 }
 
 /// A user's `scancel` of a running job is logged and nothing else is disturbed.
