@@ -164,7 +164,8 @@ pub struct Controller {
     layout: ClusterLayout,
     config: ControllerConfig,
     batched: bool,
-    last_tick_ms: u64,
+    /// What the journal's replay rebuilds (and a checkpoint keeps).
+    replayed: Replayed,
     /// Node usability as last seen, by machine index (for transition notes).
     usable: Vec<Option<bool>>,
     restarts: BTreeMap<u32, u32>,
@@ -173,21 +174,9 @@ pub struct Controller {
     give_up: Vec<(u32, String)>,
     released_at_ms: BTreeMap<u32, u64>,
     said: BTreeSet<(u32, Said)>,
-    /// When the core last started each running job, as a sequence number: releases follow
-    /// this order (across cycles and restarts: the journal replay numbers them too).
-    start_seq: BTreeMap<u32, (u64, Vec<String>)>,
-    /// Jobs preempted in the cycle at `.0`, with the number and nodes they had: a start in
-    /// the same cycle on the same nodes continues the run (keeps its place in the order).
-    preempted_seq: BTreeMap<u32, (u64, u64, Vec<String>)>,
-    next_seq: u64,
     /// The nodes each job was last seen holding (for the requeue wait, see
     /// [`StartPlan::start_now`]).
     last_nodes: BTreeMap<u32, BTreeSet<String>>,
-    /// Jobs gantry requeue-held (the core preempted them, or gantry moved them), whose
-    /// hold may still be the administrator hold `scontrol requeuehold` leaves: gantry turns
-    /// it into a user hold (`scontrol uhold`), so that an administrator hold on any other
-    /// job is an operator's, and honoured.
-    preempted_by_core: BTreeSet<u32>,
     /// Jobs gantry put on a user hold (`scontrol uhold`, accepted) since it last released
     /// them. Their hold is gantry's whatever reason Slurm shows next, except
     /// `JobHeldAdmin` (an operator's `scontrol hold`): Slurm shows a held job whose begin
@@ -205,9 +194,6 @@ pub struct Controller {
     /// the journal before the signal is sent, so a restart neither signals twice nor
     /// forgets a requeue.
     grace: BTreeMap<u32, u64>,
-    /// Jobs the core ever started (journal replays included): their node count in Slurm
-    /// is the one gantry set.
-    started_ever: BTreeSet<u32>,
     /// Jobs that left the core while Slurm still shows them COMPLETING
     /// ([`ControllerConfig::finish_at_completing`]): theirs until Slurm is done with them.
     finished_completing: BTreeSet<u32>,
@@ -215,20 +201,39 @@ pub struct Controller {
     joined_said: BTreeSet<String>,
 }
 
+/// What the journal's replay rebuilds in a controller ([`Controller::replay_entry`]) beside
+/// the core, and so what a journal checkpoint keeps of it with the core's snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Replayed {
+    /// The last event's time (ticks follow it).
+    last_tick_ms: u64,
+    /// The next start's sequence number.
+    next_seq: u64,
+    /// When the core last started each running job, as a sequence number: releases follow
+    /// this order (across cycles and restarts: the journal replay numbers them too).
+    start_seq: BTreeMap<u32, (u64, Vec<String>)>,
+    /// Jobs preempted in the cycle at `.0`, with the number and nodes they had: a start in
+    /// the same cycle on the same nodes continues the run (keeps its place in the order).
+    preempted_seq: BTreeMap<u32, (u64, u64, Vec<String>)>,
+    /// Jobs the core ever started: their node count in Slurm is the one gantry set.
+    started_ever: BTreeSet<u32>,
+    /// Jobs gantry requeue-held (the core preempted them, or gantry moved them), whose
+    /// hold may still be the administrator hold `scontrol requeuehold` leaves: gantry turns
+    /// it into a user hold (`scontrol uhold`), so that an administrator hold on any other
+    /// job is an operator's, and honoured.
+    preempted_by_core: BTreeSet<u32>,
+}
+
 /// What a journal checkpoint keeps of a controller ([`super::journal`]): the core's whole
 /// state (its snapshot, [`gantry_core::Scheduler::snapshot`]) and what the journal's replay
-/// would otherwise rebuild ([`Controller::replay_entry`]): the start numbers, the jobs ever
-/// started and preempted, the last tick. The rest of the controller is rebuilt from Slurm
-/// by the first cycle after a restart, as after a replay.
+/// would otherwise rebuild (the start numbers, the jobs ever started and preempted, the
+/// last tick). The rest of the controller is rebuilt from Slurm
+/// by the first cycle after a restart, as after a replay. (postcard writes a nested struct
+/// as its fields in order, so this is the layout the six fields had side by side.)
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ControllerCheckpoint {
     core: Vec<u8>,
-    last_tick_ms: u64,
-    next_seq: u64,
-    start_seq: BTreeMap<u32, (u64, Vec<String>)>,
-    preempted_seq: BTreeMap<u32, (u64, u64, Vec<String>)>,
-    started_ever: BTreeSet<u32>,
-    preempted_by_core: BTreeSet<u32>,
+    replayed: Replayed,
 }
 
 impl ControllerCheckpoint {
@@ -283,7 +288,7 @@ impl Controller {
             layout,
             config,
             batched: order.batches_instants(),
-            last_tick_ms: 0,
+            replayed: Replayed::default(),
             usable: vec![None; machines],
             restarts: BTreeMap::new(),
             refused: BTreeMap::new(),
@@ -292,16 +297,11 @@ impl Controller {
             joined_said: BTreeSet::new(),
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
-            start_seq: BTreeMap::new(),
-            preempted_seq: BTreeMap::new(),
-            next_seq: 0,
             last_nodes: BTreeMap::new(),
-            preempted_by_core: BTreeSet::new(),
             held_by_gantry: BTreeSet::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
             grace: BTreeMap::new(),
-            started_ever: BTreeSet::new(),
             finished_completing: BTreeSet::new(),
         })
     }
@@ -363,7 +363,7 @@ impl Controller {
             decisions: out.to_vec(),
         };
         if actual == *entry {
-            self.last_tick_ms = self.last_tick_ms.max(entry.now.0);
+            self.replayed.last_tick_ms = self.replayed.last_tick_ms.max(entry.now.0);
             self.sequence(entry.now.0, &actual.decisions);
             Ok(())
         } else {
@@ -391,12 +391,7 @@ impl Controller {
         };
         Ok(ControllerCheckpoint {
             core,
-            last_tick_ms: self.last_tick_ms,
-            next_seq: self.next_seq,
-            start_seq: self.start_seq.clone(),
-            preempted_seq: self.preempted_seq.clone(),
-            started_ever: self.started_ever.clone(),
-            preempted_by_core: self.preempted_by_core.clone(),
+            replayed: self.replayed.clone(),
         })
     }
 
@@ -407,12 +402,7 @@ impl Controller {
         self.core
             .restore_into(&mut frame)
             .map_err(|e| format!("the core's snapshot is refused: {e}"))?;
-        self.last_tick_ms = checkpoint.last_tick_ms;
-        self.next_seq = checkpoint.next_seq;
-        self.start_seq = checkpoint.start_seq.clone();
-        self.preempted_seq = checkpoint.preempted_seq.clone();
-        self.started_ever = checkpoint.started_ever.clone();
-        self.preempted_by_core = checkpoint.preempted_by_core.clone();
+        self.replayed = checkpoint.replayed.clone();
         Ok(())
     }
 
@@ -485,14 +475,14 @@ impl Controller {
         self.start_failures.retain(|id, _| here(id));
         self.released_at_ms.retain(|id, _| here(id));
         self.said.retain(|(id, _)| here(id));
-        self.start_seq.retain(|id, _| here(id));
-        self.preempted_seq.retain(|id, _| here(id));
+        self.replayed.start_seq.retain(|id, _| here(id));
+        self.replayed.preempted_seq.retain(|id, _| here(id));
         self.last_nodes.retain(|id, _| here(id));
-        self.preempted_by_core.retain(here);
+        self.replayed.preempted_by_core.retain(here);
         self.held_by_gantry.retain(here);
         self.operator_held.retain(here);
         self.wait_said.retain(|id, _| here(id));
-        self.started_ever.retain(here);
+        self.replayed.started_ever.retain(here);
     }
 
     /// Entries kept per job, over every per-job map (tests: none once every job left).
@@ -503,14 +493,14 @@ impl Controller {
             + self.start_failures.len()
             + self.released_at_ms.len()
             + self.said.len()
-            + self.start_seq.len()
-            + self.preempted_seq.len()
+            + self.replayed.start_seq.len()
+            + self.replayed.preempted_seq.len()
             + self.last_nodes.len()
-            + self.preempted_by_core.len()
+            + self.replayed.preempted_by_core.len()
             + self.held_by_gantry.len()
             + self.operator_held.len()
             + self.wait_said.len()
-            + self.started_ever.len()
+            + self.replayed.started_ever.len()
             + self.grace.len()
             + self.finished_completing.len()
             + self.give_up.len()
@@ -545,7 +535,7 @@ impl Controller {
             }
             (Action::RequeueHold { .. }, Ok(())) => {
                 // Held by gantry: a hold seen from now on is not an operator's.
-                self.preempted_by_core.insert(job);
+                self.replayed.preempted_by_core.insert(job);
                 self.released_at_ms.remove(&job);
                 self.grace.remove(&job);
             }
@@ -593,31 +583,31 @@ impl Controller {
         for decision in decisions {
             match decision {
                 Decision::Start { job, gpus } => {
-                    self.started_ever.insert(job.0);
+                    self.replayed.started_ever.insert(job.0);
                     let nodes: Vec<String> = self
                         .layout
                         .shape(gpus.as_slice())
                         .into_iter()
                         .map(|(n, _)| n)
                         .collect();
-                    let seq = match self.preempted_seq.remove(&job.0) {
+                    let seq = match self.replayed.preempted_seq.remove(&job.0) {
                         Some((at, seq, before)) if at == now && before == nodes => seq,
                         _ => {
-                            self.next_seq += 1;
-                            self.next_seq - 1
+                            self.replayed.next_seq += 1;
+                            self.replayed.next_seq - 1
                         }
                     };
-                    self.start_seq.insert(job.0, (seq, nodes));
+                    self.replayed.start_seq.insert(job.0, (seq, nodes));
                 }
                 Decision::Preempt { job, .. } => {
-                    self.preempted_by_core.insert(job.0);
+                    self.replayed.preempted_by_core.insert(job.0);
                     self.released_at_ms.remove(&job.0);
-                    if let Some((seq, nodes)) = self.start_seq.remove(&job.0) {
-                        self.preempted_seq.insert(job.0, (now, seq, nodes));
+                    if let Some((seq, nodes)) = self.replayed.start_seq.remove(&job.0) {
+                        self.replayed.preempted_seq.insert(job.0, (now, seq, nodes));
                     }
                 }
                 Decision::Reject { job, .. } => {
-                    self.start_seq.remove(&job.0);
+                    self.replayed.start_seq.remove(&job.0);
                 }
             }
         }
@@ -625,11 +615,13 @@ impl Controller {
 
     /// A job's place in the release order.
     fn seq(&self, job: u32) -> Option<u64> {
-        self.start_seq.get(&job).map(|(seq, _)| *seq)
+        self.replayed.start_seq.get(&job).map(|(seq, _)| *seq)
     }
 
-    fn note(&mut self, cycle: &mut Cycle, job: u32, said: Said, text: String) {
-        if self.said.insert((job, said)) {
+    /// Logs `text` the first time `said` holds for `job`; true then.
+    fn note(&mut self, cycle: &mut Cycle, job: u32, said: Said, text: String) -> bool {
+        let first = self.said.insert((job, said));
+        if first {
             if matches!(
                 said,
                 Said::UnknownState | Said::Adopted | Said::ReleasedOutside
@@ -638,6 +630,7 @@ impl Controller {
             }
             cycle.notes.push(text);
         }
+        first
     }
 
     /// A job array's record or one of its tasks, or a component of a heterogeneous job.
@@ -671,16 +664,15 @@ impl Controller {
     fn released_outside(&mut self, cycle: &mut Cycle, id: u32, what: &str) {
         // A job gantry released and the core then preempted shows released or running
         // until gantry's own hold or requeue lands.
-        if self.preempted_by_core.contains(&id) {
+        if self.replayed.preempted_by_core.contains(&id) {
             return;
         }
         let text = format!(
             "job {id}: {what} outside gantry while gantry held it queued (an operator's `scontrol release`, or a second scheduler on this partition: one gantry per partition); gantry holds it again"
         );
-        if !self.said.contains(&(id, Said::ReleasedOutside)) {
+        if self.note(cycle, id, Said::ReleasedOutside, text) {
             cycle.released_outside += 1;
         }
-        self.note(cycle, id, Said::ReleasedOutside, text);
     }
 
     /// Cancels jobs whose start failed too often (decided in [`action_done`](Self::action_done)).
@@ -948,16 +940,16 @@ impl Controller {
                     .push(format!("job {id}: core refused {event:?}: {err}"));
             }
             self.restarts.remove(&id);
-            self.start_seq.remove(&id);
-            self.preempted_seq.remove(&id);
+            self.replayed.start_seq.remove(&id);
+            self.replayed.preempted_seq.remove(&id);
             self.last_nodes.remove(&id);
             self.released_at_ms.remove(&id);
             self.start_failures.remove(&id);
-            self.preempted_by_core.remove(&id);
+            self.replayed.preempted_by_core.remove(&id);
             self.held_by_gantry.remove(&id);
             self.wait_said.remove(&id);
             self.grace.remove(&id);
-            self.started_ever.remove(&id);
+            self.replayed.started_ever.remove(&id);
             self.said.retain(|(j, _)| *j != id);
             if completed_early {
                 self.finished_completing.insert(id);
@@ -993,7 +985,7 @@ impl Controller {
                 state == JobState::Running && job.held && self.released_at_ms.contains_key(&id);
             // gantry's own `requeuehold`, not yet made a user hold: gantry's, whatever it shows.
             let requeued_by_gantry =
-                self.preempted_by_core.contains(&id) && !self.held_by_gantry.contains(&id);
+                self.replayed.preempted_by_core.contains(&id) && !self.held_by_gantry.contains(&id);
             if job.state != JobStateName::Pending
                 || !(self.admin_held(job) || held_after_release)
                 || requeued_by_gantry
@@ -1025,8 +1017,8 @@ impl Controller {
                 .push(format!("job {id}: core refused its cancel: {err}"));
             return false;
         }
-        self.start_seq.remove(&id);
-        self.preempted_seq.remove(&id);
+        self.replayed.start_seq.remove(&id);
+        self.replayed.preempted_seq.remove(&id);
         self.held_by_gantry.remove(&id);
         true
     }
@@ -1141,7 +1133,7 @@ impl Controller {
             };
             // A node count gantry set itself (`NumNodes=n-n` at an earlier start) is not the
             // user's.
-            if !self.started_ever.contains(&job.id)
+            if !self.replayed.started_ever.contains(&job.id)
                 && let Err(reason) = node_count_kept(
                     job,
                     request.gpus,
@@ -1156,7 +1148,7 @@ impl Controller {
                 self.refuse(cycle, job.id, reason);
                 continue;
             }
-            if !self.started_ever.contains(&job.id)
+            if !self.replayed.started_ever.contains(&job.id)
                 && job.restart_count == 0
                 && !job.required_nodes.is_empty()
             {
@@ -1247,10 +1239,14 @@ impl Controller {
         let time_driven = gantry_core::JobOrder::time_driven(self.core.order());
         let period_due = time_driven
             && self.config.tick_ms > 0
-            && now >= self.last_tick_ms.saturating_add(self.config.tick_ms);
+            && now
+                >= self
+                    .replayed
+                    .last_tick_ms
+                    .saturating_add(self.config.tick_ms);
         if review_due || period_due {
             let _ = self.handle(now, Event::Tick, cycle);
-            self.last_tick_ms = now;
+            self.replayed.last_tick_ms = now;
         }
     }
 
@@ -1309,7 +1305,7 @@ impl Controller {
                         holds.push(Action::Hold { job: id })
                     }
                     JobStateName::Pending if slurm.held => {
-                        self.preempted_by_core.remove(&id);
+                        self.replayed.preempted_by_core.remove(&id);
                     }
                     JobStateName::Pending => {
                         self.released_outside(cycle, id, "released");

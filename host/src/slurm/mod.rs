@@ -799,9 +799,9 @@ fn load_side_state(path: &std::path::Path) -> Option<SideState> {
     })
 }
 
-/// Writes the side state atomically (a temporary file renamed over it).
-/// Synced, as the journal is: it is written ahead of the signals and holds it records, and
-/// a restart after a power loss must find it as the journal's entries left it.
+/// Writes the side state atomically (a temporary file renamed over it) and synced, as the
+/// journal is: it is written ahead of the signals it records, and a restart after a power
+/// loss must find it as the journal's entries left it.
 fn save_side_state(path: &std::path::Path, state: &SideState) -> std::io::Result<()> {
     journal::replace_file_synced(path, &serde_json::to_vec(state)?)
 }
