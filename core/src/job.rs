@@ -110,6 +110,8 @@ pub struct Job {
     /// Since when it is in its current state: queued since its submission or last
     /// preemption, running since its last (re)start.
     since: TimeMs,
+    /// Time spent running in the runs that ended (a running job's current run counts from
+    /// `since`, [`Job::executed_at`]): crediting running jobs at every event would cost O(R).
     executed: DurationMs,
     /// A time that belongs to the job order (e.g. when the job entered its 2D-LAS queue).
     /// Set to the submission time at submit.
@@ -276,10 +278,11 @@ impl Job {
         }
     }
 
-    /// Declared length minus executed time, for oracle SRTF; `None` if no length declared.
-    pub fn declared_remaining(&self) -> Option<DurationMs> {
+    /// Declared length minus the time executed by `now`, for oracle SRTF; `None` if no
+    /// length declared.
+    pub fn declared_remaining_at(&self, now: TimeMs) -> Option<DurationMs> {
         self.declared_length()
-            .map(|len| len.saturating_sub(self.executed))
+            .map(|len| len.saturating_sub(self.executed_at(now)))
     }
 
     /// Where it is in its life (`Waiting`, `Running` or `Preempted` for a live job).
@@ -334,17 +337,59 @@ impl Job {
                 .has_flag(Status::NEVER_PREEMPT | Status::IN_QUANTUM)
     }
 
-    /// Wall time spent running, summed over all runs.
-    pub const fn executed(&self) -> DurationMs {
-        self.executed
+    /// Wall time spent running by `now`, summed over all runs (`now` at or after the job's
+    /// last state change; the scheduler passes its current time). O(1): the current run
+    /// counts from its start, so no event walks the running jobs to credit them.
+    #[cfg_attr(target_os = "none", inline(never))]
+    pub const fn executed_at(&self, now: TimeMs) -> DurationMs {
+        if matches!(self.status.state(), Some(JobState::Running)) {
+            self.executed
+                .saturating_add(now.saturating_since(self.since))
+        } else {
+            self.executed
+        }
     }
 
-    /// Attained service in GPU·ms: GPUs × time running (Tiresias's 2D attained service),
-    /// kept across preemptions. Equal to summing `gpus × dt` per event with saturation: both
-    /// are `min(gpus × Σ dt, u64::MAX)` (a gang holds all its GPUs while it runs, and
-    /// `executed` saturates only where the product does).
-    pub const fn attained_gpu_ms(&self) -> u64 {
-        self.executed.0.saturating_mul(self.gpus as u64)
+    /// Attained service in GPU·ms by `now`: GPUs × time running (Tiresias's 2D attained
+    /// service), kept across preemptions. `min(gpus × Σ runs, u64::MAX)`: a gang holds all
+    /// its GPUs while it runs, and the executed time saturates only where the product does.
+    pub const fn attained_gpu_ms_at(&self, now: TimeMs) -> u64 {
+        self.executed_at(now).0.saturating_mul(self.gpus as u64)
+    }
+
+    /// Ends the current run at `now`, if it runs: its time joins the ended runs'. Every
+    /// move out of `Running` (or onto other GPUs) goes through here first.
+    fn end_run(&mut self, now: TimeMs) {
+        self.executed = self.executed_at(now);
+        self.since = now;
+    }
+
+    /// The record as a snapshot holds it: the current run's time credited up to `now`
+    /// (what the job has executed by then), so the layout does not depend on how the core
+    /// keeps the running time.
+    #[cfg(feature = "snapshot")]
+    pub(crate) const fn credited_to(&self, now: TimeMs) -> Self {
+        let mut job = *self;
+        job.executed = self.executed_at(now);
+        job
+    }
+
+    /// Undoes [`credited_to`](Self::credited_to) on a decoded record. False, changing
+    /// nothing, if it runs and claims less executed time than its current run has lasted by
+    /// `now` (no scheduler writes such a record).
+    #[cfg(feature = "snapshot")]
+    pub(crate) fn uncredit(&mut self, now: TimeMs) -> bool {
+        if !matches!(self.status.state(), Some(JobState::Running)) {
+            return true;
+        }
+        let run = now.saturating_since(self.since);
+        match self.executed.0.checked_sub(run.0) {
+            Some(before) => {
+                self.executed = DurationMs(before);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Moves it to `state`.
@@ -354,26 +399,27 @@ impl Job {
 
     /// Puts it back in the queue at `now` (a preemption); its quantum, if any, ends.
     pub(crate) fn requeue(&mut self, now: TimeMs) {
+        self.end_run(now);
         self.set_state(JobState::Preempted);
         self.status = self.status.with_flag(Status::IN_QUANTUM, false);
-        self.since = now;
     }
 
     /// Starts (or restarts, or moves) it at `now`, inside a run quantum when `quantum`.
     pub(crate) fn start_at(&mut self, now: TimeMs, quantum: bool) {
+        self.end_run(now);
         self.set_state(JobState::Running);
         self.status = self.status.with_flag(Status::IN_QUANTUM, quantum);
-        self.since = now;
+    }
+
+    /// Marks it finished at `now` (it left the scheduler), its last run ended.
+    pub(crate) fn finish_at(&mut self, now: TimeMs) {
+        self.end_run(now);
+        self.set_state(JobState::Finished);
     }
 
     /// Ends its run quantum (it may be preempted from now on, unless it is `Never`).
     pub(crate) fn end_quantum(&mut self) {
         self.status = self.status.with_flag(Status::IN_QUANTUM, false);
-    }
-
-    /// Credits `dt` of running.
-    pub(crate) fn run_for(&mut self, dt: DurationMs) {
-        self.executed = self.executed.saturating_add(dt);
     }
 
     /// Whether its fields are ones the core could have built (a decoded snapshot's jobs are
@@ -384,10 +430,15 @@ impl Job {
             && (self.status.has_declared_length() || self.declared_length_ms == 0)
     }
 
-    /// Sets its executed time (unit tests of the orders build jobs in any state).
+    /// Sets its executed time as every later read sees it (unit tests of the orders build
+    /// jobs in any state): a running job is given no current run (its run clock is parked
+    /// at the end of time), so set its state first.
     #[cfg(test)]
     pub(crate) fn set_executed(&mut self, executed: DurationMs) {
         self.executed = executed;
+        if matches!(self.status.state(), Some(JobState::Running)) {
+            self.since = TimeMs(u64::MAX);
+        }
     }
 
     /// Sets when it was submitted and queued (unit tests).

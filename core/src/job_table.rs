@@ -15,6 +15,8 @@ use crate::avl::{Avl, NIL};
 use crate::decode::{DecodeInPlace, Reader, read};
 use crate::ids::JobId;
 use crate::job::Job;
+#[cfg(feature = "snapshot")]
+use crate::time::TimeMs;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::slot::Slot;
@@ -217,6 +219,75 @@ fn id_at(jobs: &[Job], slot: Slot) -> Option<JobId> {
 fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, slot: Slot, value: T) {
     if let Some(x) = column.get_mut(usize::from(slot)) {
         *x = value;
+    }
+}
+
+/// A [`JobTable`] as a snapshot writes it: field for field its own layout, each running
+/// job credited with its current run up to `now` ([`Job::credited_to`]).
+#[cfg(feature = "snapshot")]
+pub(crate) struct TableAt<'a, const J: usize> {
+    table: &'a JobTable<J>,
+    now: TimeMs,
+}
+
+#[cfg(feature = "snapshot")]
+impl<const J: usize> JobTable<J> {
+    /// The table as a snapshot taken at `now` holds it.
+    pub(crate) fn at(&self, now: TimeMs) -> TableAt<'_, J> {
+        TableAt { table: self, now }
+    }
+
+    /// Undoes [`at`](Self::at) after a decode: each running job's executed time back to its
+    /// ended runs'. The first job whose record no scheduler writes
+    /// ([`Job::uncredit`]) is returned, with the jobs before it already changed. O(J).
+    pub(crate) fn uncredit(&mut self, now: TimeMs) -> Result<(), JobId> {
+        for job in self.jobs.iter_mut().filter(|j| !j.is_vacant()) {
+            if !job.uncredit(now) {
+                return Err(job.id());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "snapshot")]
+impl<const J: usize> Serialize for TableAt<'_, J> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let table = self.table;
+        let jobs = CreditedJobs {
+            jobs: &table.jobs,
+            now: self.now,
+        };
+        let mut out = serializer.serialize_struct("JobTable", 8)?;
+        out.serialize_field("jobs", &jobs)?;
+        out.serialize_field("prev", &table.prev)?;
+        out.serialize_field("next", &table.next)?;
+        out.serialize_field("oldest", &table.oldest)?;
+        out.serialize_field("newest", &table.newest)?;
+        out.serialize_field("free", &table.free)?;
+        out.serialize_field("len", &table.len)?;
+        out.serialize_field("by_id", &table.by_id)?;
+        out.end()
+    }
+}
+
+/// Jobs written as a sequence (what `heapless::Vec` writes), each credited up to `now`.
+#[cfg(feature = "snapshot")]
+struct CreditedJobs<'a> {
+    jobs: &'a [Job],
+    now: TimeMs,
+}
+
+#[cfg(feature = "snapshot")]
+impl Serialize for CreditedJobs<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.jobs.len()))?;
+        for job in self.jobs {
+            seq.serialize_element(&job.credited_to(self.now))?;
+        }
+        seq.end()
     }
 }
 

@@ -1,8 +1,8 @@
 //! The scheduler: the one entry point, [`Scheduler::handle`], that firmware, the host
 //! simulator and replay tests all drive.
 //!
-//! Each call validates the event (an error changes nothing), accrues service for running
-//! jobs up to `now`, applies the event, then runs one scheduling pass: bring the keys that
+//! Each call validates the event (an error changes nothing), applies it, then runs one
+//! scheduling pass: bring the keys that
 //! changed up to date, choose in rank order the jobs that should hold GPUs, preempt running
 //! jobs outside that set, and place queued jobs inside it one GPU at a time through the
 //! [`Placer`].
@@ -20,9 +20,11 @@
 //!
 //! With the first two, an event costs O(log J) amortised per key that changes, plus the
 //! pass, which visits only the jobs it decides about plus O(log J) nodes per decision,
-//! plus O(R) to accrue service on the R running jobs and O(G) per GPU set freed or placed:
-//! nothing in it grows with the number of *waiting* jobs. `next_review` is O(1). The job
-//! table (module `job_table`) finds a job by id and removes it in O(log J).
+//! plus O(G) per GPU set freed or placed: nothing in it grows with the number of *waiting*
+//! jobs. No event walks the running jobs to credit their service: a job keeps the time of
+//! its ended runs and the start of its current one, and its service is read at a time
+//! ([`Job::executed_at`]). `next_review` is O(1). The job table (module `job_table`) finds a
+//! job by id and removes it in O(log J).
 
 use crate::avl::NIL;
 use crate::error::SchedError;
@@ -136,6 +138,8 @@ pub enum InvariantViolation {
     FinalStateInTable(JobId),
     /// Two live jobs share an id.
     DuplicateId(JobId),
+    /// A restored running job claims less executed time than its current run has lasted.
+    RunLongerThanExecuted(JobId),
     /// The scheduler's own indexes (id column, running list, ranking, GPU counters) disagree
     /// with the job table or the GPU arrays; the job named is the first found out of step
     /// (`JobId(u32::MAX)` for a counter).
@@ -286,7 +290,7 @@ where
     }
 
     /// As [`handle`](Self::handle), but runs **no** scheduling pass: the event is validated,
-    /// service accrued and the event applied (a `GpuDown` still emits its `Preempt`); the
+    /// the clock moved and the event applied (a `GpuDown` still emits its `Preempt`); the
     /// next `handle` call at the same `now` (e.g. with [`Event::Tick`]) schedules. Lets a
     /// caller fold simultaneous events into one pass, as the Tiresias simulator does (its
     /// arrivals, completions and timers at one second share a single pass). Until that pass,
@@ -304,7 +308,7 @@ where
         })
     }
 
-    /// Checks time and buffer, validates, accrues service and applies the event. Returns
+    /// Checks time and buffer, validates, moves the clock and applies the event. Returns
     /// the length of `out` before the event's decisions.
     fn admit<const D: usize>(
         &mut self,
@@ -323,7 +327,7 @@ where
         }
         let named = self.validate(now, &event)?;
         let before = out.len();
-        self.accrue(now);
+        self.last_now = now;
         self.apply(now, event, named, out);
         Ok(before)
     }
@@ -404,24 +408,6 @@ where
         Ok(())
     }
 
-    /// Credits every running job with service from the previous event up to `now`. O(R),
-    /// and O(1) for a second event at the same instant.
-    fn accrue(&mut self, now: TimeMs) {
-        let dt = now.saturating_since(self.last_now);
-        if dt.0 == 0 {
-            // Events at one instant (a simulator's arrivals, finishes and ticks) credit
-            // nothing: skip the walk.
-            return;
-        }
-        for &slot in self.running.iter() {
-            let Some(job) = self.table.get_mut(slot) else {
-                continue;
-            };
-            job.run_for(dt);
-        }
-        self.last_now = now;
-    }
-
     fn apply<const D: usize>(
         &mut self,
         now: TimeMs,
@@ -436,7 +422,7 @@ where
                     self.unpin(slot);
                     self.release(slot);
                     if let Some(mut job) = self.remove(slot) {
-                        job.set_state(JobState::Finished);
+                        job.finish_at(now);
                         self.order.on_finished(&job, now);
                     }
                 }

@@ -267,7 +267,10 @@ where
             });
         }
         // (end, GPUs in the range, id, slot) of each running job holding GPUs there.
-        let end_of = |job: &Job| job.declared_remaining().map(|r| now.saturating_add(r));
+        let end_of = |job: &Job| {
+            job.declared_remaining_at(now)
+                .map(|r| now.saturating_add(r))
+        };
         let mut holders: heapless::Vec<(Option<TimeMs>, usize, JobId, Slot), G> =
             heapless::Vec::new();
         let whole = range.start == 0 && range.end >= self.topology.gpu_count().min(G);

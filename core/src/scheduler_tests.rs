@@ -184,10 +184,12 @@ fn service_accrues_as_gpus_times_time() {
     let mut s = busy();
     s.handle(TimeMs(1_100), Event::Tick, &mut Out::new())
         .unwrap();
-    let job = s.job(JobId(1)).unwrap();
-    assert_eq!(job.executed(), DurationMs(1_100));
-    assert_eq!(job.attained_gpu_ms(), 4 * 1_100);
-    assert_eq!(s.job(JobId(2)).unwrap().attained_gpu_ms(), 0);
+    let (job, now) = (s.job(JobId(1)).unwrap(), s.now());
+    assert_eq!(job.executed_at(now), DurationMs(1_100));
+    assert_eq!(job.attained_gpu_ms_at(now), 4 * 1_100);
+    assert_eq!(s.job(JobId(2)).unwrap().attained_gpu_ms_at(now), 0);
+    // Read later, a running job's service includes the time since, with no event between.
+    assert_eq!(job.attained_gpu_ms_at(TimeMs(1_500)), 4 * 1_500);
 }
 
 #[test]
@@ -216,7 +218,7 @@ fn gpu_failure_requeues_the_job_which_later_finishes() {
     assert!(!gpus.contains(failed));
     let job = s.job(JobId(1)).unwrap();
     assert_eq!(
-        (job.state(), job.attained_gpu_ms()),
+        (job.state(), job.attained_gpu_ms_at(s.now())),
         (JobState::Running, 100)
     );
     s.handle(TimeMs(90), Event::Finish(JobId(1)), &mut Out::new())

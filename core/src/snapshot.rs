@@ -31,7 +31,9 @@ use super::{InvariantViolation, Scheduler, SchedulerConfig};
 use crate::avl::NIL;
 use crate::decode::{DecodeInPlace, IntoColumn, Reader, read};
 use crate::ids::{GpuId, MachineId};
-use crate::job_table::{JobTable, Slot};
+#[cfg(not(target_os = "none"))]
+use crate::job_table::JobTable;
+use crate::job_table::{Slot, TableAt};
 use crate::order::JobOrder;
 use crate::placement::Placer;
 use crate::rank::RankIndex;
@@ -140,7 +142,7 @@ struct StateRef<'a, O, P, const J: usize> {
     order: &'a O,
     placer: &'a P,
     config: SchedulerConfig,
-    table: &'a JobTable<J>,
+    table: TableAt<'a, J>,
     rank: &'a RankIndex<J>,
     timers: &'a Timers<J>,
     running: &'a [Slot],
@@ -234,7 +236,12 @@ where
         O: Serialize,
         P: Serialize,
     {
-        let state = StateRef {
+        wire::encode(&self.state_ref(), buf).ok_or(SnapshotError::BufferTooSmall)
+    }
+
+    /// What [`snapshot`](Self::snapshot) writes.
+    fn state_ref(&self) -> StateRef<'_, O, P, J> {
+        StateRef {
             version: SNAPSHOT_VERSION,
             capacities: Self::CAPACITIES,
             topology: topology_fingerprint(&self.topology),
@@ -243,7 +250,7 @@ where
             order: &self.order,
             placer: &self.placer,
             config: self.config,
-            table: &self.table,
+            table: self.table.at(self.last_now),
             rank: &self.rank,
             timers: &self.timers,
             running: &self.running,
@@ -256,8 +263,7 @@ where
             walk_epoch: self.walk_epoch,
             reject_due: &self.reject_due,
             placer_faults: self.placer_faults,
-        };
-        wire::encode(&state, buf).ok_or(SnapshotError::BufferTooSmall)
+        }
     }
 
     #[cfg(not(target_os = "none"))]
@@ -321,6 +327,7 @@ where
             reject_due: state.reject_due,
             placer_faults: state.placer_faults,
         };
+        scheduler.uncredit_runs()?;
         (scheduler.pinned_count, scheduler.quantum_end) = scheduler.derive_pins();
         scheduler
             .check_invariants()
@@ -474,11 +481,20 @@ where
         if placer.as_str() != self.placer.name() {
             return Err(SnapshotError::Mismatch(HeaderField::Placer));
         }
+        self.uncredit_runs()?;
         let gpus = self.topology.gpu_count().min(G);
         self.healthy_count = self.healthy.iter().take(gpus).filter(|&&h| h).count();
         self.busy_count = self.owner.iter().filter(|&&o| o != NIL).count();
         (self.pinned_count, self.quantum_end) = self.derive_pins();
         self.check_invariants().map_err(SnapshotError::Inconsistent)
+    }
+
+    /// A snapshot holds each running job's executed time up to the time it was taken
+    /// ([`JobTable::at`]); the job record keeps its ended runs' only.
+    fn uncredit_runs(&mut self) -> Result<(), SnapshotError> {
+        self.table.uncredit(self.last_now).map_err(|id| {
+            SnapshotError::Inconsistent(InvariantViolation::RunLongerThanExecuted(id))
+        })
     }
 
     /// Empties the scheduler in place: no jobs, every GPU of the topology healthy and free,

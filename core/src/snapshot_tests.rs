@@ -476,3 +476,69 @@ fn the_widest_firmware_state_fits_max_snapshot_bytes() {
         assert!(n <= MAX_SNAPSHOT_BYTES, "{n} > {MAX_SNAPSHOT_BYTES}");
     }
 }
+
+/// A job started at 1 s, snapshotted at 6 s (a FIFO scheduler on the test cluster).
+fn running_since_one_second() -> Box<Sched<Fifo, BestFit>> {
+    let mut s = Box::new(Sched::new(topology(), Fifo, BestFit));
+    answer(
+        &mut s,
+        TimeMs(1_000),
+        Event::Submit(JobSpec::new(JobId(1), 2)),
+    );
+    answer(&mut s, TimeMs(6_000), Event::Tick);
+    s
+}
+
+/// A snapshot holds a running job's service up to the time it was taken (the layout of the
+/// builds that credited every running job at each event, so their snapshots still read);
+/// a restore reads it back as the job's ended runs plus its current one.
+#[test]
+fn a_snapshot_holds_a_running_jobs_service_up_to_its_time() {
+    let s = running_since_one_second();
+    let mut buf = vec![0u8; 64 * 1024];
+    let frame = s.snapshot(&mut buf).unwrap().to_vec();
+    let mut opened = frame.clone();
+    let message = Sched::<Fifo, BestFit>::open(&mut opened, &topology()).unwrap();
+    let state: State<Fifo, BestFit, G, J> = postcard::from_bytes(message).unwrap();
+    let written = state
+        .table
+        .get(state.table.find(JobId(1)).unwrap())
+        .unwrap();
+    // The record as written, read at its run's start: the field itself.
+    assert_eq!(written.running_since(), TimeMs(1_000));
+    assert_eq!(
+        written.executed_at(written.running_since()),
+        DurationMs(5_000)
+    );
+    let restored = Sched::<Fifo, BestFit>::restore(topology(), &mut frame.clone()).unwrap();
+    let job = restored.job(JobId(1)).unwrap();
+    assert_eq!(job.executed_at(TimeMs(6_000)), DurationMs(5_000));
+    assert_eq!(job.attained_gpu_ms_at(TimeMs(9_000)), 2 * 8_000);
+    let mut again = vec![0u8; 64 * 1024];
+    assert_eq!(restored.snapshot(&mut again).unwrap(), &frame[..]);
+}
+
+/// A running job that claims less executed time than its run has lasted by the snapshot's
+/// clock is refused, by both restores, and changes nothing.
+#[test]
+fn a_run_longer_than_the_executed_time_is_refused() {
+    let s = running_since_one_second();
+    let mut state = s.state_ref();
+    // The table as at 6 s, the clock at 9 s: 5 s executed, 8 s run.
+    state.last_now = TimeMs(9_000);
+    let mut buf = vec![0u8; 64 * 1024];
+    let frame = wire::encode(&state, &mut buf).unwrap().to_vec();
+    let refused = SnapshotError::Inconsistent(InvariantViolation::RunLongerThanExecuted(JobId(1)));
+    assert_eq!(
+        Sched::<Fifo, BestFit>::restore(topology(), &mut frame.clone()).err(),
+        Some(refused)
+    );
+    let mut target = running_since_one_second();
+    let before = target.snapshot(&mut vec![0u8; 64 * 1024]).unwrap().to_vec();
+    let mut scratch = Box::new(Sched::new(topology(), Fifo, BestFit));
+    assert_eq!(
+        target.restore_in_place(&mut frame.clone(), &mut scratch),
+        Err(refused)
+    );
+    assert_eq!(target.snapshot(&mut buf).unwrap(), &before[..]);
+}

@@ -117,7 +117,7 @@ fn replay<O: JobOrder>(
                 s.now().0
                     + jobs[j.id().0 as usize]
                         .duration_ms
-                        .saturating_sub(j.executed().0)
+                        .saturating_sub(j.executed_at(s.now()).0)
             })
             .min();
         let review = s.next_review();
@@ -132,7 +132,9 @@ fn replay<O: JobOrder>(
         let mut events: Vec<Event> = Vec::new();
         for j in s.jobs() {
             let d = jobs[j.id().0 as usize].duration_ms;
-            if j.state() == JobState::Running && s.now().0 + d.saturating_sub(j.executed().0) <= t {
+            if j.state() == JobState::Running
+                && s.now().0 + d.saturating_sub(j.executed_at(s.now()).0) <= t
+            {
                 events.push(Event::Finish(j.id()));
             }
         }

@@ -169,8 +169,8 @@ impl Las {
 
     /// The job's service counted in its current queue cycle (since its last promotion), in
     /// the configured metric.
-    pub fn queue_service(&self, job: &Job) -> u64 {
-        self.config.queue_service(job)
+    pub fn queue_service(&self, job: &Job, now: TimeMs) -> u64 {
+        self.config.queue_service(job, now)
     }
 
     /// Demotes or promotes `job`, keeping the bits of `order_queue` above the queue index.
@@ -197,10 +197,12 @@ impl Las {
 /// The 2D-LAS rules on their own, so an order that embeds the queues in its own
 /// configuration (TIAS) needs no second copy of them.
 impl LasConfig {
-    /// The job's service counted in its current queue cycle (since its last promotion), in
-    /// the configured metric.
-    pub fn queue_service(&self, job: &Job) -> u64 {
-        let gpu_ms = job.attained_gpu_ms().saturating_sub(job.order_base_gpu_ms);
+    /// The job's service by `now` counted in its current queue cycle (since its last
+    /// promotion), in the configured metric.
+    pub fn queue_service(&self, job: &Job, now: TimeMs) -> u64 {
+        let gpu_ms = job
+            .attained_gpu_ms_at(now)
+            .saturating_sub(job.order_base_gpu_ms);
         match self.service {
             LengthMetric::GpuTime => gpu_ms,
             LengthMetric::Time => div_narrow(gpu_ms, u64::from(job.gpus().max(1))),
@@ -216,20 +218,22 @@ impl LasConfig {
     }
 
     /// Executed ms since the last promotion (Tiresias's reset `executed_time`).
-    fn executed_since_base(job: &Job) -> u64 {
-        let gpu_ms = job.attained_gpu_ms().saturating_sub(job.order_base_gpu_ms);
+    fn executed_since_base(job: &Job, now: TimeMs) -> u64 {
+        let gpu_ms = job
+            .attained_gpu_ms_at(now)
+            .saturating_sub(job.order_base_gpu_ms);
         div_narrow(gpu_ms, u64::from(job.gpus().max(1)))
     }
 
     /// When a queued job becomes eligible for promotion; `None` when the guard is off, the
     /// job is in queue 0, is running, or has not run since its last promotion.
-    fn promotion_at(&self, job: &Job) -> Option<TimeMs> {
+    fn promotion_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let knob = u64::from(self.promote_knob_permille);
         let queue = job.order_queue & QUEUE_MASK;
         if knob == 0 || queue == 0 || !job.state().is_queued() {
             return None;
         }
-        let executed = Self::executed_since_base(job);
+        let executed = Self::executed_since_base(job, now);
         if executed == 0 {
             return None;
         }
@@ -242,13 +246,13 @@ impl LasConfig {
     pub fn refresh_job(&self, job: &mut Job, now: TimeMs) {
         let flags = job.order_queue & !QUEUE_MASK;
         let queue = job.order_queue & QUEUE_MASK;
-        if self.promotion_at(job).is_some_and(|at| at <= now) {
+        if self.promotion_at(job, now).is_some_and(|at| at <= now) {
             job.order_queue = flags;
             job.order_mark = now;
-            job.order_base_gpu_ms = job.attained_gpu_ms();
+            job.order_base_gpu_ms = job.attained_gpu_ms_at(now);
             return;
         }
-        let service = self.queue_service(job);
+        let service = self.queue_service(job, now);
         let target = self.queue_for(service);
         if target > queue {
             // Entered the new queue when it crossed that queue's threshold. Service grows
@@ -272,11 +276,11 @@ impl LasConfig {
     pub fn review_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         if job.state() == JobState::Running {
             let limit = self.limit_of(job.order_queue & QUEUE_MASK)?;
-            let left = limit.saturating_sub(self.queue_service(job));
+            let left = limit.saturating_sub(self.queue_service(job, now));
             let wait_ms = div_ceil_narrow(left, self.rate(job));
             return Some(now.saturating_add(DurationMs(wait_ms)));
         }
-        self.promotion_at(job)
+        self.promotion_at(job, now)
     }
 }
 
@@ -447,7 +451,7 @@ mod tests {
         // Preemption keeps attained service (and executed time).
         let j0 = s.job(JobId(0)).unwrap();
         assert_eq!(
-            (j0.attained_gpu_ms(), j0.executed()),
+            (j0.attained_gpu_ms_at(s.now()), j0.executed_at(s.now())),
             (10_000, DurationMs(10_000))
         );
         s.check_invariants().unwrap();

@@ -104,9 +104,9 @@ impl JobOrder for Srtf {
         }
     }
 
-    fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
+    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
         let remaining = job
-            .declared_remaining()
+            .declared_remaining_at(now)
             .map(|d| self.metric.scale(d.0, job));
         length_key(remaining, job)
     }

@@ -450,7 +450,8 @@ impl Tias {
     pub fn critical_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let deadline = job.deadline()?;
         let window = deadline.saturating_since(job.submitted_at()).0;
-        let remaining = share_of(window, self.shares_for(job).0).saturating_sub(job.executed().0);
+        let remaining =
+            share_of(window, self.shares_for(job).0).saturating_sub(job.executed_at(now).0);
         let latest = deadline
             .0
             .saturating_sub(share_of(window, self.safety_share));
@@ -466,37 +467,37 @@ impl Tias {
     /// When a waiting deadline job can no longer finish in time even if it needs only
     /// `ρ₀·W`; `None` while it runs (then it is making the most of its time) or before
     /// `ρ₀` is learned. O(1).
-    pub fn hopeless_at(&self, job: &Job) -> Option<TimeMs> {
+    pub fn hopeless_at(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         let least_share = self.shares_for(job).1;
         if least_share == 0 || job.state() == JobState::Running {
             return None;
         }
         let deadline = job.deadline()?;
         let window = deadline.saturating_since(job.submitted_at()).0;
-        let needed = share_of(window, least_share).saturating_sub(job.executed().0);
+        let needed = share_of(window, least_share).saturating_sub(job.executed_at(now).0);
         Some(TimeMs(deadline.0.saturating_sub(needed)))
     }
 
     /// `ρ·W − e` for `ρ = bound_share`: how much longer a deadline job may still need, in
     /// ms, if it needs no more than a job that can be met. O(1).
-    fn remaining_bound_ms(job: &Job, bound_share: u32) -> Option<u64> {
+    fn remaining_bound_ms(job: &Job, bound_share: u32, now: TimeMs) -> Option<u64> {
         let deadline = job.deadline()?;
         let window = deadline.saturating_since(job.submitted_at()).0;
-        Some(share_of(window, bound_share).saturating_sub(job.executed().0))
+        Some(share_of(window, bound_share).saturating_sub(job.executed_at(now).0))
     }
 
     /// `k·(ρ·W − e)`, GPU·ms, under the current `ρ`. O(1).
-    fn remaining_bound_gpu_ms(&self, job: &Job) -> u64 {
-        Self::remaining_bound_ms(job, self.shares_for(job).0)
+    fn remaining_bound_gpu_ms(&self, job: &Job, now: TimeMs) -> u64 {
+        Self::remaining_bound_ms(job, self.shares_for(job).0, now)
             .unwrap_or(0)
             .saturating_mul(u64::from(job.gpus()))
     }
 
     /// Whether a deadline job's remaining bound `k·(ρ·W − e)` is below
     /// [`TiasConfig::finish_lift_gpu_ms`]. O(1).
-    fn nearly_done(&self, job: &Job) -> bool {
+    fn nearly_done(&self, job: &Job, now: TimeMs) -> bool {
         job.deadline().is_some()
-            && self.remaining_bound_gpu_ms(job) < self.config.finish_lift_gpu_ms
+            && self.remaining_bound_gpu_ms(job, now) < self.config.finish_lift_gpu_ms
     }
 
     /// When a running job whose remaining bound is `remaining_ms` on `k` GPUs has less than
@@ -517,7 +518,7 @@ impl Tias {
         if job.state() != JobState::Running || job.order_queue & LIFTED_FLAG != 0 || lift == 0 {
             return None;
         }
-        let remaining = Self::remaining_bound_ms(job, self.shares_for(job).0)?;
+        let remaining = Self::remaining_bound_ms(job, self.shares_for(job).0, now)?;
         Self::bound_below_at(now, remaining, job.gpus(), lift)
     }
 
@@ -527,12 +528,12 @@ impl Tias {
     /// until it finishes (or the bound is learned lower). `None` in the default mode,
     /// without a deadline, or once `e ≥ ρ·W` (then [`nearly_done`](Self::nearly_done)
     /// lifts it). O(1).
-    fn latest_start(&self, job: &Job) -> Option<TimeMs> {
+    fn latest_start(&self, job: &Job, now: TimeMs) -> Option<TimeMs> {
         if self.config.deadline_safety != DeadlineSafety::LatestStart {
             return None;
         }
         let deadline = job.deadline()?;
-        let remaining = Self::remaining_bound_ms(job, self.shares_for(job).0)?;
+        let remaining = Self::remaining_bound_ms(job, self.shares_for(job).0, now)?;
         (remaining > 0).then(|| TimeMs(deadline.0.saturating_sub(remaining)))
     }
 
@@ -547,7 +548,7 @@ impl Tias {
         let Some(deadline) = job.deadline() else {
             return (Standing::NoDeadline, None);
         };
-        let hopeless_at = self.hopeless_at(job);
+        let hopeless_at = self.hopeless_at(job, now);
         let given_up = hopeless_at.is_some_and(|at| at <= now);
         let standing = if job.order_queue & HOPELESS_FLAG != 0 || now >= deadline || given_up {
             Standing::Hopeless
@@ -676,11 +677,11 @@ impl Tias {
     }
 
     /// The key of a job ranked by size: its index in the table it reads, or 2D-LAS. O(log B).
-    fn sized_key(&self, job: &Job) -> PriorityKey {
+    fn sized_key(&self, job: &Job, now: TimeMs) -> PriorityKey {
         match self.table_for(job) {
             Some(table) => PriorityKey {
                 class: INDEX_CLASS,
-                primary: -i64::from(table.log_index(job.attained_gpu_ms())),
+                primary: -i64::from(table.log_index(job.attained_gpu_ms_at(now))),
                 secondary: key_ms(job.submitted_at().0),
             },
             None => PriorityKey {
@@ -691,8 +692,8 @@ impl Tias {
     }
 
     /// The size bin of a critical job's remaining bound under `ρ = bound_share`. O(log B).
-    fn bound_bin(job: &Job, bound_share: u32) -> usize {
-        let remaining = Self::remaining_bound_ms(job, bound_share).unwrap_or(0);
+    fn bound_bin(job: &Job, bound_share: u32, now: TimeMs) -> usize {
+        let remaining = Self::remaining_bound_ms(job, bound_share, now).unwrap_or(0);
         size_bin(remaining.saturating_mul(u64::from(job.gpus())))
     }
 
@@ -700,8 +701,8 @@ impl Tias {
     /// bin's upper edge, so that it changes only when the bound crosses a bin edge. `ρ` is
     /// the one published with the table the job reads, so a new `ρ` reaches critical jobs a
     /// 64th at a time, as a table does. O(log B).
-    fn critical_key(&self, job: &Job, deadline: TimeMs) -> PriorityKey {
-        let bin = Self::bound_bin(job, self.shares_for(job).0);
+    fn critical_key(&self, job: &Job, deadline: TimeMs, now: TimeMs) -> PriorityKey {
+        let bin = Self::bound_bin(job, self.shares_for(job).0, now);
         let bound = SIZE_EDGES_GPU_MS
             .get(bin + 1)
             .copied()
@@ -734,17 +735,16 @@ impl Tias {
         if self.table_for(job).is_none() || job.state() != JobState::Running {
             return None;
         }
-        let attained = job.attained_gpu_ms();
+        let attained = job.attained_gpu_ms_at(now);
         let edge = *SIZE_EDGES_GPU_MS.get(size_bin(attained) + 1)?;
         let wait_ms = div_ceil_narrow(edge - attained, u64::from(job.gpus().max(1)));
         Some(now.saturating_add(DurationMs(wait_ms)))
     }
 
     /// Whether the table switch changes this job's index (from 2D-LAS it always does). O(log B).
-    fn switch_moves(&self, job: &Job) -> bool {
-        self.previous_is_las
-            || self.previous.log_index(job.attained_gpu_ms())
-                != self.table.log_index(job.attained_gpu_ms())
+    fn switch_moves(&self, job: &Job, now: TimeMs) -> bool {
+        let attained = job.attained_gpu_ms_at(now);
+        self.previous_is_las || self.previous.log_index(attained) != self.table.log_index(attained)
     }
 
     /// When a running critical job's bound falls into the next bin down. O(log B).
@@ -753,11 +753,11 @@ impl Tias {
             return None;
         }
         let share = self.shares_for(job).0;
-        let edge = SIZE_EDGES_GPU_MS[Self::bound_bin(job, share)];
+        let edge = SIZE_EDGES_GPU_MS[Self::bound_bin(job, share, now)];
         if edge == 0 {
             return None;
         }
-        let remaining = Self::remaining_bound_ms(job, share)?;
+        let remaining = Self::remaining_bound_ms(job, share, now)?;
         Self::bound_below_at(now, remaining, job.gpus(), edge)
     }
 
@@ -848,12 +848,12 @@ impl Tias {
     /// them), a job ranked by size whose index differs in the two tables (from 2D-LAS,
     /// always). In a steady workload the tables settle, and a switch re-keys few jobs.
     /// O(log B).
-    fn switch_moves_key(&self, job: &Job) -> bool {
+    fn switch_moves_key(&self, job: &Job, now: TimeMs) -> bool {
         let meetable = job.deadline().is_some() && job.order_queue & HOPELESS_FLAG == 0;
         let shares_moved = (self.previous_bound_share, self.previous_least_share)
             != (self.bound_share, self.least_share);
         (meetable && shares_moved)
-            || (self.ranking(job) == Ranking::Sized && self.switch_moves(job))
+            || (self.ranking(job) == Ranking::Sized && self.switch_moves(job, now))
     }
 }
 
@@ -922,7 +922,7 @@ impl JobOrder for Tias {
             }
             Standing::Critical => {
                 job.order_queue |= CRITICAL_FLAG;
-                if self.nearly_done(job) {
+                if self.nearly_done(job, now) {
                     job.order_queue |= LIFTED_FLAG;
                 }
             }
@@ -934,18 +934,18 @@ impl JobOrder for Tias {
     /// it: O(log B).
     fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
         let Some(deadline) = job.deadline() else {
-            return self.sized_key(job);
+            return self.sized_key(job, now);
         };
         match self.ranking(job) {
-            Ranking::Sized => self.sized_key(job),
-            Ranking::Critical if self.latest_start(job).is_some_and(|at| at <= now) => {
+            Ranking::Sized => self.sized_key(job, now),
+            Ranking::Critical if self.latest_start(job, now).is_some_and(|at| at <= now) => {
                 PriorityKey {
                     class: LATEST_START_CLASS,
                     primary: key_ms(deadline.0),
                     secondary: 0,
                 }
             }
-            Ranking::Critical => self.critical_key(job, deadline),
+            Ranking::Critical => self.critical_key(job, deadline, now),
             Ranking::Lifted => Self::lifted_key(job, deadline),
             Ranking::RelaxedBelow => PriorityKey {
                 class: RELAXED_BELOW_CLASS,
@@ -1000,11 +1000,11 @@ impl JobOrder for Tias {
         let window = Self::window_sample(job);
         if let Some((gpus, window_ms)) = window {
             self.sizes.remove_window(gpus, window_ms);
-            self.sketch.record(job.executed().0, window_ms);
+            self.sketch.record(job.executed_at(now).0, window_ms);
         }
-        let run_and_window = window.map(|(_, window_ms)| (job.executed().0, window_ms));
+        let run_and_window = window.map(|(_, window_ms)| (job.executed_at(now).0, window_ms));
         self.sizes
-            .record_finished(job.attained_gpu_ms(), run_and_window);
+            .record_finished(job.attained_gpu_ms_at(now), run_and_window);
         self.build_table(now, true);
     }
 
@@ -1070,9 +1070,9 @@ impl JobOrder for Tias {
     /// job whose key, refresh or review its switch moves (a deadline job that can still be
     /// met, a job whose index differs in the new table) a review at its switch time, or
     /// re-keys it if that has come (switch steps of 0 ms). O(log B).
-    fn epoch_effect(&self, job: &Job, _now: TimeMs) -> EpochEffect {
+    fn epoch_effect(&self, job: &Job, now: TimeMs) -> EpochEffect {
         let gangs = self.last_change.gangs && job.deadline().is_some();
-        let moved = self.last_change.published && self.switch_moves_key(job);
+        let moved = self.last_change.published && self.switch_moves_key(job, now);
         match self.switch_at(job) {
             _ if gangs => EpochEffect::Rekey,
             // Switched already (steps of 0 ms, or a pass after its step): now.
@@ -1127,11 +1127,13 @@ impl Tias {
             Ranking::Critical => self.critical_review(job, now),
             Ranking::Lifted | Ranking::RelaxedBelow | Ranking::Background => None,
         };
-        let switch = self.switch_at(job).filter(|_| self.switch_moves_key(job));
+        let switch = self
+            .switch_at(job)
+            .filter(|_| self.switch_moves_key(job, now));
         // A waiting critical job reaches its latest start (a running one keeps its distance).
         let waiting = job.state() != JobState::Running;
         let latest_start = match standing {
-            Standing::Critical if waiting => self.latest_start(job),
+            Standing::Critical if waiting => self.latest_start(job, now),
             _ => None,
         };
         let after_now = |t: Option<TimeMs>| t.filter(|&t| t > now);

@@ -24,8 +24,8 @@ fn spec(id: u32, gpus: u16, deadline_ms: Option<u64>) -> JobSpec {
 /// A job submitted at 0 that has executed `e_ms`, in `state`, in 2D-LAS queue `queue`.
 fn job(id: u32, gpus: u16, deadline_ms: Option<u64>, e_ms: u64, state: JobState) -> Job {
     let mut j = Job::submitted(spec(id, gpus, deadline_ms), TimeMs(0));
-    j.set_executed(DurationMs(e_ms));
     j.set_state(state);
+    j.set_executed(DurationMs(e_ms));
     j
 }
 
@@ -163,9 +163,12 @@ fn waiting_job_is_hopeless_once_even_the_least_share_no_longer_fits() {
         );
     }
     let waiting = job(0, 1, Some(W), 0, JobState::Waiting);
-    assert_eq!(tias.hopeless_at(&waiting), Some(TimeMs(W - 27_200)));
     assert_eq!(
-        Tias::default().hopeless_at(&waiting),
+        tias.hopeless_at(&waiting, TimeMs(0)),
+        Some(TimeMs(W - 27_200))
+    );
+    assert_eq!(
+        Tias::default().hopeless_at(&waiting, TimeMs(0)),
         None,
         "ρ₀ not learned"
     );
@@ -276,6 +279,7 @@ fn review_times_are_the_next_change() {
     );
     // Running and lifted (its bound, 78.4 GPU·s, is below the lift): its deadline.
     critical.set_state(JobState::Running);
+    critical.set_executed(DurationMs(0));
     critical.order_queue |= LIFTED_FLAG;
     assert_eq!(tias.next_review(&critical, TimeMs(20_000)), Some(TimeMs(W)));
     // Running and not lifted: its bound 78,400 GPU·ms falls below bin 1's edge (60 GPU·s)
@@ -512,7 +516,10 @@ fn a_deadline_window_is_a_size_sample_until_the_job_finishes_or_leaves() {
     done.set_executed(DurationMs(60_000));
     tias.on_finished(&done, TimeMs(60_000));
     sizes.remove_window(4, 100_000);
-    sizes.record_finished(done.attained_gpu_ms(), Some((60_000, 100_000)));
+    sizes.record_finished(
+        done.attained_gpu_ms_at(TimeMs(60_000)),
+        Some((60_000, 100_000)),
+    );
     assert_eq!(tias.sizes(), &sizes);
     // Cancelled: the window goes; a non-deadline job adds none.
     let other = job(2, 2, Some(50_000), 0, JobState::Waiting);
@@ -594,7 +601,7 @@ fn gangs_of_a_quarter_of_the_cluster_are_ranked_as_non_deadline_jobs() {
         tias.refresh(&mut j, now);
         assert_eq!(tias.standing(&j, now), Standing::Critical, "{gpus}");
         assert_eq!(tias.key(&j, now).class, class, "{gpus}");
-        let sized = tias.sized_key(&j);
+        let sized = tias.sized_key(&j, now);
         assert_eq!(tias.key(&j, now) == sized, gpus == 16, "{gpus}");
     }
     // The cluster's size is the most healthy GPUs seen: a failure makes no gang bigger.

@@ -105,14 +105,14 @@ impl TiresiasCompat {
         job.order_queue = (job.order_queue & !BAND_BITS) | (band << BAND_SHIFT);
     }
 
-    /// Executed time in whole seconds, as the simulator counts it.
-    fn executed_s(job: &Job) -> u64 {
-        job.executed().0 / 1000
+    /// Executed time by `now` in whole seconds, as the simulator counts it.
+    fn executed_s(job: &Job, now: TimeMs) -> u64 {
+        job.executed_at(now).0 / 1000
     }
 
     /// Demotes a running job by one queue if its service reached its queue's limit, unless it
     /// was already demoted at this instant (one level per event). O(1).
-    fn demote(&mut self, job: &mut Job, metric: LengthMetric) {
+    fn demote(&mut self, job: &mut Job, metric: LengthMetric, now: TimeMs) {
         let queue = Self::queue_of(job);
         let Some(&limit) = TIRESIAS_LIMITS_S.get(usize::from(queue)) else {
             return;
@@ -122,7 +122,7 @@ impl TiresiasCompat {
         {
             return;
         }
-        let executed = Self::executed_s(job);
+        let executed = Self::executed_s(job, now);
         let service = match metric {
             LengthMetric::Time => executed,
             LengthMetric::GpuTime => executed.saturating_mul(u64::from(job.gpus())),
@@ -137,7 +137,7 @@ impl TiresiasCompat {
     fn jump_s(job: &Job, metric: LengthMetric, now: TimeMs) -> Option<i64> {
         let limit =
             i64::try_from(*TIRESIAS_LIMITS_S.get(usize::from(Self::queue_of(job)))?).ok()?;
-        let executed = i64::try_from(Self::executed_s(job)).ok()?;
+        let executed = i64::try_from(Self::executed_s(job, now)).ok()?;
         let now_s = i64::try_from(now.0 / 1000).ok()?;
         let left = limit - executed;
         Some(match metric {
@@ -193,18 +193,18 @@ impl JobOrder for TiresiasCompat {
             return;
         }
         if let CompatPolicy::Dlas(metric) = self.policy {
-            self.demote(job, metric);
+            self.demote(job, metric, now);
         }
     }
 
-    fn key(&self, job: &Job, _now: TimeMs) -> PriorityKey {
+    fn key(&self, job: &Job, now: TimeMs) -> PriorityKey {
         match self.policy {
             CompatPolicy::Dlas(_) => PriorityKey {
                 class: u32::from(Self::queue_of(job)),
                 primary: i64::from(Self::band_of(job)),
                 secondary: key_ms(job.order_mark.0),
             },
-            CompatPolicy::Shortest(metric) => match job.declared_remaining() {
+            CompatPolicy::Shortest(metric) => match job.declared_remaining_at(now) {
                 Some(left) => PriorityKey {
                     class: 0,
                     primary: key_ms(match metric {
@@ -292,7 +292,9 @@ mod tests {
                             next = next.min(submit * 1000)
                         }
                         Some(j) if j.state() == JobState::Running => {
-                            next = next.min(now_ms(&self.s) + duration * 1000 - j.executed().0)
+                            next = next.min(
+                                now_ms(&self.s) + duration * 1000 - j.executed_at(self.s.now()).0,
+                            )
                         }
                         _ => {}
                     }
@@ -304,13 +306,13 @@ mod tests {
                     break;
                 }
                 let now = TimeMs(next);
-                // Accrue first so finishes are visible.
+                // Move the clock first: `executed_at(now)` then shows the finishes.
                 self.s.handle_deferred(now, Event::Tick, &mut out).unwrap();
                 for &(id, gpus, submit, duration) in &self.jobs {
                     match self.s.job(JobId(id)) {
                         Some(j)
                             if j.state() == JobState::Running
-                                && j.executed().0 >= duration * 1000 =>
+                                && j.executed_at(now).0 >= duration * 1000 =>
                         {
                             self.s
                                 .handle_deferred(now, Event::Finish(JobId(id)), &mut out)

@@ -265,8 +265,8 @@ impl Model {
             let m = ModelJob {
                 gpus: job.gpus(),
                 state: job.state(),
-                attained_gpu_ms: u128::from(job.attained_gpu_ms()),
-                executed_ms: u128::from(job.executed().0),
+                attained_gpu_ms: u128::from(job.attained_gpu_ms_at(core.now())),
+                executed_ms: u128::from(job.executed_at(core.now()).0),
                 class: job.preemption_class(),
                 running_since: job.running_since().0,
                 declared_ms: job.declared_length().map(|d| d.0),
@@ -551,8 +551,8 @@ impl Model {
             let seen = (
                 job.gpus(),
                 job.state(),
-                job.attained_gpu_ms(),
-                job.executed().0,
+                job.attained_gpu_ms_at(core.now()),
+                job.executed_at(core.now()).0,
             );
             let want = (m.gpus, m.state, cap(m.attained_gpu_ms), cap(m.executed_ms));
             if seen != want {
