@@ -375,12 +375,16 @@ impl Job {
     }
 
     /// Undoes [`credited_to`](Self::credited_to) on a decoded record. False, changing
-    /// nothing, if it runs and claims less executed time than its current run has lasted by
-    /// `now` (no scheduler writes such a record).
+    /// nothing, if it runs and its run starts after `now` or has lasted longer by `now` than
+    /// the time it claims to have executed (no scheduler writes such a record: a job starts
+    /// at an event, and `now` is the last event's time).
     #[cfg(feature = "snapshot")]
     pub(crate) fn uncredit(&mut self, now: TimeMs) -> bool {
         if !matches!(self.status.state(), Some(JobState::Running)) {
             return true;
+        }
+        if self.since > now {
+            return false;
         }
         let run = now.saturating_since(self.since);
         match self.executed.0.checked_sub(run.0) {

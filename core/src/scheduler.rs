@@ -138,8 +138,9 @@ pub enum InvariantViolation {
     FinalStateInTable(JobId),
     /// Two live jobs share an id.
     DuplicateId(JobId),
-    /// A restored running job claims less executed time than its current run has lasted.
-    RunLongerThanExecuted(JobId),
+    /// A restored running job's current run starts after the snapshot's time, or has
+    /// lasted longer by then than the time the job claims to have executed.
+    RunOutsideTheClock(JobId),
     /// The scheduler's own indexes (id column, running list, ranking, GPU counters) disagree
     /// with the job table or the GPU arrays; the job named is the first found out of step
     /// (`JobId(u32::MAX)` for a counter).

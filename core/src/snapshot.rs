@@ -492,9 +492,9 @@ where
     /// A snapshot holds each running job's executed time up to the time it was taken
     /// ([`JobTable::at`]); the job record keeps its ended runs' only.
     fn uncredit_runs(&mut self) -> Result<(), SnapshotError> {
-        self.table.uncredit(self.last_now).map_err(|id| {
-            SnapshotError::Inconsistent(InvariantViolation::RunLongerThanExecuted(id))
-        })
+        self.table
+            .uncredit(self.last_now)
+            .map_err(|id| SnapshotError::Inconsistent(InvariantViolation::RunOutsideTheClock(id)))
     }
 
     /// Empties the scheduler in place: no jobs, every GPU of the topology healthy and free,
