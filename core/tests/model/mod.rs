@@ -32,9 +32,9 @@
 //! path).
 
 use gantry_core::{
-    Decision, DurationMs, Event, GpuId, HeadOfLine, JobId, JobOrder, JobSpec, JobState, Placer,
-    PreemptReason, Preemption, PreemptionClass, SchedError, Scheduler, SchedulerConfig, TimeMs,
-    Topology,
+    DeadlineAdmission, Decision, DurationMs, Event, GpuId, HeadOfLine, JobId, JobOrder, JobSpec,
+    JobState, Placer, PreemptReason, Preemption, PreemptionClass, SchedError, Scheduler,
+    SchedulerConfig, TimeMs, Topology,
 };
 use std::collections::BTreeMap;
 
@@ -170,6 +170,7 @@ enum Refusal {
     ExceedsHealthy,
     GangTooLarge,
     DeadlinePassed,
+    DeadlineUnreachable,
     TableFull,
     NotRunning,
     UnknownGpu,
@@ -184,6 +185,7 @@ fn refusal_of(err: &SchedError) -> Option<Refusal> {
         SchedError::RequestExceedsCluster { .. } => Refusal::ExceedsHealthy,
         SchedError::GangTooLarge { .. } => Refusal::GangTooLarge,
         SchedError::DeadlineAlreadyPassed { .. } => Refusal::DeadlinePassed,
+        SchedError::DeadlineUnreachable { .. } => Refusal::DeadlineUnreachable,
         SchedError::JobTableFull(_) => Refusal::TableFull,
         SchedError::JobNotRunning(_) => Refusal::NotRunning,
         SchedError::UnknownGpu(_) => Refusal::UnknownGpu,
@@ -205,6 +207,9 @@ pub struct Model {
     reserves_head: bool,
     /// The scheduler's minimum run quantum, ms.
     min_run: u64,
+    /// Submissions whose declared length ends after their deadline are refused
+    /// ([`DeadlineAdmission::RefuseUnreachable`]; a restored snapshot may carry it).
+    refuses_unreachable: bool,
     /// Accepted submissions, and how they left: finished, cancelled, rejected.
     accepted: u64,
     left: u64,
@@ -247,6 +252,7 @@ impl Model {
             skips_blocked_head: config.head_of_line == HeadOfLine::Skip,
             reserves_head: config.head_of_line == HeadOfLine::Reserve,
             min_run: config.min_run.0,
+            refuses_unreachable: config.deadline_admission == DeadlineAdmission::RefuseUnreachable,
             accepted: 0,
             left: 0,
         }
@@ -308,6 +314,13 @@ impl Model {
                     (
                         spec.deadline.is_some_and(|d| d.0 <= now),
                         Refusal::DeadlinePassed,
+                    ),
+                    (
+                        self.refuses_unreachable
+                            && spec.deadline.zip(spec.declared_length).is_some_and(
+                                |(deadline, length)| now.saturating_add(length.0) > deadline.0,
+                            ),
+                        Refusal::DeadlineUnreachable,
                     ),
                     (self.jobs.len() >= J, Refusal::TableFull),
                 ];
