@@ -150,7 +150,7 @@ impl<const J: usize> NodeKeys for Keyed<'_, J> {
 }
 
 /// What the scheduling pass plans with.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PlanBudget {
     /// Healthy GPUs: a queued job asking for more waits without blocking anyone.
     pub(crate) healthy: usize,
@@ -180,12 +180,17 @@ pub(crate) struct PlanBudget {
 pub(crate) struct RankIndex<const J: usize> {
     tree: Avl<J>,
     entries: Entries<J>,
+    /// Whether the order, a summary or a job's role may have changed since
+    /// [`mark_unchanged`](Self::mark_unchanged): what a plan reads. Not in a snapshot.
+    #[serde(skip)]
+    changed: bool,
 }
 
 impl<const J: usize> RankIndex<J> {
     /// An empty ranking.
     pub(crate) const fn new() -> Self {
         Self {
+            changed: true,
             tree: Avl::new(),
             entries: Entries {
                 class: heapless::Vec::new(),
@@ -228,11 +233,13 @@ impl<const J: usize> RankIndex<J> {
             }
         }
         e.set_key(slot, key);
+        self.changed = true;
         self.tree.insert(slot, &mut Keyed { entries: e, jobs });
     }
 
     /// Removes a job from the ranking (while it is still in `jobs`). O(log J).
     pub(crate) fn remove(&mut self, slot: Slot, jobs: &[Job]) {
+        self.changed = true;
         let entries = &mut self.entries;
         self.tree.remove(slot, &mut Keyed { entries, jobs });
     }
@@ -252,6 +259,7 @@ impl<const J: usize> RankIndex<J> {
         let stays = (before == NIL || e.less(jobs, before, slot))
             && (after == NIL || e.less(jobs, slot, after));
         if !stays {
+            self.changed = true;
             let entries = &mut self.entries;
             self.tree.remove(slot, &mut Keyed { entries, jobs });
             self.tree.insert(slot, &mut Keyed { entries, jobs });
@@ -289,6 +297,7 @@ impl<const J: usize> RankIndex<J> {
         if !changed {
             return;
         }
+        self.changed = true;
         let order = scratch.get_mut(..n).unwrap_or(&mut []);
         let e = &self.entries;
         sort_nearly_sorted(order, |a, b| e.less(jobs, a, b));
@@ -300,9 +309,22 @@ impl<const J: usize> RankIndex<J> {
     /// running. O(log J).
     pub(crate) fn refresh(&mut self, slot: Slot, jobs: &[Job]) {
         if self.tree.contains(slot) {
+            self.changed = true;
             let entries = &mut self.entries;
             self.tree.refresh_path(slot, &mut Keyed { entries, jobs });
         }
+    }
+
+    /// Whether nothing a plan reads (the order, the summaries, the jobs' roles) has changed
+    /// since [`mark_unchanged`](Self::mark_unchanged). Keys moved within their gaps do not
+    /// count: a plan never reads a key.
+    pub(crate) fn unchanged(&self) -> bool {
+        !self.changed
+    }
+
+    /// Notes that a plan has read the ranking as it is now.
+    pub(crate) fn mark_unchanged(&mut self) {
+        self.changed = false;
     }
 
     /// The best-ranked slot (`NIL` when empty).
@@ -488,6 +510,7 @@ fn set<T, const J: usize>(column: &mut heapless::Vec<T, J>, i: usize, value: T) 
 #[cfg(feature = "snapshot")]
 impl<const J: usize> DecodeInPlace for RankIndex<J> {
     fn decode_in_place(&mut self, de: &mut Reader<'_>) -> postcard::Result<()> {
+        self.changed = true;
         self.tree.decode_in_place(de)?;
         let e = &mut self.entries;
         e.class.decode_in_place(de)?;
@@ -498,6 +521,7 @@ impl<const J: usize> DecodeInPlace for RankIndex<J> {
     }
 
     fn reset(&mut self) {
+        self.changed = true;
         self.tree.reset();
         let e = &mut self.entries;
         e.class.clear();
@@ -681,6 +705,33 @@ mod tests {
         })
         .collect();
         assert_eq!(order, [3, 1, 2, 4, 5, 6, 7]);
+    }
+
+    /// What a plan reads changes with an insertion, a removal, a move or a refreshed
+    /// summary, and not with a key written in its gap: the settled-pass skip rests on it.
+    #[test]
+    fn unchanged_until_the_order_or_a_role_changes() {
+        let mut index: RankIndex<8> = RankIndex::new();
+        let mut table: Vec<Job> = (0..4u16).map(|s| job(u32::from(s), 1, false)).collect();
+        for s in 0..4u16 {
+            index.insert(s, key(10 * i64::from(s)), &table);
+        }
+        assert!(!index.unchanged(), "inserted since the last plan");
+        index.mark_unchanged();
+        assert!(index.rekey(1, key(15), &table), "a new key for slot 1");
+        assert!(
+            index.unchanged(),
+            "15 stays between 0 and 20: the order is the same"
+        );
+        assert!(index.rekey(1, key(25), &table));
+        assert!(!index.unchanged(), "25 moves it past slot 2");
+        index.mark_unchanged();
+        table[2].set_state(JobState::Running);
+        index.refresh(2, &table);
+        assert!(!index.unchanged(), "a role changed");
+        index.mark_unchanged();
+        index.remove(3, &table);
+        assert!(!index.unchanged(), "a job left");
     }
 
     /// Re-keys that stay between their neighbours (written in place) and ones that move

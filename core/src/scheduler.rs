@@ -195,6 +195,12 @@ pub struct Scheduler<O, P, const G: usize, const J: usize, const GANG: usize> {
     /// Queued jobs the order asked to reject since the last pass ([`KeyChanges::AtReview`]).
     reject_due: heapless::Vec<Slot, J>,
     placer_faults: u32,
+    /// The budget of the last plan, if it decided nothing. A plan reads only the ranking's
+    /// order, the jobs' roles and its budget, so while the ranking is unchanged since
+    /// ([`RankIndex::unchanged`]: keys moved within their gaps, as most of a TIAS job's
+    /// reviews move it, do not count) the next plan with this budget decides nothing
+    /// again and is skipped. Derived: `None` after a restore.
+    settled_budget: Option<PlanBudget>,
 }
 
 impl<O, P, const G: usize, const J: usize, const GANG: usize> Scheduler<O, P, G, J, GANG>
@@ -270,6 +276,7 @@ where
             walk_epoch: epoch,
             reject_due: heapless::Vec::new(),
             placer_faults: 0,
+            settled_budget: None,
         }
     }
 
@@ -721,12 +728,16 @@ where
         let preemptive = self.config.preemption == Preemption::On;
         let mut preempts: heapless::Vec<Slot, G> = heapless::Vec::new();
         let mut starts: heapless::Vec<Slot, G> = heapless::Vec::new();
-        let head = self.rank.plan(
-            self.plan_budget(),
-            self.table.by_slot(),
-            &mut preempts,
-            &mut starts,
-        );
+        let budget = self.plan_budget();
+        if self.settled_budget == Some(budget) && self.rank.unchanged() {
+            return false;
+        }
+        let head = self
+            .rank
+            .plan(budget, self.table.by_slot(), &mut preempts, &mut starts);
+        let nothing = preempts.is_empty() && starts.is_empty() && head.is_none();
+        self.settled_budget = nothing.then_some(budget);
+        self.rank.mark_unchanged();
         for &slot in preempts.iter() {
             if pass_full(out, stop_at) {
                 return true;
@@ -1165,14 +1176,26 @@ where
         }
     }
 
-    /// Frees every GPU the job in `slot` holds. O(G) over the topology's GPUs.
+    /// Frees every GPU the job in `slot` holds: a running job holds exactly its gang
+    /// (checked by [`check_invariants`](Self::check_invariants)), so the scan stops at its
+    /// last GPU, and a job that does not run holds none. O(G) over the topology's GPUs.
     fn release(&mut self, slot: Slot) {
+        let mut held = match self.table.get(slot) {
+            Some(job) if job.state() == JobState::Running => job.gpus(),
+            _ => return,
+        };
         // `gpus` ≤ `G`: the slice is provably in range (no panic path), and cheaper than
         // `take` on the M4F.
         let gpus = self.topology.gpu_count().min(G);
-        for owner in self.owner[..gpus].iter_mut().filter(|o| **o == slot) {
-            *owner = NIL;
-            self.busy_count = self.busy_count.saturating_sub(1);
+        for owner in self.owner[..gpus].iter_mut() {
+            if held == 0 {
+                break;
+            }
+            if *owner == slot {
+                *owner = NIL;
+                held -= 1;
+                self.busy_count = self.busy_count.saturating_sub(1);
+            }
         }
     }
 

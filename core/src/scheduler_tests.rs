@@ -765,3 +765,32 @@ fn a_spread_gang_moves_single_gpu_jobs_to_get_one_machine() {
     assert_eq!(gang_after_fragmentation::<16>(false), spread);
     assert_eq!(gang_after_fragmentation::<2>(true), spread);
 }
+
+/// A pass that decides nothing is skipped only while neither the ranking nor the plan's
+/// budget changes: a GPU coming back changes only the budget, and the queued job that now
+/// fits starts at once.
+#[test]
+fn a_gpu_coming_back_plans_again_though_the_ranking_is_unchanged() {
+    let mut s = small(FirstFit);
+    let mut out = Out::new();
+    for g in 3..8 {
+        s.handle(TimeMs(0), Event::GpuDown(GpuId(g)), &mut out)
+            .unwrap();
+    }
+    submit(&mut s, 1, 1, 2);
+    assert!(
+        submit(&mut s, 2, 2, 2).is_empty(),
+        "one of three GPUs left for 2"
+    );
+    s.handle(TimeMs(3), Event::Tick, &mut out).unwrap();
+    assert!(out.is_empty(), "nothing to decide: the pass is settled");
+    s.handle(TimeMs(4), Event::GpuUp(GpuId(3)), &mut out)
+        .unwrap();
+    match out.as_slice() {
+        [Decision::Start { job, gpus }] => {
+            assert_eq!(*job, JobId(2));
+            assert_eq!(gpus.as_slice(), [GpuId(2), GpuId(3)]);
+        }
+        other => panic!("expected job 2 to start, got {other:?}"),
+    }
+}

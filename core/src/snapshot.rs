@@ -326,6 +326,7 @@ where
             walk_epoch: state.walk_epoch,
             reject_due: state.reject_due,
             placer_faults: state.placer_faults,
+            settled_budget: None,
         };
         scheduler.uncredit_runs()?;
         (scheduler.pinned_count, scheduler.quantum_end) = scheduler.derive_pins();
@@ -482,6 +483,7 @@ where
             return Err(SnapshotError::Mismatch(HeaderField::Placer));
         }
         self.uncredit_runs()?;
+        self.settled_budget = None;
         let gpus = self.topology.gpu_count().min(G);
         self.healthy_count = self.healthy.iter().take(gpus).filter(|&&h| h).count();
         self.busy_count = self.owner.iter().filter(|&&o| o != NIL).count();

@@ -752,12 +752,12 @@ impl Tias {
         if job.state() != JobState::Running {
             return None;
         }
-        let share = self.shares_for(job).0;
-        let edge = SIZE_EDGES_GPU_MS[Self::bound_bin(job, share, now)];
+        let remaining = Self::remaining_bound_ms(job, self.shares_for(job).0, now)?;
+        // The lower edge of the bound's bin ([`bound_bin`](Self::bound_bin)).
+        let edge = SIZE_EDGES_GPU_MS[size_bin(remaining.saturating_mul(u64::from(job.gpus())))];
         if edge == 0 {
             return None;
         }
-        let remaining = Self::remaining_bound_ms(job, share, now)?;
         Self::bound_below_at(now, remaining, job.gpus(), edge)
     }
 
@@ -997,14 +997,16 @@ impl JobOrder for Tias {
         if let Some(before) = now.0.checked_sub(1) {
             self.catch_up(TimeMs(before));
         }
+        let executed_ms = job.executed_at(now).0;
         let window = Self::window_sample(job);
         if let Some((gpus, window_ms)) = window {
             self.sizes.remove_window(gpus, window_ms);
-            self.sketch.record(job.executed_at(now).0, window_ms);
+            self.sketch.record(executed_ms, window_ms);
         }
-        let run_and_window = window.map(|(_, window_ms)| (job.executed_at(now).0, window_ms));
-        self.sizes
-            .record_finished(job.attained_gpu_ms_at(now), run_and_window);
+        let run_and_window = window.map(|(_, window_ms)| (executed_ms, window_ms));
+        // `attained_gpu_ms_at(now)`, from the time read once.
+        let attained_gpu_ms = executed_ms.saturating_mul(u64::from(job.gpus()));
+        self.sizes.record_finished(attained_gpu_ms, run_and_window);
         self.build_table(now, true);
     }
 
