@@ -221,7 +221,7 @@ where
     /// Builds a scheduler in `slot`, storage the caller owns (a `static`'s, on a device:
     /// `static_cell::StaticCell::uninit()` or `cortex_m::singleton!` give a
     /// `&'static mut MaybeUninit<_>` without `unsafe`), and returns it there. Construction
-    /// writes the state in place: at most 1,548 B of stack on the Cortex-M4F for the
+    /// writes the state in place: at most 2,292 B of stack on the Cortex-M4F for the
     /// [`FirmwareScheduler`](crate::FirmwareScheduler) (`construct_stack_bytes` in
     /// `scripts/firmware-check.sh --ci`), where a scheduler returned by value needs its whole
     /// size (32 KB) in the caller's frame. `Scheduler::new` cannot be a
