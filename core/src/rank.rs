@@ -247,6 +247,8 @@ impl<const J: usize> RankIndex<J> {
     /// Gives `slot` a new key; moves it only if the key changed. Returns whether it did.
     /// O(log J), and no tree work when the new key still sorts between the slot's
     /// neighbours (a key that moves a little, as many do at a TIAS switch or size-bin crossing).
+    /// Neither that nor a running job's move among the running jobs ranked ahead of every
+    /// queued job counts as a change ([`unchanged`](Self::unchanged)).
     pub(crate) fn rekey(&mut self, slot: Slot, key: PriorityKey, jobs: &[Job]) -> bool {
         if self.key_of(slot) == Some(key) || !self.tree.contains(slot) {
             return false;
@@ -259,12 +261,45 @@ impl<const J: usize> RankIndex<J> {
         let stays = (before == NIL || e.less(jobs, before, slot))
             && (after == NIL || e.less(jobs, slot, after));
         if !stays {
-            self.changed = true;
+            // A plan keeps every running job ranked ahead of the first queued job (the
+            // running jobs fit the budget together), so their order among themselves decides
+            // nothing: a running job that moves within that prefix changes no plan. Most
+            // TIAS size-bin reviews are such moves.
+            let running = gpus_and_role(jobs, slot).1 != Role::Queued;
+            let was_ahead = running && self.none_queued_ahead(slot, jobs);
             let entries = &mut self.entries;
             self.tree.remove(slot, &mut Keyed { entries, jobs });
             self.tree.insert(slot, &mut Keyed { entries, jobs });
+            if !(was_ahead && self.none_queued_ahead(slot, jobs)) {
+                self.changed = true;
+            }
         }
         true
+    }
+
+    /// Whether no queued job ranks ahead of `slot` in the tree's order: its left subtree
+    /// holds none, nor does any ancestor it hangs right of, or that ancestor's left subtree.
+    /// Read from the `min_queued` summaries, no key compared. O(log J).
+    fn none_queued_ahead(&self, slot: Slot, jobs: &[Job]) -> bool {
+        let e = &self.entries;
+        let queued_in = |subtree: Slot| e.min_queued(subtree) != u16::MAX;
+        if queued_in(self.tree.left(slot)) {
+            return false;
+        }
+        let (mut child, mut at) = (slot, self.tree.parent(slot));
+        // Each step goes one level up: at most the tree's height (< J) steps.
+        for _ in 0..J {
+            if at == NIL {
+                return true;
+            }
+            if self.tree.right(at) == child
+                && (gpus_and_role(jobs, at).1 == Role::Queued || queued_in(self.tree.left(at)))
+            {
+                return false;
+            }
+            (child, at) = (at, self.tree.parent(at));
+        }
+        false
     }
 
     /// Re-ranks every job at once (orders whose keys may all change every pass): `key_of`
@@ -317,7 +352,8 @@ impl<const J: usize> RankIndex<J> {
 
     /// Whether nothing a plan reads (the order, the summaries, the jobs' roles) has changed
     /// since [`mark_unchanged`](Self::mark_unchanged). Keys moved within their gaps do not
-    /// count: a plan never reads a key.
+    /// count (a plan never reads a key), nor do running jobs reordered ahead of every queued
+    /// job (a plan keeps them all).
     pub(crate) fn unchanged(&self) -> bool {
         !self.changed
     }
@@ -732,6 +768,90 @@ mod tests {
         index.mark_unchanged();
         index.remove(3, &table);
         assert!(!index.unchanged(), "a job left");
+    }
+
+    /// A running job that moves among the running jobs ranked ahead of the first queued job
+    /// changes no plan, so the ranking stays unchanged; a move past a queued job, or of a
+    /// queued job, does not.
+    #[test]
+    fn a_running_job_moving_ahead_of_the_queue_leaves_the_plan_unchanged() {
+        let mut index: RankIndex<8> = RankIndex::new();
+        let table: Vec<Job> = [true, true, true, false, true, false]
+            .iter()
+            .zip(0u32..)
+            .map(|(&running, id)| job(id, 1, running))
+            .collect();
+        for s in 0..6u16 {
+            index.insert(s, key(10 * i64::from(s)), &table);
+        }
+        index.mark_unchanged();
+        assert!(index.rekey(0, key(25), &table));
+        assert!(index.unchanged(), "0 moves past 1 and 2, still ahead of 3");
+        assert!(index.rekey(1, key(35), &table));
+        assert!(!index.unchanged(), "1 moves past the queued job 3");
+        index.mark_unchanged();
+        assert!(index.rekey(4, key(45), &table));
+        assert!(index.unchanged(), "written in its gap");
+        assert!(index.rekey(3, key(1), &table));
+        assert!(!index.unchanged(), "a queued job moved");
+    }
+
+    /// Whenever a re-key leaves the ranking unchanged, every kind of plan decides as it
+    /// did before it: random keys and roles, random re-keys.
+    #[test]
+    fn a_rekey_that_leaves_the_ranking_unchanged_changes_no_plan() {
+        const N: u16 = 24;
+        let mut rng = SeededRng::new(41);
+        for _ in 0..200 {
+            let mut index: RankIndex<32> = RankIndex::new();
+            let table: Vec<Job> = (0..N)
+                .map(|s| {
+                    job(
+                        u32::from(s),
+                        1 + (rng.next_u64() % 4) as u16,
+                        !rng.next_u64().is_multiple_of(3),
+                    )
+                })
+                .collect();
+            let running_gpus: usize = table
+                .iter()
+                .filter(|j| j.state() == JobState::Running)
+                .map(|j| usize::from(j.gpus()))
+                .sum();
+            for s in 0..N {
+                index.insert(s, key((rng.next_u64() % 100) as i64), &table);
+            }
+            let budgets = [
+                (true, false, false),
+                (true, false, true),
+                (false, true, false),
+            ]
+            .map(|(preemptive, block, reserve)| PlanBudget {
+                healthy: running_gpus + 6,
+                gpus: if preemptive { running_gpus + 3 } else { 3 },
+                preemptive,
+                block,
+                reserve,
+            });
+            let plans = |index: &RankIndex<32>| {
+                budgets.map(|budget| {
+                    let mut preempts: heapless::Vec<Slot, 64> = heapless::Vec::new();
+                    let mut starts: heapless::Vec<Slot, 64> = heapless::Vec::new();
+                    let head = index.plan(budget, &table, &mut preempts, &mut starts);
+                    (preempts, starts, head)
+                })
+            };
+            for _ in 0..20 {
+                index.mark_unchanged();
+                let before = plans(&index);
+                let slot = (rng.next_u64() % u64::from(N)) as Slot;
+                index.rekey(slot, key((rng.next_u64() % 100) as i64), &table);
+                assert!(index.check(usize::from(N), &table));
+                if index.unchanged() {
+                    assert_eq!(plans(&index), before, "slot {slot} re-keyed");
+                }
+            }
+        }
     }
 
     /// Re-keys that stay between their neighbours (written in place) and ones that move

@@ -694,7 +694,12 @@ impl Tias {
     /// The size bin of a critical job's remaining bound under `ρ = bound_share`. O(log B).
     fn bound_bin(job: &Job, bound_share: u32, now: TimeMs) -> usize {
         let remaining = Self::remaining_bound_ms(job, bound_share, now).unwrap_or(0);
-        size_bin(remaining.saturating_mul(u64::from(job.gpus())))
+        Self::bin_of_bound(remaining, job.gpus())
+    }
+
+    /// The size bin of a remaining bound of `remaining_ms` on `gpus` GPUs. O(log B).
+    fn bin_of_bound(remaining_ms: u64, gpus: u16) -> usize {
+        size_bin(remaining_ms.saturating_mul(u64::from(gpus)))
     }
 
     /// A critical job's key: `w / (k·(ρ·W − e))` as a log-index, the bound rounded up to its
@@ -754,7 +759,7 @@ impl Tias {
         }
         let remaining = Self::remaining_bound_ms(job, self.shares_for(job).0, now)?;
         // The lower edge of the bound's bin ([`bound_bin`](Self::bound_bin)).
-        let edge = SIZE_EDGES_GPU_MS[size_bin(remaining.saturating_mul(u64::from(job.gpus())))];
+        let edge = SIZE_EDGES_GPU_MS[Self::bin_of_bound(remaining, job.gpus())];
         if edge == 0 {
             return None;
         }
@@ -1004,9 +1009,8 @@ impl JobOrder for Tias {
             self.sketch.record(executed_ms, window_ms);
         }
         let run_and_window = window.map(|(_, window_ms)| (executed_ms, window_ms));
-        // `attained_gpu_ms_at(now)`, from the time read once.
-        let attained_gpu_ms = executed_ms.saturating_mul(u64::from(job.gpus()));
-        self.sizes.record_finished(attained_gpu_ms, run_and_window);
+        self.sizes
+            .record_finished(job.attained_gpu_ms_at(now), run_and_window);
         self.build_table(now, true);
     }
 
