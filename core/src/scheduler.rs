@@ -865,21 +865,27 @@ where
         let mut best: Option<(usize, MachineId)> = None;
         for m in 0..self.topology.machine_count() {
             let machine = MachineId(m as u16);
-            let (mut free, mut movable, mut size) = (0usize, 0usize, 0usize);
-            for g in self.topology.gpus_of_machine(machine).map(GpuId) {
-                if self.topology.speed_permille(g) != speed {
+            let (mut free, mut size) = (0usize, 0usize);
+            for g in self.topology.gpus_of_machine(machine) {
+                if self.topology.speed_permille(GpuId(g)) != speed {
                     return None;
                 }
                 size += 1;
-                match self.gpu_state(g) {
-                    GpuState::Free => free += 1,
-                    GpuState::Single => movable += 1,
-                    GpuState::Other => {}
-                }
+                free += usize::from(self.is_free(usize::from(g)));
             }
             let moves = need.saturating_sub(free);
-            let fits = size >= need && free + movable >= need;
-            if fits && best.is_none_or(|(b, _)| moves < b) {
+            // Only a machine that would need fewer moves than the best so far has its
+            // movable jobs counted (reading their records is the scan's expensive part).
+            if size < need || best.is_some_and(|(b, _)| moves >= b) {
+                continue;
+            }
+            let movable = self
+                .topology
+                .gpus_of_machine(machine)
+                .filter(|&g| self.gpu_state(GpuId(g)) == GpuState::Single)
+                .take(moves)
+                .count();
+            if movable == moves {
                 best = Some((moves, machine));
             }
         }
@@ -999,7 +1005,9 @@ where
     fn place(&mut self, slot: Slot) -> Option<GpuSet<GANG>> {
         let mut usable = GpuMask::<G>::none();
         for g in 0..self.topology.gpu_count().min(G) {
-            usable.set(GpuId(g as u16), self.is_free(g));
+            if self.is_free(g) {
+                usable.set(GpuId(g as u16), true);
+            }
         }
         self.pick(slot, usable)
     }
@@ -1187,7 +1195,20 @@ where
         // `gpus` ≤ `G`: the slice is provably in range (no panic path), and cheaper than
         // `take` on the M4F.
         let gpus = self.topology.gpu_count().min(G);
-        for owner in self.owner[..gpus].iter_mut() {
+        let owners = &mut self.owner[..gpus];
+        // On a large cluster a run of sixteen GPUs the job does not hold is skipped after
+        // one test without a branch (the mask's rule,
+        // [`SKIP_ABOVE_GPUS`](crate::placement::SKIP_ABOVE_GPUS)).
+        let mut at = 0;
+        if G > crate::placement::SKIP_ABOVE_GPUS {
+            while let Some(run) = owners.get(at..at + 16) {
+                if run.iter().fold(false, |any, &o| any | (o == slot)) {
+                    break;
+                }
+                at += 16;
+            }
+        }
+        for owner in owners.iter_mut().skip(at) {
             if held == 0 {
                 break;
             }

@@ -289,6 +289,54 @@ fn no_gpu_is_double_booked_under_churn() {
     }
 }
 
+/// A cluster above [`SKIP_ABOVE_GPUS`](crate::placement::SKIP_ABOVE_GPUS) GPUs, where a
+/// release skips runs of GPUs the job does not hold and TIAS consolidates gangs over 32
+/// machines: under churn with GPU failures every job holds exactly its gang, nothing is
+/// double-booked, and every finish and failure frees what it should (`check_invariants`).
+#[test]
+fn a_large_cluster_keeps_its_gpu_accounting_under_churn() {
+    let mut s: std::boxed::Box<Scheduler<Tias, BestFit, 256, 512, 8>> =
+        std::boxed::Box::new(Scheduler::new(
+            Topology::uniform(2, 16, 8, LinkWeights::PROXIMITY_DRL).unwrap(),
+            Tias::default(),
+            BestFit,
+        ));
+    let mut rng = crate::rng::SeededRng::new(7);
+    let mut out: heapless::Vec<Decision<8>, 64> = heapless::Vec::new();
+    let mut next_id = 0u32;
+    let mut starts = 0;
+    for step in 0..3_000u64 {
+        out.clear();
+        let event = match rng.below(8) {
+            0..=2 if s.jobs().len() < 500 => {
+                next_id += 1;
+                Event::Submit(spec(next_id, [1, 1, 2, 3, 4, 8][rng.below(6) as usize]))
+            }
+            3 | 4 => {
+                let running = s.jobs().filter(|j| j.state() == JobState::Running).count();
+                match s
+                    .jobs()
+                    .filter(|j| j.state() == JobState::Running)
+                    .nth(rng.below(running.max(1) as u32) as usize)
+                {
+                    Some(j) => Event::Finish(j.id()),
+                    None => Event::Tick,
+                }
+            }
+            5 => Event::GpuDown(GpuId(rng.below(256) as u16)),
+            6 => Event::GpuUp(GpuId(rng.below(256) as u16)),
+            _ => Event::Tick,
+        };
+        let _ = s.handle(TimeMs(step * 1_000), event, &mut out);
+        assert_eq!(s.check_invariants(), Ok(()), "step {step}: {event:?}");
+        starts += out
+            .iter()
+            .filter(|d| matches!(d, Decision::Start { .. }))
+            .count();
+    }
+    assert!(starts > 1_000, "the churn starts jobs: {starts}");
+}
+
 #[test]
 fn full_decision_buffer_asks_to_be_called_again() {
     let mut s: Scheduler<Fifo, FirstFit, 8, 8, 8> = Scheduler::new(
