@@ -1196,16 +1196,17 @@ where
         // `take` on the M4F.
         let gpus = self.topology.gpu_count().min(G);
         let owners = &mut self.owner[..gpus];
-        // On a large cluster a run of sixteen GPUs the job does not hold is skipped after
-        // one test without a branch (the mask's rule,
+        // On a large cluster a run of GPUs the job does not hold is skipped after one test
+        // without a branch (the mask's rule,
         // [`SKIP_ABOVE_GPUS`](crate::placement::SKIP_ABOVE_GPUS)).
         let mut at = 0;
         if G > crate::placement::SKIP_ABOVE_GPUS {
-            while let Some(run) = owners.get(at..at + 16) {
-                if run.iter().fold(false, |any, &o| any | (o == slot)) {
+            let run = crate::placement::SKIP_RUN_GPUS;
+            while let Some(owners_run) = owners.get(at..at + run) {
+                if owners_run.iter().fold(false, |any, &o| any | (o == slot)) {
                     break;
                 }
-                at += 16;
+                at += run;
             }
         }
         for owner in owners.iter_mut().skip(at) {

@@ -163,8 +163,13 @@ impl<const G: usize> GpuMask<G> {
     }
 }
 
-/// Masks larger than this skip runs of forbidden GPUs ([`AllowedGpus`]).
+/// Masks larger than this skip runs of forbidden GPUs ([`AllowedGpus`]), and a release on a
+/// cluster this large skips runs of GPUs its job does not hold.
 pub const SKIP_ABOVE_GPUS: usize = 64;
+
+/// The length of a skipped run: sixteen `bool` flags are one SSE compare, sixteen `u16`
+/// owners one AVX2 compare, on x86-64.
+pub const SKIP_RUN_GPUS: usize = 16;
 
 /// The allowed GPUs of a [`GpuMask`] in ascending id order ([`GpuMask::iter`]).
 ///
@@ -183,14 +188,12 @@ impl<const G: usize> Iterator for AllowedGpus<'_, G> {
     type Item = GpuId;
 
     fn next(&mut self) -> Option<GpuId> {
-        /// Forbidden flags skipped with one compare.
-        const RUN: usize = 16;
         if G > SKIP_ABOVE_GPUS {
-            while let Some(run) = self.bits.get(self.at..self.at + RUN) {
-                if run != [false; RUN] {
+            while let Some(run) = self.bits.get(self.at..self.at + SKIP_RUN_GPUS) {
+                if run != [false; SKIP_RUN_GPUS] {
                     break;
                 }
-                self.at += RUN;
+                self.at += SKIP_RUN_GPUS;
             }
         }
         while let Some(&allowed) = self.bits.get(self.at) {
