@@ -2,7 +2,8 @@
 //! `core/tests/model/mod.rs` (included by path: the same checks the test
 //! `core/tests/model_check.rs` runs on seeded streams).
 //!
-//! The first `HEADER` bytes choose the order (all of them), the placer, the decision buffer
+//! The first `HEADER` bytes choose the order (all of them), the placer, the capacity (16
+//! GPUs, or 256, where placements and releases take their skipping paths), the decision buffer
 //! (1 to 64 slots), the minimum run quantum (0 to 63 s), the head-of-line rule (the
 //! order's own, `Block`, `Skip` or `Reserve`), the tree's shape, heterogeneous GPU speeds
 //! and the link weights — at any
@@ -26,10 +27,13 @@ use gantry_core::{
     TiasConfig, Topology,
 };
 use libfuzzer_sys::fuzz_target;
+use gantry_core::placement::SKIP_ABOVE_GPUS;
 use model::{G, check_stream_with};
 
 /// Bytes that configure the run before the operations start.
 const HEADER: usize = 16;
+/// The large capacity a header may choose instead of the model's `G`.
+const LARGE: usize = 256;
 
 /// A link weight from one byte of exponent and a flag: the Proximity-DRL weight scaled by
 /// 2^(e − 128) / 2 (2^-64 … 2^63), or (flag) the raw bits of `raw`.
@@ -41,7 +45,7 @@ fn weight(base: f64, exponent: u8, raw_bits: bool, raw: u64) -> f64 {
     }
 }
 
-fn topology(h: &[u8]) -> Topology<G> {
+fn topology<const G: usize>(h: &[u8]) -> Topology<G> {
     let w = LinkWeights::PROXIMITY_DRL.reciprocal();
     let raw = u64::from_le_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]);
     let flags = h[3];
@@ -60,7 +64,14 @@ fn topology(h: &[u8]) -> Topology<G> {
         machine_rack: (raw >> 32) as u32,
         rack_root: (raw >> 48) as u32,
     }));
-    // 1–2 racks × 1–3 machines × 1–4 GPUs, speeds 1..=4000 per mille from the header.
+    // 1–2 racks × 1–3 machines × 1–4 GPUs (× 1 to 8 on the large capacity, from the placer
+    // byte: trees of 1 to 192 GPUs, small ones filled by the jobs and failures, so a GPU a
+    // skip passes over is missed), speeds 1..=4000 per mille from the header.
+    let scale = if G > SKIP_ABOVE_GPUS {
+        1 + u16::from((h[1] >> 3) & 0x07)
+    } else {
+        1
+    };
     let mut topo = Topology::new(weights);
     let racks = 1 + (flags & 1);
     let machines = 1 + (flags >> 1) % 3;
@@ -70,7 +81,7 @@ fn topology(h: &[u8]) -> Topology<G> {
         }
         for m in 0..machines {
             let i = usize::from(r * 3 + m);
-            let gpus = 1 + u16::from(h[8 + i % 8] % 4);
+            let gpus = (1 + u16::from(h[8 + i % 8] % 4)) * scale;
             let speed = 1 + u16::from(h[(4 + i) % HEADER]) * 15;
             if topo.add_machine(gpus, speed).is_err() {
                 break;
@@ -80,8 +91,13 @@ fn topology(h: &[u8]) -> Topology<G> {
     topo
 }
 
-fn with_buffer<O: JobOrder, P: Placer<G>>(order: O, placer: P, h: &[u8], ops: &[u8]) {
-    let topo = topology(h);
+fn with_buffer<O: JobOrder, P: Placer<G>, const G: usize>(
+    order: O,
+    placer: P,
+    h: &[u8],
+    ops: &[u8],
+) {
+    let topo = topology::<G>(h);
     // The minimum run quantum: 0 to 63 s from the buffer byte's upper bits.
     let q = DurationMs(u64::from(h[2] >> 2) * 1_000);
     // The head-of-line rule from the order byte's upper part (the lower part is the order).
@@ -92,24 +108,34 @@ fn with_buffer<O: JobOrder, P: Placer<G>>(order: O, placer: P, h: &[u8], ops: &[
         _ => HeadOfLine::Reserve,
     };
     let result = match h[2] % 4 {
-        0 => check_stream_with::<_, _, 1>(order, placer, topo, q, rule, ops),
-        1 => check_stream_with::<_, _, 2>(order, placer, topo, q, rule, ops),
-        2 => check_stream_with::<_, _, 4>(order, placer, topo, q, rule, ops),
-        _ => check_stream_with::<_, _, 64>(order, placer, topo, q, rule, ops),
+        0 => check_stream_with::<_, _, _, 1>(order, placer, topo, q, rule, ops),
+        1 => check_stream_with::<_, _, _, 2>(order, placer, topo, q, rule, ops),
+        2 => check_stream_with::<_, _, _, 4>(order, placer, topo, q, rule, ops),
+        _ => check_stream_with::<_, _, _, 64>(order, placer, topo, q, rule, ops),
     };
     if let Err(e) = result {
         panic!("model check: {e}");
     }
 }
 
+/// The capacity from the placer byte's top bit: the model's 16 GPUs, or 256, above
+/// [`SKIP_ABOVE_GPUS`], where placements and releases skip runs of unusable GPUs.
 fn with_placer<O: JobOrder>(order: O, h: &[u8], ops: &[u8]) {
+    if h[1] & 0x80 == 0 {
+        with_placer_on::<O, G>(order, h, ops);
+    } else {
+        with_placer_on::<O, LARGE>(order, h, ops);
+    }
+}
+
+fn with_placer_on<O: JobOrder, const G: usize>(order: O, h: &[u8], ops: &[u8]) {
     match h[1] % 6 {
-        0 => with_buffer(order, FirstFit, h, ops),
-        1 => with_buffer(order, BestFit, h, ops),
-        2 => with_buffer(order, RandomPlacer::new(u64::from(h[8])), h, ops),
-        3 => with_buffer(order, LoadBalance, h, ops),
-        4 => with_buffer(order, ProximityGreedy, h, ops),
-        _ => with_buffer(
+        0 => with_buffer::<_, _, G>(order, FirstFit, h, ops),
+        1 => with_buffer::<_, _, G>(order, BestFit, h, ops),
+        2 => with_buffer::<_, _, G>(order, RandomPlacer::new(u64::from(h[8])), h, ops),
+        3 => with_buffer::<_, _, G>(order, LoadBalance, h, ops),
+        4 => with_buffer::<_, _, G>(order, ProximityGreedy, h, ops),
+        _ => with_buffer::<_, _, G>(
             order,
             ExactOptimal::<G>::new(OptimalConfig::default()),
             h,

@@ -101,7 +101,7 @@ where
     let mut core: Box<Sched<O, P>> =
         Box::new(Scheduler::new(topo.clone(), order.clone(), placer.clone()));
     // The stream before the snapshot, checked against the model as the event_api target does.
-    if let Err(e) = check_stream_from::<_, _, 4>(&mut core, before) {
+    if let Err(e) = check_stream_from::<_, _, _, 4>(&mut core, before) {
         panic!("model check before the snapshot: {e}");
     }
     let mut buf = vec![0u8; BUF];
@@ -129,7 +129,7 @@ where
             if let Err(v) = core.check_invariants() {
                 panic!("an accepted snapshot breaks an invariant: {v:?}");
             }
-            if let Err(e) = check_stream_from::<_, _, 4>(&mut core, after) {
+            if let Err(e) = check_stream_from::<_, _, _, 4>(&mut core, after) {
                 panic!("model check after an accepted mutated snapshot: {e}");
             }
         }

@@ -38,7 +38,9 @@ use gantry_core::{
 };
 use std::collections::BTreeMap;
 
-/// GPU capacity of the schedulers under test (topologies may use fewer).
+/// GPU capacity of the small schedulers under test (topologies may use fewer); every check
+/// below is generic over the capacity, so a harness may also run clusters above the 64 GPUs
+/// where placements and releases skip runs of unusable GPUs.
 pub const G: usize = 16;
 /// Live-job capacity: small, so a full table is reached often.
 pub const J: usize = 8;
@@ -71,7 +73,12 @@ impl Op {
     /// hit real jobs often. Times reach `u64::MAX`; garbage is produced on purpose: unknown
     /// ids, zero-GPU and oversized jobs, GPU ids outside the topology, time going backwards,
     /// past, maximal and huge deadlines.
-    pub fn decode(bytes: &[u8], now: &mut u64, running: &[JobId], live: &[JobId]) -> Op {
+    pub fn decode<const G: usize>(
+        bytes: &[u8],
+        now: &mut u64,
+        running: &[JobId],
+        live: &[JobId],
+    ) -> Op {
         let b = |i: usize| bytes.get(i).copied().unwrap_or(0);
         let wide = u64::from_le_bytes([b(2), b(3), b(4), b(5), 0, 0, 0, 0]);
         let (kind, a) = (b(0) & 0x3F, b(1));
@@ -84,8 +91,8 @@ impl Op {
             7 => Event::Finish(JobId(u32::from(a % IDS))),
             8 => pick(live, a).map_or(Event::Tick, Event::Cancel),
             9 => Event::Cancel(JobId(u32::from(a % IDS))),
-            10 => Event::GpuDown(GpuId(u16::from(a % 20))),
-            11 => Event::GpuUp(GpuId(u16::from(a % 20))),
+            10 => Event::GpuDown(gpu_id::<G>(a, b(2))),
+            11 => Event::GpuUp(gpu_id::<G>(a, b(2))),
             12 | 13 => {
                 *now = now.saturating_add(u64::from(u16::from_le_bytes([a, b(2)])));
                 Event::Tick
@@ -114,6 +121,21 @@ impl Op {
             deferred,
         }
     }
+}
+
+/// A GPU id in `0..G + 4`, so ids past the capacity occur (and past a smaller topology's
+/// end): from one byte up to 252 GPUs; above, half below 80 and half from two bytes.
+fn gpu_id<const G: usize>(low: u8, high: u8) -> GpuId {
+    let ids = G as u16 + 4;
+    let raw = if G <= 252 {
+        u16::from(low)
+    } else if high & 0x80 == 0 {
+        // Half of them below 80, where a small topology inside a large capacity ends.
+        u16::from(low % 80)
+    } else {
+        u16::from_le_bytes([low, high & 0x7F])
+    };
+    GpuId(raw % ids)
 }
 
 fn pick(ids: &[JobId], a: u8) -> Option<JobId> {
@@ -238,8 +260,22 @@ pub struct Tally {
     pub reservations: u64,
 }
 
+impl core::ops::AddAssign for Tally {
+    fn add_assign(&mut self, other: Self) {
+        self.accepted_calls += other.accepted_calls;
+        self.refused_calls += other.refused_calls;
+        self.starts += other.starts;
+        self.preemptions += other.preemptions;
+        self.rejections += other.rejections;
+        self.follow_ups += other.follow_ups;
+        self.idle_checks += other.idle_checks;
+        self.pinned_checks += other.pinned_checks;
+        self.reservations += other.reservations;
+    }
+}
+
 impl Model {
-    fn new<O: JobOrder, P: Placer<G>>(core: &Scheduler<O, P, G, J, GANG>) -> Self {
+    fn new<O: JobOrder, P: Placer<G>, const G: usize>(core: &Scheduler<O, P, G, J, GANG>) -> Self {
         let gpu_count = core.topology().gpu_count();
         let config = core.config();
         Self {
@@ -262,7 +298,9 @@ impl Model {
     /// health and owners, the live jobs' states and service, and the clock are taken from
     /// it as they are; from then on the model's rules apply to every call. Only for a state
     /// the core accepted (`check_invariants` holds).
-    pub fn from_core<O: JobOrder, P: Placer<G>>(core: &Scheduler<O, P, G, J, GANG>) -> Self {
+    pub fn from_core<O: JobOrder, P: Placer<G>, const G: usize>(
+        core: &Scheduler<O, P, G, J, GANG>,
+    ) -> Self {
         let mut model = Self::new(core);
         let gpus = (0..model.gpu_count as u16).map(GpuId);
         model.healthy = gpus.clone().map(|g| core.is_healthy(g)).collect();
@@ -496,7 +534,7 @@ impl Model {
 
     /// After a complete pass: each job's class, start and quantum flag as the core reports
     /// them (the flag is brought up to date by the pass, so only then).
-    fn check_quanta<O: JobOrder, P: Placer<G>>(
+    fn check_quanta<O: JobOrder, P: Placer<G>, const G: usize>(
         &self,
         core: &Scheduler<O, P, G, J, GANG>,
         tally: &mut Tally,
@@ -532,7 +570,7 @@ impl Model {
     }
 
     /// The core's state against the model's.
-    fn compare<O: JobOrder, P: Placer<G>>(
+    fn compare<O: JobOrder, P: Placer<G>, const G: usize>(
         &self,
         core: &Scheduler<O, P, G, J, GANG>,
     ) -> Result<(), String> {
@@ -603,7 +641,7 @@ impl Model {
     /// no earlier than any of them can end by it, and no other queued job fits in the free
     /// GPUs outside the set, nor, ending by the drain time by its declared length, in all
     /// the free GPUs.
-    fn check_reservation<O: JobOrder, P: Placer<G>>(
+    fn check_reservation<O: JobOrder, P: Placer<G>, const G: usize>(
         &self,
         core: &Scheduler<O, P, G, J, GANG>,
         tally: &mut Tally,
@@ -725,7 +763,9 @@ impl Model {
 
 type Snapshot = (Vec<gantry_core::Job>, Vec<Option<JobId>>, Vec<bool>, TimeMs);
 
-fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snapshot {
+fn snapshot<O: JobOrder, P: Placer<G>, const G: usize>(
+    s: &Scheduler<O, P, G, J, GANG>,
+) -> Snapshot {
     let gpus = (0..G as u16).map(GpuId);
     (
         s.jobs().copied().collect::<Vec<_>>(),
@@ -740,7 +780,7 @@ fn snapshot<O: JobOrder, P: Placer<G>>(s: &Scheduler<O, P, G, J, GANG>) -> Snaps
 /// decision buffer, and into the model; returns the first disagreement as text, naming the
 /// operation.
 #[allow(dead_code)] // the fuzz target `event_api`'s entry; `model_check.rs` has its own driver
-pub fn check_stream_with<O: JobOrder, P: Placer<G>, const D: usize>(
+pub fn check_stream_with<O: JobOrder, P: Placer<G>, const G: usize, const D: usize>(
     order: O,
     placer: P,
     topology: Topology<G>,
@@ -754,12 +794,12 @@ pub fn check_stream_with<O: JobOrder, P: Placer<G>, const D: usize>(
     let mut core: Box<Scheduler<O, P, G, J, GANG>> =
         Box::new(Scheduler::with_config(topology, order, placer, config));
     let mut model = Model::new(&core);
-    drive::<O, P, D>(&mut core, &mut model, bytes)
+    drive::<O, P, G, D>(&mut core, &mut model, bytes)
 }
 
 /// As [`check_stream_with`], into `core` as it is (one restored from a snapshot) and a model of
 /// its state ([`Model::from_core`]), compared first.
-pub fn check_stream_from<O: JobOrder, P: Placer<G>, const D: usize>(
+pub fn check_stream_from<O: JobOrder, P: Placer<G>, const G: usize, const D: usize>(
     core: &mut Scheduler<O, P, G, J, GANG>,
     bytes: &[u8],
 ) -> Result<Tally, String> {
@@ -767,11 +807,11 @@ pub fn check_stream_from<O: JobOrder, P: Placer<G>, const D: usize>(
     model
         .compare(core)
         .map_err(|e| format!("restored state: {e}"))?;
-    drive::<O, P, D>(core, &mut model, bytes)
+    drive::<O, P, G, D>(core, &mut model, bytes)
 }
 
 /// Replays `bytes` into `core` and `model`, checking after every call.
-fn drive<O: JobOrder, P: Placer<G>, const D: usize>(
+fn drive<O: JobOrder, P: Placer<G>, const G: usize, const D: usize>(
     core: &mut Scheduler<O, P, G, J, GANG>,
     model: &mut Model,
     bytes: &[u8],
@@ -784,14 +824,14 @@ fn drive<O: JobOrder, P: Placer<G>, const D: usize>(
             .map(|j| j.id())
             .collect();
         let live: Vec<JobId> = core.jobs().map(|j| j.id()).collect();
-        let op = Op::decode(chunk, &mut clock, &running, &live);
-        one_call::<O, P, D>(core, model, op, &mut tally)
+        let op = Op::decode::<G>(chunk, &mut clock, &running, &live);
+        one_call::<O, P, G, D>(core, model, op, &mut tally)
             .map_err(|e| format!("op {step} ({op:?}): {e}"))?;
     }
     Ok(tally)
 }
 
-fn one_call<O: JobOrder, P: Placer<G>, const D: usize>(
+fn one_call<O: JobOrder, P: Placer<G>, const G: usize, const D: usize>(
     core: &mut Scheduler<O, P, G, J, GANG>,
     model: &mut Model,
     op: Op,
