@@ -46,12 +46,9 @@ pub(crate) mod test_support {
         path
     }
 
-    /// An empty folder `TAG-PID` under the system's temporary folder, for one test (the
-    /// process id keeps two test runs apart); the test removes it when done.
-    pub(crate) fn fresh_dir(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// An empty folder `TAG…` under the system's temporary folder, for one test; removed
+    /// when the guard drops, also when the test fails.
+    pub(crate) fn fresh_dir(tag: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(tag).tempdir().unwrap()
     }
 }

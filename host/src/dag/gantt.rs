@@ -207,8 +207,8 @@ mod tests {
 
     #[test]
     fn one_bar_per_task_and_one_panel_per_planner() {
-        let dir = std::env::temp_dir().join(format!("gantry-gantt-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let path = dir.join("g.svg");
         let reports = [
             report("heft", vec![task(0, 0, 0.0, 2.0), task(1, 1, 2.0, 5.0)]),
@@ -240,7 +240,6 @@ mod tests {
         for label in ["GPU 0", "GPU 1", "t0", "t1", "t2"] {
             assert!(texts.contains(&label), "{label} in {svg}");
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -215,8 +215,8 @@ mod tests {
 
     #[test]
     fn non_uniform_bandwidth_is_refused() {
-        let dir = std::env::temp_dir().join(format!("gantry-matrix-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::write(dir.join("g_task_exe_time.csv"), "TP,P_0,P_1\nT_0,1,2\n").unwrap();
         std::fs::write(dir.join("g_task_connectivity.csv"), "T,T0\nT0,0\n").unwrap();
         std::fs::write(
@@ -224,7 +224,7 @@ mod tests {
             "P,P_0,P_1\nP_0,0,1\nP_1,2,0\n",
         )
         .unwrap();
-        let err = crate::dag::load(&dir, &LoadOptions::new(Format::Matrix)).unwrap_err();
+        let err = crate::dag::load(dir, &LoadOptions::new(Format::Matrix)).unwrap_err();
         assert_eq!(
             err.to_string(),
             "g_resource_BW.csv:3: column 1: 2 differs from 1: only a uniform bandwidth is modelled"

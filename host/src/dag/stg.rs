@@ -104,12 +104,12 @@ mod tests {
     use crate::dag::Format;
     use std::path::PathBuf;
 
-    fn write(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("gantry-stg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join(name);
+    /// `text` as the file `name` in a new temporary folder, removed when the guard drops.
+    fn write(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(name);
         std::fs::write(&f, text).unwrap();
-        f
+        (dir, f)
     }
 
     #[test]
@@ -152,8 +152,8 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let err = crate::dag::load(&write("x.stg", text), &LoadOptions::new(Format::Stg))
-                .unwrap_err();
+            let (_dir, file) = write("x.stg", text);
+            let err = crate::dag::load(&file, &LoadOptions::new(Format::Stg)).unwrap_err();
             assert_eq!(err.to_string(), want);
         }
     }

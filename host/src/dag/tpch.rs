@@ -151,8 +151,8 @@ mod tests {
 
     #[test]
     fn bad_json_is_located() {
-        let dir = std::env::temp_dir().join(format!("gantry-tpch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let f = dir.join("t.json");
         std::fs::write(&f, r#"{"1":{"nodes":[{"num_tasks":2,"first_wave":{"2":[1,"x"]},"rest_wave":{}}],"edges":[]}}"#).unwrap();
         let err = crate::dag::load(&f, &LoadOptions::new(Format::Tpch)).unwrap_err();

@@ -360,8 +360,8 @@ mod tests {
 
     #[test]
     fn bad_row_is_located() {
-        let dir = std::env::temp_dir().join(format!("gantry-worl-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let f = dir.join("instance3.csv");
         std::fs::write(
             &f,

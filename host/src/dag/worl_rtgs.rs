@@ -246,9 +246,11 @@ mod tests {
         })
     }
 
-    fn model_file(name: &str, nan: bool) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("gantry-worl-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+    /// A DDQN model (NaN Q-values if `nan`) as `name` in a temporary folder, removed when
+    /// the guard drops.
+    fn model_file(name: &str, nan: bool) -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let cfg = DdqnConfig::new(1, 1);
         let mut net = Mlp::new(&net_config(&cfg), 5);
         if nan {
@@ -256,7 +258,7 @@ mod tests {
         }
         let path = dir.join(name);
         std::fs::write(&path, export_onnx(&net, &cfg).unwrap()).unwrap();
-        path
+        (tmp, path)
     }
 
     fn options(model: PathBuf) -> PlannerOptions {
@@ -272,10 +274,8 @@ mod tests {
     fn missing_or_nan_model_falls_back_to_woa() {
         let p = problem(1);
         let kinds = [PlannerKind::Woa, PlannerKind::Worl, PlannerKind::Ddqn];
-        for model in [
-            PathBuf::from("/nonexistent/worl_ddqn.onnx"),
-            model_file("nan.onnx", true),
-        ] {
+        let (_nan_dir, nan_model) = model_file("nan.onnx", true);
+        for model in [PathBuf::from("/nonexistent/worl_ddqn.onnx"), nan_model] {
             let allowed = PlannerOptions {
                 allow_fallback: true,
                 ..options(model.clone())
@@ -308,7 +308,7 @@ mod tests {
     /// initial best; a usable model gives no note.
     #[test]
     fn worl_never_worse_than_its_seeds() {
-        let model = model_file("ok.onnx", false);
+        let (_dir, model) = model_file("ok.onnx", false);
         for seed in [1, 2] {
             let p = problem(seed);
             let kinds = [PlannerKind::Worl, PlannerKind::Ddqn, PlannerKind::Heft];

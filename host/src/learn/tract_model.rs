@@ -301,10 +301,11 @@ mod tests {
     use crate::learn::onnx::{OnnxIo, mlp_model, split_input_model};
     use ndarray::{Array2, Axis, concatenate};
 
-    fn tmp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("gantry-tract-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name)
+    /// The path `name` in a new temporary folder, removed when the guard drops.
+    fn tmp(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        (dir, path)
     }
 
     fn grid(n: usize, d: usize) -> Array2<f32> {
@@ -361,12 +362,12 @@ mod tests {
     #[test]
     fn load_errors_are_typed() {
         let spec = [InputSpec::batch("x", 6)];
-        let missing = TractModel::load(&tmp("nope.onnx"), &spec, Some(3));
+        let missing = TractModel::load(&tmp("nope.onnx").1, &spec, Some(3));
         assert!(
             matches!(missing, Err(ModelError::Missing { .. })),
             "{missing:?}"
         );
-        let bad = tmp("corrupt.onnx");
+        let (_bad_dir, bad) = tmp("corrupt.onnx");
         std::fs::write(&bad, b"this is not a protobuf \xff\xfe\x00garbage").unwrap();
         let corrupt = TractModel::load(&bad, &spec, Some(3));
         assert!(
@@ -374,7 +375,7 @@ mod tests {
             "{corrupt:?}"
         );
         let net = Mlp::new(&MlpConfig::new(&[5, 4, 3], Activation::Relu), 4);
-        let wrong = tmp("wrong.onnx");
+        let (_wrong_dir, wrong) = tmp("wrong.onnx");
         std::fs::write(&wrong, mlp_model(&net, &OnnxIo::new("x", "y")).unwrap()).unwrap();
         let shape = TractModel::load(&wrong, &spec, Some(3));
         assert!(matches!(shape, Err(ModelError::Shape { .. })), "{shape:?}");

@@ -119,8 +119,8 @@ mod tests {
 
     #[test]
     fn completing_jobs_are_acknowledged_until_they_leave_that_state() {
-        let dir = std::env::temp_dir().join(format!("gantry-ack-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("acks");
         let mut acks = EpilogAcks::new(&dir).unwrap();
         let jobs = [
             in_state(1, JobStateName::Completing),
@@ -136,13 +136,12 @@ mod tests {
         let jobs = [in_state(2, JobStateName::Pending)];
         assert!(acks.update(&jobs).is_empty());
         assert!(!dir.join("2").exists());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn doorbells_are_counted_and_removed_acknowledgements_are_not() {
-        let dir = std::env::temp_dir().join(format!("gantry-bell-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("acks");
         let mut acks = EpilogAcks::new(&dir).unwrap();
         assert_eq!(acks.take_doorbells(), 0);
         // Job 7's epilog starts, a job is submitted; job 9 is acknowledged.
@@ -155,6 +154,5 @@ mod tests {
         assert_eq!(acks.take_doorbells(), 2);
         assert_eq!(acks.take_doorbells(), 0);
         assert!(dir.join("9").exists() && !dir.join("7.end").exists());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -414,9 +414,8 @@ mod tests {
 
     #[test]
     fn sequences_run_side_by_side_in_order_each_stopping_at_its_first_failure() {
-        let dir = std::env::temp_dir().join(format!("gantry-seq-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let d = dir.display();
         // Each of 3 sequences waits until all 3 have started: one after the other, the
         // first would wait for good (killed at the 5 s limit).
@@ -440,7 +439,6 @@ mod tests {
         }
         assert!(matches!(results[3].0, Err(CommandError::Failed { .. })));
         assert!(!dir.join("never").exists());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -458,9 +456,8 @@ mod tests {
 
     #[test]
     fn commands_run_side_by_side_and_answer_in_order() {
-        let dir = std::env::temp_dir().join(format!("gantry-all-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let d = dir.display();
         // Each waits until both have started: one after the other, the first would wait
         // for good (killed at the 5 s limit).
@@ -475,7 +472,6 @@ mod tests {
         let out = runner(5_000).run_all(&[("sh", both(0), None), ("sh", both(1), None)]);
         let out: Vec<String> = out.into_iter().map(|r| r.unwrap()).collect();
         assert_eq!(out, ["0\n", "1\n"]);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

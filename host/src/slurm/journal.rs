@@ -637,7 +637,8 @@ mod tests {
     #[test]
     fn reopening_replays_cuts_a_torn_entry_and_refuses_another_run() {
         crate::dag::on_big_stack(|| {
-            let dir = crate::test_support::fresh_dir("gantry-journal");
+            let tmp = crate::test_support::fresh_dir("gantry-journal");
+            let dir = tmp.path();
             let path = dir.join("j.gantry");
             let mut first = controller();
             let mut journal = Journal::open(&path, &header(0), &mut first, true).unwrap();
@@ -673,14 +674,14 @@ mod tests {
                     .mismatch
                     .is_none()
             );
-            let _ = std::fs::remove_dir_all(&dir);
         });
     }
 
     #[test]
     fn a_second_run_on_a_journal_in_use_is_refused_until_the_first_ends() {
         crate::dag::on_big_stack(|| {
-            let dir = crate::test_support::fresh_dir("gantry-journal-lock");
+            let tmp = crate::test_support::fresh_dir("gantry-journal-lock");
+            let dir = tmp.path();
             let path = dir.join("j.gantry");
             let mut first = controller();
             let mut journal = Journal::open(&path, &header(0), &mut first, true).unwrap();
@@ -710,7 +711,6 @@ mod tests {
             let resumed = Journal::open(&path, &header(0), &mut next, true).unwrap();
             assert_eq!((resumed.replayed, next.core().jobs().len()), (1, 1));
             drop(resumed);
-            let _ = std::fs::remove_dir_all(&dir);
         });
     }
 
@@ -804,7 +804,8 @@ mod tests {
     #[test]
     fn a_compacted_journal_resumes_where_the_whole_journal_would() {
         crate::dag::on_big_stack(|| {
-            let dir = crate::test_support::fresh_dir("gantry-journal-ckpt");
+            let tmp = crate::test_support::fresh_dir("gantry-journal-ckpt");
+            let dir = tmp.path();
             let whole_path = dir.join("whole.gantry");
             let cut_path = dir.join("cut.gantry");
             let mut whole_c = tias_controller();
@@ -873,7 +874,6 @@ mod tests {
             let expected = next(&mut reference, &mut slurm_a);
             assert_eq!(next(&mut resumed, &mut slurm_b.clone()), expected);
             assert_eq!(next(&mut resumed_uncut, &mut slurm_b), expected);
-            let _ = std::fs::remove_dir_all(&dir);
         });
     }
 
@@ -883,7 +883,8 @@ mod tests {
     #[test]
     fn stale_corrupt_and_unavailable_checkpoints() {
         crate::dag::on_big_stack(|| {
-            let dir = crate::test_support::fresh_dir("gantry-journal-ckpt2");
+            let tmp = crate::test_support::fresh_dir("gantry-journal-ckpt2");
+            let dir = tmp.path();
             let path = dir.join("j.gantry");
             let checkpoint = checkpoint_path_for(&path);
             let mut c = tias_controller();
@@ -947,7 +948,6 @@ mod tests {
             assert!(journal.compact_if_over(1, &ppo).is_none(), "said once");
             assert!(!checkpoint_path_for(&ppo_path).exists());
             drop(journal);
-            let _ = std::fs::remove_dir_all(&dir);
         });
     }
 
@@ -956,7 +956,8 @@ mod tests {
     #[test]
     fn a_journal_begun_by_another_build_is_cut_back_to_its_own_header() {
         crate::dag::on_big_stack(|| {
-            let dir = crate::test_support::fresh_dir("gantry-journal-older");
+            let tmp = crate::test_support::fresh_dir("gantry-journal-older");
+            let dir = tmp.path();
             let path = dir.join("j.gantry");
             let older = RecordHeader {
                 gantry_version: "0.0.1-an-older-build-with-a-longer-name".into(),
@@ -985,7 +986,6 @@ mod tests {
             let report =
                 crate::record::replay_from(&compacted.tail, Some(&compacted.core)).unwrap();
             assert!(report.mismatch.is_none());
-            let _ = std::fs::remove_dir_all(&dir);
         });
     }
 }

@@ -845,7 +845,8 @@ mod tests {
 
     #[test]
     fn the_side_state_round_trips_and_an_earlier_builds_grace_map_still_reads() {
-        let dir = crate::test_support::fresh_dir("gantry-side");
+        let tmp = crate::test_support::fresh_dir("gantry-side");
+        let dir = tmp.path();
         let path = dir.join("j.gantry.grace.json");
         let side = SideState {
             grace: BTreeMap::from([(4, 1_800_000_000_000)]),
@@ -861,7 +862,6 @@ mod tests {
         );
         std::fs::write(&path, b"not json").unwrap();
         assert_eq!(load_side_state(&path), None);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

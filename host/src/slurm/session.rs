@@ -121,12 +121,11 @@ mod tests {
     use super::*;
 
     /// A stand-in for `scontrol` reading a pipe: silent on success, errors and unknown
-    /// words reported on standard error, as 22.05 does.
-    fn fake_scontrol(test: &str) -> std::path::PathBuf {
-        let path = std::env::temp_dir().join(format!(
-            "gantry-fake-scontrol-{test}-{}",
-            std::process::id()
-        ));
+    /// words reported on standard error, as 22.05 does. In a temporary folder, removed
+    /// when the guard drops.
+    fn fake_scontrol() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scontrol");
         std::fs::write(
             &path,
             r#"#!/bin/sh
@@ -143,7 +142,7 @@ done
         .unwrap();
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        path
+        (dir, path)
     }
 
     fn words(line: &str) -> Vec<String> {
@@ -152,7 +151,7 @@ done
 
     #[test]
     fn each_command_gets_its_own_result_in_one_process() {
-        let program = fake_scontrol("each");
+        let (_dir, program) = fake_scontrol();
         let mut session = ScontrolSession::start(program.to_str().unwrap()).unwrap();
         let second = Duration::from_secs(5);
         assert!(
@@ -169,7 +168,7 @@ done
 
     #[test]
     fn a_command_without_an_answer_times_out_and_a_gone_process_says_so() {
-        let program = fake_scontrol("gone");
+        let (_dir, program) = fake_scontrol();
         let mut session = ScontrolSession::start(program.to_str().unwrap()).unwrap();
         let err = session
             .run(&words("hang"), Duration::from_millis(100))

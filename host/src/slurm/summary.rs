@@ -357,13 +357,13 @@ mod tests {
             let end = 1_000 + u64::from(job % 3_000);
             t.ended(&[outcome(job, "COMPLETED", 1_000, end, Some(2_000))]);
         }
-        let dir = crate::test_support::fresh_dir("gantry-tally");
+        let tmp = crate::test_support::fresh_dir("gantry-tally");
+        let dir = tmp.path();
         let path = dir.join("week.tally.json");
         t.save(&path).unwrap();
         let bytes = std::fs::metadata(&path).unwrap().len();
         assert!(bytes <= 32 * 1024, "tally of a week: {bytes} bytes");
         let s = Tally::load(&path).expect("reads back").finish();
-        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(s, t.finish());
         assert_eq!(s.cycles, polls);
         assert_eq!((s.starts, s.jobs_started), (110_000, 100_000));
@@ -377,11 +377,11 @@ mod tests {
     fn a_job_started_again_after_a_restart_counts_once() {
         let mut t = Tally::default();
         t.carried_out("start", 7, 1.0);
-        let dir = crate::test_support::fresh_dir("gantry-tally-r");
+        let tmp = crate::test_support::fresh_dir("gantry-tally-r");
+        let dir = tmp.path();
         let path = dir.join("r.tally.json");
         t.save(&path).unwrap();
         let mut resumed = Tally::load(&path).expect("reads back");
-        std::fs::remove_dir_all(&dir).unwrap();
         resumed.carried_out("start", 7, 1.0);
         resumed.carried_out("start", 8, 1.0);
         let s = resumed.finish();

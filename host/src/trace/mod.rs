@@ -281,8 +281,8 @@ mod tests {
 
     #[test]
     fn a_wrong_format_names_the_formats_whose_header_matches() {
-        let dir = std::env::temp_dir().join(format!("gantry-format-hint-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let file = dir.join("tiresias.csv");
         std::fs::write(&file, "job_id,num_gpu,submit_time,duration\n1,2,0,60\n").unwrap();
         let err = load(&file, TraceFormat::Philly, None)

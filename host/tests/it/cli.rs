@@ -204,8 +204,8 @@ fn bad_input_is_a_clear_error() {
     let out = gantry(&["simulate", "--cluster", "4x8"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected RACKSxMACHINESxGPUS"));
-    let dir = std::env::temp_dir().join(format!("gantry-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let bad = dir.join("bad.csv");
     std::fs::write(
         &bad,

@@ -3,11 +3,11 @@
 
 use std::process::Command;
 
-/// A 60-task WORL slice written to a temp folder (synthetic fan-in 3 at load).
-fn slice() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("gantry-dag-device-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("instance60.csv");
+/// A 60-task WORL slice written to a temporary folder (synthetic fan-in 3 at load), removed
+/// when the guard drops.
+fn slice() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("instance60.csv");
     let mut text = String::from("task_name,job_name,start_time,end_time\n");
     for i in 0..60u32 {
         let start = 100 + i;
@@ -17,7 +17,7 @@ fn slice() -> std::path::PathBuf {
         ));
     }
     std::fs::write(&path, text).unwrap();
-    path
+    (dir, path)
 }
 
 fn dag(input: &std::path::Path, device: &str) -> std::process::Output {
@@ -61,7 +61,7 @@ fn makespans(out: &std::process::Output) -> Vec<(String, f64)> {
 
 #[test]
 fn auto_works_everywhere_and_matches_cpu() {
-    let input = slice();
+    let (_dir, input) = slice();
     let cpu = dag(&input, "cpu");
     assert!(
         cpu.status.success(),
@@ -93,5 +93,4 @@ fn auto_works_everywhere_and_matches_cpu() {
     } else {
         eprintln!("GPU present: auto used CUDA with the CPU's results");
     }
-    let _ = std::fs::remove_dir_all(input.parent().unwrap());
 }

@@ -63,8 +63,8 @@ fn systemd_reads_the_service_unit_without_a_complaint() {
     let unit = std::fs::read_to_string(unit_path()).expect("scripts/gantry-slurm@.service");
     let program = exec_start(&unit)[0].clone();
     // An instance of the template, running this build (systemd checks the program exists).
-    let dir = std::env::temp_dir().join(format!("gantry-unit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let instance = dir.join("gantry-slurm@gpu.service");
     std::fs::write(
         &instance,
@@ -76,7 +76,6 @@ fn systemd_reads_the_service_unit_without_a_complaint() {
         .arg(&instance)
         .output()
         .expect("run systemd-analyze");
-    let _ = std::fs::remove_dir_all(&dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Unknown keys and bad values are warnings (exit 0): any line about the unit fails.
     let about_unit: Vec<&str> = stderr

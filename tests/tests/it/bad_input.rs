@@ -430,8 +430,8 @@ fn malformed_trace_lines_name_file_line_and_field() {
         assert_eq!(err, want);
     }
     // The same shape of message from every other format, through the one dispatcher.
-    let dir = std::env::temp_dir().join(format!("gantry-bad-input-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let tiresias = dir.join("t.csv");
     std::fs::write(&tiresias, "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,10,resnet50,-10,0\n").unwrap();
     let err = gantry::trace::load(&tiresias, TraceFormat::Tiresias, None)

@@ -934,7 +934,8 @@ fn main_is_thin() {
 /// named by file and line; a path in a comment and one in test code are not imports.
 #[test]
 fn the_check_names_an_upward_import_and_a_cycle() {
-    let dir = std::env::temp_dir().join(format!("gantry-layering-{}", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let files = [
         ("src/lib.rs", "pub mod high;\npub mod low;\n"),
         ("src/low/mod.rs", "pub mod a;\npub mod b;\npub use a::A;\n"),
@@ -955,13 +956,12 @@ fn the_check_names_an_upward_import_and_a_cycle() {
     }
     let table = "## Layers\n\n| crate | layer | modules |\n|---|---|---|\n| `t` | bottom | `low` |\n| `t` | top | `high` |\n";
     let found = problems(
-        &dir,
+        dir,
         "t",
         "src/lib.rs",
         &read_layers(table).expect("the table"),
     )
     .expect("reading the crate");
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(found.len(), 2, "{found:#?}");
     assert!(
         found[0].starts_with("src/low/b.rs:3: `crate::high::H` is defined in src/high.rs, in `high` (layer 2, \"top\"), which is not below `low` (layer 1, \"bottom\")"),
