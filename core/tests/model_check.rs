@@ -6,7 +6,9 @@
 //! exact, no job is lost or duplicated, no job of class `Never` or inside the minimum run
 //! quantum is preempted for priority, and (for orders that skip a blocked head) no GPU
 //! idles while a job that fits waits. One job in four is of class `Never`; the quantum is
-//! 0, 0.5 s or 20 s by stream.
+//! 0, 0.5 s or 20 s by stream. The orders run on a 16-GPU capacity; FIFO, LAS and TIAS
+//! also on 256 GPUs ([`large_clusters_agree_with_the_model`]), where placements and
+//! releases skip runs of GPUs they cannot use.
 //!
 //! Sized for CI: `STREAMS` streams of `OPS` operations per order (about 2 s in release on
 //! the 2-core machine); CI also runs it in a debug build (`.ci/run`), where overflow checks
