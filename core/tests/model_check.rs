@@ -64,11 +64,12 @@ fn min_run(seed: u64) -> DurationMs {
     DurationMs([0, 500, 20_000][(seed % 3) as usize])
 }
 
-/// One stream with the placer, buffer size and quantum chosen by `seed`, under the
-/// head-of-line rule `rule`.
-fn check_one<O: JobOrder + Clone>(
+/// One stream on `tree` with the placer, buffer size and quantum chosen by `seed`, under
+/// the head-of-line rule `rule`.
+fn check_one<O: JobOrder + Clone, const G: usize>(
     order: &O,
     rule: HeadOfLine,
+    tree: Topology<G>,
     seed: u64,
     bytes: &[u8],
 ) -> Result<Tally, String> {
@@ -76,38 +77,10 @@ fn check_one<O: JobOrder + Clone>(
     macro_rules! with_buffer {
         ($placer:expr) => {
             match seed % 4 {
-                0 => check_stream_with::<_, _, _, 1>(
-                    order.clone(),
-                    $placer,
-                    topology(seed),
-                    q,
-                    rule,
-                    bytes,
-                ),
-                1 => check_stream_with::<_, _, _, 2>(
-                    order.clone(),
-                    $placer,
-                    topology(seed),
-                    q,
-                    rule,
-                    bytes,
-                ),
-                2 => check_stream_with::<_, _, _, 3>(
-                    order.clone(),
-                    $placer,
-                    topology(seed),
-                    q,
-                    rule,
-                    bytes,
-                ),
-                _ => check_stream_with::<_, _, _, 64>(
-                    order.clone(),
-                    $placer,
-                    topology(seed),
-                    q,
-                    rule,
-                    bytes,
-                ),
+                0 => check_stream_with::<_, _, _, 1>(order.clone(), $placer, tree, q, rule, bytes),
+                1 => check_stream_with::<_, _, _, 2>(order.clone(), $placer, tree, q, rule, bytes),
+                2 => check_stream_with::<_, _, _, 3>(order.clone(), $placer, tree, q, rule, bytes),
+                _ => check_stream_with::<_, _, _, 64>(order.clone(), $placer, tree, q, rule, bytes),
             }
         };
     }
@@ -134,12 +107,25 @@ fn check_order_with<O: JobOrder + Clone>(
     rule: HeadOfLine,
     streams: u64,
 ) -> Tally {
+    check_order_on(name, &order, rule, streams, topology, 0x6A09_E667_F3BC_C908)
+}
+
+/// Runs `streams` streams through `order` on the trees `tree(seed)`, the bytes of stream
+/// `seed` from `seed ^ salt`; panics with the seed and the first disagreement.
+fn check_order_on<O: JobOrder + Clone, const G: usize>(
+    name: &str,
+    order: &O,
+    rule: HeadOfLine,
+    streams: u64,
+    tree: fn(u64) -> Topology<G>,
+    salt: u64,
+) -> Tally {
     let mut total = Tally::default();
     for seed in 0..streams {
-        let bytes = stream_bytes(seed ^ 0x6A09_E667_F3BC_C908, OPS);
-        match check_one(&order, rule, seed, &bytes) {
+        let bytes = stream_bytes(seed ^ salt, OPS);
+        match check_one(order, rule, tree(seed), seed, &bytes) {
             Ok(t) => total += t,
-            Err(e) => panic!("{name}, stream seed {seed}: {e}"),
+            Err(e) => panic!("{name} on {G} GPUs, stream seed {seed}: {e}"),
         }
     }
     total
@@ -290,45 +276,13 @@ fn large_topology(seed: u64) -> Topology<LARGE> {
     Topology::uniform(r, m, g, LinkWeights::PROXIMITY_DRL).expect("shapes fit LARGE")
 }
 
-/// One stream on a large cluster with the placer, buffer size and quantum chosen by `seed`.
-fn check_large<O: JobOrder + Clone>(
-    order: &O,
-    rule: HeadOfLine,
-    seed: u64,
-) -> Result<Tally, String> {
-    let bytes = stream_bytes(seed ^ 0xBB67_AE85_84CA_A73B, OPS);
-    let (q, topo) = (min_run(seed), large_topology(seed));
-    macro_rules! with_buffer {
-        ($placer:expr) => {
-            match (seed / 12) % 2 {
-                0 => check_stream_with::<_, _, _, 1>(order.clone(), $placer, topo, q, rule, &bytes),
-                _ => {
-                    check_stream_with::<_, _, _, 64>(order.clone(), $placer, topo, q, rule, &bytes)
-                }
-            }
-        };
-    }
-    match seed % 6 {
-        0 => with_buffer!(FirstFit),
-        1 => with_buffer!(BestFit),
-        2 => with_buffer!(RandomPlacer::new(seed)),
-        3 => with_buffer!(LoadBalance),
-        4 => with_buffer!(ProximityGreedy),
-        _ => with_buffer!(ExactOptimal::<LARGE>::new(OptimalConfig::default())),
-    }
-}
-
-/// Runs `streams` large-cluster streams through `order` under `rule` (`None`: the order's
-/// own); panics with the seed and the first disagreement.
+/// Runs the large-cluster streams through `order` under `rule` (`None`: the order's own),
+/// and checks that they started, preempted, refused and (skipping a blocked head) checked
+/// for idle GPUs.
 fn check_large_order<O: JobOrder + Clone>(name: &str, order: O, rule: Option<HeadOfLine>) -> Tally {
     let rule = rule.unwrap_or(order.head_of_line());
-    let mut total = Tally::default();
-    for seed in 0..streams() {
-        match check_large(&order, rule, seed) {
-            Ok(t) => total += t,
-            Err(e) => panic!("{name} on {LARGE} GPUs, stream seed {seed}: {e}"),
-        }
-    }
+    let salt = 0xBB67_AE85_84CA_A73B;
+    let total = check_order_on(name, &order, rule, streams(), large_topology, salt);
     println!("{name} on {LARGE} GPUs: {total:?}");
     assert!(
         total.starts > 0 && total.preemptions > 0,
@@ -344,7 +298,7 @@ fn check_large_order<O: JobOrder + Clone>(name: &str, order: O, rule: Option<Hea
 /// Clusters above 64 GPUs take the skipping paths of placement and release (and TIAS's
 /// consolidation over more machines), which the fuzz targets' 16-GPU trees never do: FIFO,
 /// LAS and TIAS under their own head-of-line rule and with the head's reservation, each
-/// over the placers of [`check_large`]. Dropping the GPU after a skipped run, or skipping
+/// over every placer. Dropping the GPU after a skipped run, or skipping
 /// a run of owners that holds the job, fails it.
 #[test]
 fn large_clusters_agree_with_the_model() {
