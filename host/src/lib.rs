@@ -45,10 +45,4 @@ pub(crate) mod test_support {
         }
         path
     }
-
-    /// An empty folder `TAG…` under the system's temporary folder, for one test; removed
-    /// when the guard drops, also when the test fails.
-    pub(crate) fn fresh_dir(tag: &str) -> tempfile::TempDir {
-        tempfile::Builder::new().prefix(tag).tempdir().unwrap()
-    }
 }

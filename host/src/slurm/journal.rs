@@ -637,7 +637,7 @@ mod tests {
     #[test]
     fn reopening_replays_cuts_a_torn_entry_and_refuses_another_run() {
         crate::dag::on_big_stack(|| {
-            let tmp = crate::test_support::fresh_dir("gantry-journal");
+            let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path();
             let path = dir.join("j.gantry");
             let mut first = controller();
@@ -680,7 +680,7 @@ mod tests {
     #[test]
     fn a_second_run_on_a_journal_in_use_is_refused_until_the_first_ends() {
         crate::dag::on_big_stack(|| {
-            let tmp = crate::test_support::fresh_dir("gantry-journal-lock");
+            let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path();
             let path = dir.join("j.gantry");
             let mut first = controller();
@@ -804,7 +804,7 @@ mod tests {
     #[test]
     fn a_compacted_journal_resumes_where_the_whole_journal_would() {
         crate::dag::on_big_stack(|| {
-            let tmp = crate::test_support::fresh_dir("gantry-journal-ckpt");
+            let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path();
             let whole_path = dir.join("whole.gantry");
             let cut_path = dir.join("cut.gantry");
@@ -883,7 +883,7 @@ mod tests {
     #[test]
     fn stale_corrupt_and_unavailable_checkpoints() {
         crate::dag::on_big_stack(|| {
-            let tmp = crate::test_support::fresh_dir("gantry-journal-ckpt2");
+            let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path();
             let path = dir.join("j.gantry");
             let checkpoint = checkpoint_path_for(&path);
@@ -956,7 +956,7 @@ mod tests {
     #[test]
     fn a_journal_begun_by_another_build_is_cut_back_to_its_own_header() {
         crate::dag::on_big_stack(|| {
-            let tmp = crate::test_support::fresh_dir("gantry-journal-older");
+            let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path();
             let path = dir.join("j.gantry");
             let older = RecordHeader {

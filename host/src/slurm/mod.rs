@@ -845,7 +845,7 @@ mod tests {
 
     #[test]
     fn the_side_state_round_trips_and_an_earlier_builds_grace_map_still_reads() {
-        let tmp = crate::test_support::fresh_dir("gantry-side");
+        let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let path = dir.join("j.gantry.grace.json");
         let side = SideState {

@@ -357,7 +357,7 @@ mod tests {
             let end = 1_000 + u64::from(job % 3_000);
             t.ended(&[outcome(job, "COMPLETED", 1_000, end, Some(2_000))]);
         }
-        let tmp = crate::test_support::fresh_dir("gantry-tally");
+        let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let path = dir.join("week.tally.json");
         t.save(&path).unwrap();
@@ -377,7 +377,7 @@ mod tests {
     fn a_job_started_again_after_a_restart_counts_once() {
         let mut t = Tally::default();
         t.carried_out("start", 7, 1.0);
-        let tmp = crate::test_support::fresh_dir("gantry-tally-r");
+        let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let path = dir.join("r.tally.json");
         t.save(&path).unwrap();
