@@ -33,6 +33,8 @@ import numpy as np
 
 LAS_THRESHOLDS_S = np.array([3250.0, 7200.0, 18000.0])
 EPS = 1e-6
+# The class of a deadline job waiting for its planned start: below every other job.
+WAITING_CLASS = 99
 
 
 def load(path):
@@ -77,14 +79,31 @@ def gittins_table(durations, edges):
 
 class Run:
     """One simulation: `rank(t, live)` returns the live jobs' sort keys (lexsort order,
-    last key first), `next_change(t, running)` the next time a key changes by itself."""
+    last key first), `next_change(t, running)` the next time a key changes by itself.
+    With `planned` starts, deadline jobs wait for them and then run first, by deadline."""
 
-    def __init__(self, durations, deadlines, gpus):
+    def __init__(self, durations, deadlines, gpus, planned=None):
         self.durations, self.deadlines, self.gpus = durations, deadlines, gpus
         self.remaining = durations.copy()
         self.attained = np.zeros(len(durations))
         self.ids = np.arange(len(durations))
         self.has_deadline = np.isfinite(deadlines)
+        self.deferred = self.has_deadline & (planned is not None)
+        self.planned = planned if planned is not None else np.full(len(durations), -np.inf)
+
+    def plan_keys(self, t, jobs, rest_class):
+        """The plan's two most significant keys: (by deadline, class), class 0 for a
+        deadline job at or past its planned start, WAITING_CLASS before it, and
+        `rest_class` for the other jobs."""
+        due = self.deferred[jobs] & (t >= self.planned[jobs] - EPS)
+        waits = self.deferred[jobs] & ~due
+        klass = np.where(due, 0, np.where(waits, WAITING_CLASS, rest_class))
+        return np.where(due, self.deadlines[jobs], 0), klass
+
+    def next_planned_start(self, t, jobs):
+        """The earliest planned start after `t` among `jobs` (inf: none)."""
+        starts = self.planned[jobs]
+        return starts[starts > t + EPS].min(initial=np.inf)
 
     def simulate(self, rank, next_change, on_advance):
         done = np.full(len(self.durations), np.nan)
@@ -109,24 +128,17 @@ class Run:
 def las(durations, deadlines, gpus, planned=None):
     """gantry's 2D-LAS; with `planned` starts, deadline jobs wait for them and then run
     first, by deadline."""
-    run = Run(durations, deadlines, gpus)
+    run = Run(durations, deadlines, gpus, planned)
     queue = np.zeros(len(durations), int)
     entered = np.zeros(len(durations))
-    starts = planned if planned is not None else np.full(len(durations), -np.inf)
-    deferred = run.has_deadline & (planned is not None)
 
     def rank(t, jobs):
-        due = deferred[jobs] & (t >= starts[jobs] - EPS)
-        waits = deferred[jobs] & ~due
-        klass = np.where(due, 0, np.where(waits, 99, 1 + queue[jobs]))
-        by_deadline = np.where(due, deadlines[jobs], 0)
-        return run.ids[jobs], entered[jobs], by_deadline, klass
+        return (run.ids[jobs], entered[jobs], *run.plan_keys(t, jobs, 1 + queue[jobs]))
 
     def next_change(t, jobs, running):
         below = queue[running] < len(LAS_THRESHOLDS_S)
         crossing = LAS_THRESHOLDS_S[queue[running][below]] - run.attained[running][below]
-        waiting = starts[jobs][starts[jobs] > t + EPS]
-        return min([np.inf, t + crossing.min(initial=np.inf), waiting.min(initial=np.inf)])
+        return min(t + crossing.min(initial=np.inf), run.next_planned_start(t, jobs))
 
     def on_advance(t, running):
         for q, threshold in enumerate(LAS_THRESHOLDS_S):
@@ -150,7 +162,7 @@ def edf(durations, deadlines, gpus):
 def gittins(durations, deadlines, gpus, planned, bins_per_octave):
     """Deadline jobs at their planned starts, the rest by the Gittins index of the true
     distribution of every job's length."""
-    run = Run(durations, deadlines, gpus)
+    run = Run(durations, deadlines, gpus, planned)
     top = durations.max() * 2
     octaves = np.arange(0, np.log2(top / 60.0) * bins_per_octave + 1) / bins_per_octave
     edges = np.concatenate(([0.0], 60.0 * 2**octaves, [np.inf]))
@@ -158,16 +170,11 @@ def gittins(durations, deadlines, gpus, planned, bins_per_octave):
     binned = np.zeros(len(durations), int)
 
     def rank(t, jobs):
-        due = run.has_deadline[jobs] & (t >= planned[jobs] - EPS)
-        waits = run.has_deadline[jobs] & ~due
-        klass = np.where(due, 0, np.where(waits, 2, 1))
-        by_deadline = np.where(due, deadlines[jobs], 0)
-        return run.ids[jobs], -table[binned[jobs]], by_deadline, klass
+        return (run.ids[jobs], -table[binned[jobs]], *run.plan_keys(t, jobs, 1))
 
     def next_change(t, jobs, running):
         crossing = edges[binned[running] + 1] - run.attained[running]
-        waiting = planned[jobs][planned[jobs] > t + EPS]
-        return min(t + crossing.min(), waiting.min(initial=np.inf))
+        return min(t + crossing.min(), run.next_planned_start(t, jobs))
 
     def on_advance(t, running):
         while True:
