@@ -13,6 +13,8 @@
 #   TIAS=tias-deadline-safe scripts/tias-grid.sh     # the same targets for TIAS's deadline-safe mode
 #   PREEMPTION="--preemption checkpoint --checkpoint-interval-s 600 --restart-overhead-s 30" \
 #       scripts/tias-grid.sh             # the grid under a preemption semantics (docs/tias.md)
+#   TIAS_CONFIG=file.toml ORDERS=tias BASELINE=dir scripts/tias-grid.sh
+#                                        # TIAS with some constants changed (--tias-config)
 #
 # With PREEMPTION set, the table gains what preemption cost TIAS: its restarts and the GPU
 # hours of killed runs (lost progress + restart overhead), next to LAS's.
@@ -29,6 +31,8 @@ TRACES=${TRACES:-../shared/traces}
 OUT=${OUT:-$(mktemp -d)}
 # Extra `gantry compare` flags for every configuration (word-split on purpose).
 PREEMPTION=${PREEMPTION:-}
+# A `--tias-config` file for the TIAS orders (docs/tias.md, "Tuning").
+TIAS_FLAGS=${TIAS_CONFIG:+--tias-config $TIAS_CONFIG}
 mkdir -p "$OUT"
 ITP=$TRACES/microsoft-itp-elasticflow/elasticflow
 CHRONUS=$TRACES/chronus-philly-deadline
@@ -83,6 +87,7 @@ if [[ ${1:-} == --list || ${2:-} == --list ]]; then
     exit 0
 fi
 
+[[ -n ${TIAS_CONFIG:-} ]] && echo "TIAS constants from: $TIAS_CONFIG"
 if [[ -n $PREEMPTION ]]; then
     echo "preemption: $PREEMPTION"
     printf '| configuration | EDF miss (feasible) | LAS miss (feasible) | Tiresias miss (feasible) | TIAS miss (feasible) | SRTF miss (feasible) | LAS JCT non-dl (s) | Tiresias JCT non-dl (s) | TIAS JCT non-dl (s) | SRTF JCT non-dl (s) | TIAS / best LAS | pass | LAS / TIAS restarts | LAS / TIAS wasted GPU·h |\n'
@@ -95,7 +100,7 @@ pass_all=1
 while IFS='|' read -r name flags; do
     [[ -n ${ONLY:-} && $name != "$ONLY" ]] && continue
     # shellcheck disable=SC2086
-    nice -n 10 "$GANTRY" compare $flags $PREEMPTION --orders "$ORDERS" --placements best-fit --json \
+    nice -n 10 "$GANTRY" compare $flags $PREEMPTION $TIAS_FLAGS --orders "$ORDERS" --placements best-fit --json \
         > "$OUT/$name.json"
     if [[ -n ${BASELINE:-} ]]; then
         jq -s --arg tias "$TIAS" '.[0] + (.[1] | map(select(.order != $tias)))' \

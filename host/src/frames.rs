@@ -46,6 +46,10 @@ pub enum FramesError {
     /// stream's header does not carry: the device would decide with its order's own rule.
     #[error("the recording was made with --reserve-head; a firmware stream has no such setting")]
     ReserveHead,
+    /// The run changed TIAS's constants (`--tias-config`); a firmware runs its order with
+    /// the defaults, and a stream's header carries no configuration.
+    #[error("the recording was made with --tias-config; a firmware stream has no such setting")]
+    TiasConfig,
     /// A name does not fit the header.
     #[error("name {0:?} is longer than a stream header holds")]
     Name(String),
@@ -83,6 +87,9 @@ pub fn stream_header(recording: &Recording) -> Result<StreamHeader, FramesError>
     }
     if h.config.reserve_head {
         return Err(FramesError::ReserveHead);
+    }
+    if h.config.tias.is_some() {
+        return Err(FramesError::TiasConfig);
     }
     Ok(StreamHeader {
         capacities: Capacities::FIRMWARE,

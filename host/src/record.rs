@@ -18,6 +18,7 @@ use crate::sim::{
     ClusterSpec, DECISION_BUFFER, DagPlannerKind, DecisionLog, HostDecision, JobRecord, LogEntry,
     SchedulerSpec, SimConfig, SimOutput,
 };
+use crate::tias_config::TiasOverrides;
 use gantry_core::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
 use gantry_core::{
     Decision, Event, GpuId, MachineId, PreemptReason, SchedError, Scheduler, Topology,
@@ -35,49 +36,79 @@ pub const FORMAT_VERSION: u32 = 3;
 /// reservation): written only when a setting the extension holds is not its default, so a
 /// recording of a run without them is byte for byte what version 3 writes.
 pub const FORMAT_VERSION_EXTENDED: u32 = 4;
+/// Version 4 with the `--tias-config` changes in the extension, after the head reservation:
+/// written only for a run with such a file, so other recordings keep versions 3 and 4.
+pub const FORMAT_VERSION_TIAS: u32 = 5;
 
-/// Settings recorded after the [`RecordHeader`] in a version-4 recording (they were added
-/// after version 3's header layout, which stays as it was).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// Settings recorded after the [`RecordHeader`] in a version-4 or -5 recording (they were
+/// added after version 3's header layout, which stays as it was).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct HeaderExtension {
     /// [`SimConfig::reserve_head`].
     reserve_head: bool,
+    /// [`SimConfig::tias`] (version 5 only).
+    tias: Option<TiasOverrides>,
 }
 
 impl HeaderExtension {
-    fn of(header: &RecordHeader) -> Self {
+    fn of(config: &SimConfig) -> Self {
         Self {
-            reserve_head: header.config.reserve_head,
+            reserve_head: config.reserve_head,
+            tias: config.tias.clone(),
+        }
+    }
+
+    /// The version whose layout holds this extension: 3 when it is empty, 4 when only the
+    /// reservation is set.
+    fn format_version(&self) -> u32 {
+        if self.tias.is_some() {
+            FORMAT_VERSION_TIAS
+        } else if self.reserve_head {
+            FORMAT_VERSION_EXTENDED
+        } else {
+            FORMAT_VERSION
         }
     }
 }
 
-/// Appends the header (and, in a version-4 recording, its extension) to `bytes`.
+/// Appends the header (and, in a version-4 or -5 recording, its extension) to `bytes`.
 pub fn put_header(header: &RecordHeader, bytes: Vec<u8>) -> Vec<u8> {
     // Encoding these plain types into a Vec cannot fail.
     let bytes = postcard::to_extend(header, bytes).unwrap_or_default();
-    if header.format_version == FORMAT_VERSION_EXTENDED {
-        postcard::to_extend(&HeaderExtension::of(header), bytes).unwrap_or_default()
-    } else {
-        bytes
+    let extension = HeaderExtension::of(&header.config);
+    match header.format_version {
+        FORMAT_VERSION_EXTENDED => {
+            postcard::to_extend(&extension.reserve_head, bytes).unwrap_or_default()
+        }
+        FORMAT_VERSION_TIAS => postcard::to_extend(&extension, bytes).unwrap_or_default(),
+        _ => bytes,
     }
 }
 
-/// Reads a header (and its extension, in a version-4 recording) from the front of `bytes`;
-/// returns it and the bytes after it. The version is left to the caller to check.
+/// Reads a header (and its extension, in a version-4 or -5 recording) from the front of
+/// `bytes`; returns it and the bytes after it. The version is left to the caller to check.
 pub fn take_header(bytes: &[u8]) -> Result<(RecordHeader, &[u8]), postcard::Error> {
     let (mut header, rest) = postcard::take_from_bytes::<RecordHeader>(bytes)?;
-    if header.format_version != FORMAT_VERSION_EXTENDED {
-        return Ok((header, rest));
-    }
-    let (extension, rest) = postcard::take_from_bytes::<HeaderExtension>(rest)?;
+    let (extension, rest) = match header.format_version {
+        FORMAT_VERSION_EXTENDED => {
+            let (reserve_head, rest) = postcard::take_from_bytes::<bool>(rest)?;
+            let extension = HeaderExtension {
+                reserve_head,
+                tias: None,
+            };
+            (extension, rest)
+        }
+        FORMAT_VERSION_TIAS => postcard::take_from_bytes::<HeaderExtension>(rest)?,
+        _ => return Ok((header, rest)),
+    };
     header.config.reserve_head = extension.reserve_head;
+    header.config.tias = extension.tias;
     Ok((header, rest))
 }
 
 /// Whether this build reads recordings of `version`.
 pub fn version_known(version: u32) -> bool {
-    version == FORMAT_VERSION || version == FORMAT_VERSION_EXTENDED
+    [FORMAT_VERSION, FORMAT_VERSION_EXTENDED, FORMAT_VERSION_TIAS].contains(&version)
 }
 
 /// Everything needed to rebuild the core that produced a recording.
@@ -117,15 +148,8 @@ impl RecordHeader {
         placer: PlacerKind,
         config: &SimConfig,
     ) -> Self {
-        let extension = HeaderExtension {
-            reserve_head: config.reserve_head,
-        };
         Self {
-            format_version: if extension == HeaderExtension::default() {
-                FORMAT_VERSION
-            } else {
-                FORMAT_VERSION_EXTENDED
-            },
+            format_version: HeaderExtension::of(config).format_version(),
             gantry_version: env!("CARGO_PKG_VERSION").to_string(),
             trace: trace.to_string(),
             cluster,
@@ -260,6 +284,9 @@ pub enum RecordError {
     /// The recorded cluster cannot be rebuilt.
     #[error("recorded cluster {0} cannot be built")]
     Cluster(ClusterSpec),
+    /// The recorded TIAS configuration has a value no TIAS may have.
+    #[error("recorded TIAS configuration: {0}: {1}")]
+    TiasConfig(&'static str, String),
 }
 
 /// Encodes a header and a simulation's log.
@@ -380,7 +407,8 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
 ) -> Result<ReplayReport, RecordError> {
     let header = &recording.header;
     let topology: Topology<G> = header.topology()?;
-    let order = AnyOrder::new(header.order);
+    let order = AnyOrder::configured(header.order, header.config.tias.as_ref())
+        .map_err(|invalid| RecordError::TiasConfig(invalid.field, invalid.problem))?;
     let batched = header.order.batches_instants();
     let slurm = is_slurm_journal(&header.trace);
     let placer = header.build_placer::<G>();
@@ -658,12 +686,17 @@ mod tests {
     };
 
     fn recorded(reserve_head: bool) -> Vec<u8> {
+        recorded_with(OrderKind::Las, reserve_head, None)
+    }
+
+    fn recorded_with(order: OrderKind, reserve_head: bool, tias: Option<TiasOverrides>) -> Vec<u8> {
         let jobs = philly_sample(Some(150)).unwrap();
         let config = SimConfig {
             reserve_head,
+            tias,
             ..SimConfig::default()
         };
-        let (order, placer) = (OrderKind::Las, PlacerKind::BestFit);
+        let placer = PlacerKind::BestFit;
         let out = crate::sim::simulate(&jobs, CLUSTER, order, placer, &config).unwrap();
         encode(
             &RecordHeader::new("sample", CLUSTER, order, placer, &config),
@@ -682,6 +715,39 @@ mod tests {
         let mut forgotten = reserved.clone();
         forgotten.header.config.reserve_head = false;
         assert!(replay(&forgotten).unwrap().mismatch.is_some());
+    }
+
+    #[test]
+    fn a_tias_configuration_is_a_version_5_header_and_replays() {
+        // No index table before 1,000 sizes: 2D-LAS for the whole run.
+        let overrides = TiasOverrides::parse("table_min_samples = 1000\n", "t.toml").unwrap();
+        for reserve_head in [false, true] {
+            let bytes = recorded_with(OrderKind::Tias, reserve_head, Some(overrides.clone()));
+            let tuned = decode(&bytes, "tuned").unwrap();
+            assert_eq!(tuned.header.format_version, FORMAT_VERSION_TIAS);
+            assert_eq!(tuned.header.config.tias.as_ref(), Some(&overrides));
+            assert_eq!(tuned.header.config.reserve_head, reserve_head);
+            assert_eq!(replay(&tuned).unwrap().mismatch, None);
+        }
+        // The extension decides: replayed with TIAS's defaults, the entries differ.
+        let tuned = decode(
+            &recorded_with(OrderKind::Tias, false, Some(overrides)),
+            "tuned",
+        )
+        .unwrap();
+        let mut forgotten = tuned.clone();
+        forgotten.header.config.tias = None;
+        assert!(replay(&forgotten).unwrap().mismatch.is_some());
+        // A forged value no file may give is refused, not replayed.
+        let mut forged = tuned;
+        forged.header.config.tias = Some(TiasOverrides {
+            safety_permille: Some(5000),
+            ..TiasOverrides::default()
+        });
+        assert!(matches!(
+            replay(&forged),
+            Err(RecordError::TiasConfig("safety_permille", _))
+        ));
     }
 
     #[test]

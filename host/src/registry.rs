@@ -8,6 +8,7 @@
 use crate::cluster::same_type::same_type_mask;
 use crate::learn::scorer::{DEFAULT_PPO_MODEL, PolicyScorer};
 use crate::mixed::hints::PlacementHints;
+use crate::tias_config::{Invalid, TiasOverrides};
 use gantry_core::order::{
     CompatPolicy, DeadlineSafety, Edf, Fifo, Las, LasConfig, LengthMetric, Sjf, Srtf, Tias,
     TiasConfig, TiresiasCompat,
@@ -202,6 +203,18 @@ impl AnyOrder {
             OrderKind::TiresiasShortest => compat(CompatPolicy::Shortest(LengthMetric::Time)),
             OrderKind::TiresiasShortestGpu => compat(CompatPolicy::Shortest(LengthMetric::GpuTime)),
         }
+    }
+}
+
+impl AnyOrder {
+    /// The order named `kind` with a `--tias-config` file's changes applied to TIAS's
+    /// constants (other orders have none to change), or the value the file may not give.
+    pub fn configured(kind: OrderKind, tias: Option<&TiasOverrides>) -> Result<Self, Invalid> {
+        let mut order = Self::new(kind);
+        if let (AnyOrder::Tias(t), Some(overrides)) = (&mut order, tias) {
+            **t = Tias::new(overrides.apply(*t.config())?);
+        }
+        Ok(order)
     }
 }
 

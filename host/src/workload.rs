@@ -12,6 +12,7 @@ use crate::mixed::{DagJobsSpec, JobExtras, assign_models, format as mixed_format
 use crate::sample;
 use crate::sample::{MIXED_CLUSTER, MIXED_GPU_TYPES, MIXED_SAMPLE_NAME, mixed_sample};
 use crate::sim::{FaultConfig, PreemptionMode, SimConfig, SpeedModel};
+use crate::tias_config::{self, TiasOverrides};
 use crate::trace::deadlines::{DeadlineSpec, attach_synthetic_deadlines, keep_deadlines};
 use crate::trace::{self, Skipped, TraceFormat, TraceJob};
 use std::path::PathBuf;
@@ -124,11 +125,16 @@ pub struct WorkloadArgs {
     /// `--job-terms` to predict such a run.
     #[arg(long)]
     pub reserve_head: bool,
+    /// TIAS's constants from a TOML file (`deadline_weight = 4`, …; docs/tias.md, *Tuning*):
+    /// the keys it names change `tias`, `tias-deadline-safe` and the `gantry` scheduler's
+    /// TIAS; the rest keep their defaults. Other orders ignore it.
+    #[arg(long, value_name = "FILE", value_parser = tias_config::parse_arg)]
+    pub tias_config: Option<TiasOverrides>,
 }
 
 /// The clap ids of every [`WorkloadArgs`] flag: what `compare --scenario` refuses (it
 /// simulates no trace). A test keeps the list complete.
-pub const WORKLOAD_FLAG_IDS: [&str; 21] = [
+pub const WORKLOAD_FLAG_IDS: [&str; 22] = [
     "trace",
     "format",
     "sample",
@@ -150,6 +156,7 @@ pub const WORKLOAD_FLAG_IDS: [&str; 21] = [
     "faults",
     "job_terms",
     "reserve_head",
+    "tias_config",
 ];
 
 /// A loaded workload, ready to simulate.
@@ -295,6 +302,7 @@ impl WorkloadArgs {
             checkpoint_interval_ms: self.checkpoint_interval_s.saturating_mul(1000),
             min_run_ms: self.min_run_s.saturating_mul(1000),
             reserve_head: self.reserve_head,
+            tias: self.tias_config.clone(),
         }
     }
 }

@@ -20,6 +20,7 @@
 
 use super::{Cluster, ClusterError, GpuTypeSpec, GpuTypes, MachineTypes, Throughputs};
 use crate::cluster::ClusterSpec;
+use crate::toml_input::{self, line_of};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -35,15 +36,6 @@ struct ClusterFile {
     gpu_types: Option<BTreeMap<String, Spanned<String>>>,
 }
 
-/// The 1-based line of byte `offset` in `text`.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 /// Reads a cluster file.
 pub fn load(path: &Path) -> Result<Cluster, ClusterError> {
     let name = path.display().to_string();
@@ -55,12 +47,8 @@ pub fn load(path: &Path) -> Result<Cluster, ClusterError> {
 /// Parses cluster-file text; `name` labels errors, a relative `throughputs` path is taken
 /// from `dir`.
 pub fn parse(text: &str, name: &str, dir: Option<&Path>) -> Result<Cluster, ClusterError> {
-    let file: ClusterFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(0, |s| line_of(text, s.start));
-        let message = e.message().trim().to_string();
-        let field = field_of(&message, text, e.span());
-        ClusterError::at(name, line, &field, message)
-    })?;
+    let file: ClusterFile = toml_input::from_str(text)
+        .map_err(|p| ClusterError::at(name, p.line, &p.field, p.message))?;
     let positive = |value: &Spanned<u16>, field: &str| {
         if *value.get_ref() == 0 {
             Err(ClusterError::at(
@@ -124,24 +112,6 @@ pub fn parse(text: &str, name: &str, dir: Option<&Path>) -> Result<Cluster, Clus
             text: text_form,
         }),
     })
-}
-
-/// The field a TOML error is about: the quoted key in messages like "unknown field `rakcs`"
-/// or "missing field `racks`", else the key on the error's line.
-fn field_of(message: &str, text: &str, span: Option<std::ops::Range<usize>>) -> String {
-    if let Some(start) = message.find('`')
-        && let Some(len) = message[start + 1..].find('`')
-    {
-        return message[start + 1..start + 1 + len].to_string();
-    }
-    let Some(span) = span else {
-        return "file".into();
-    };
-    let line_start = text[..span.start.min(text.len())]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
-    let line = text[line_start..].lines().next().unwrap_or("");
-    line.split('=').next().unwrap_or("").trim().to_string()
 }
 
 #[cfg(test)]

@@ -113,6 +113,16 @@ fn streams_are_refused_for_other_builds() {
         events(&host),
         Err(FramesError::NotFirmwareCapacities(..))
     ));
+    // A run with TIAS's constants changed: the firmware would decide with the defaults.
+    let mut tuned = recording(OrderKind::Tias, PlacerKind::BestFit, 20);
+    tuned.header.config.tias = Some(crate::tias_config::TiasOverrides {
+        deadline_weight: Some(2),
+        ..Default::default()
+    });
+    assert!(matches!(
+        stream_header(&tuned),
+        Err(FramesError::TiasConfig)
+    ));
     // A header for other capacities: a Fault, then every event a NoStream fault.
     let mut header = stream_header(&rec).unwrap();
     header.capacities.jobs = 512;

@@ -30,6 +30,7 @@ use crate::progress::RunProgress;
 use crate::registry::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
+use crate::tias_config::TiasOverrides;
 use crate::trace::TraceJob;
 use dag_run::{DagPlanning, planning_seed};
 use event_queue::EventQueue;
@@ -76,6 +77,11 @@ pub struct SimConfig {
     /// by serde here.
     #[serde(skip)]
     pub reserve_head: bool,
+    /// The changes a `--tias-config` file makes to TIAS's constants (orders other than TIAS
+    /// have none). In a recording's header extension like [`reserve_head`](Self::reserve_head),
+    /// hence skipped by serde here.
+    #[serde(skip)]
+    pub tias: Option<TiasOverrides>,
 }
 
 impl SimConfig {
@@ -108,6 +114,7 @@ impl Default for SimConfig {
             checkpoint_interval_ms: 0,
             min_run_ms: 0,
             reserve_head: false,
+            tias: None,
         }
     }
 }
@@ -304,6 +311,10 @@ pub enum SimError {
     /// The simulation thread panicked (a bug).
     #[error("simulation thread panicked")]
     Panicked,
+    /// The TIAS configuration has a value no TIAS may have (checked when a file is read, so
+    /// only a recording's forged header gets here).
+    #[error("TIAS configuration: {0}: {1}")]
+    TiasConfig(&'static str, String),
 }
 
 /// Runs `jobs` on a homogeneous `cluster` with the named order and placer (no DAG jobs), on
@@ -380,7 +391,8 @@ fn run_on<const G: usize, const J: usize, const GANG: usize>(
         .topology()
         .map_err(|_| SimError::Cluster(spec, G))?;
     let batched = r.scheduler.order.batches_instants();
-    let order = AnyOrder::new(r.scheduler.order);
+    let order = AnyOrder::configured(r.scheduler.order, r.config.tias.as_ref())
+        .map_err(|invalid| SimError::TiasConfig(invalid.field, invalid.problem))?;
     let hints = crate::mixed::hints::PlacementHints::new(r.cluster, r.extras, r.jobs.len());
     let placer = AnyPlacer::<G>::new(r.scheduler.placer, r.config.seed)
         .with_hints(hints.map(std::sync::Arc::new));

@@ -29,6 +29,7 @@ use super::json::{JobStateName, SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
 use crate::registry::{AnyOrder, AnyPlacer, HOST_JOBS, OrderKind, PlacerKind};
 use crate::sim::{DECISION_BUFFER, HostDecision, HostScheduler, LogEntry};
+use crate::tias_config::{Invalid, TiasOverrides};
 use gantry_core::{
     CommProfile, Decision, Event, GpuId, JobId, JobSpec, JobState, SchedError, TimeMs,
 };
@@ -75,6 +76,9 @@ pub struct ControllerConfig {
     /// default (the order's own rule, as every other caller of the core). Part of the
     /// journal's header (a resume must use the same).
     pub reserve_head: bool,
+    /// The changes `--tias-config` makes to TIAS's constants. Part of the journal's header
+    /// (a resume must use the same).
+    pub tias: Option<TiasOverrides>,
     /// A job whose script exited 0 is finished for the core as soon as Slurm shows it
     /// COMPLETING (its GPUs are free in Slurm's count then), not once its epilog is done:
     /// its successors are released onto the completing node and start in the scheduling
@@ -82,6 +86,17 @@ pub struct ControllerConfig {
     /// epilog waits for gantry ([`super::ack`]). Off: the job ends for the core when Slurm
     /// says COMPLETED.
     pub finish_at_completing: bool,
+}
+
+/// Why a [`Controller`] cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The partition's shape is not a topology the core takes.
+    #[error("partition shape: {0:?}")]
+    Topology(#[from] gantry_core::TopologyError),
+    /// [`ControllerConfig::tias`] has a value no TIAS may have.
+    #[error("TIAS configuration: {}: {}", .0.field, .0.problem)]
+    TiasConfig(Invalid),
 }
 
 impl Default for ControllerConfig {
@@ -95,6 +110,7 @@ impl Default for ControllerConfig {
             preempt_grace_ms: 10_000,
             preempt_signal: "TERM".to_string(),
             reserve_head: false,
+            tias: None,
             finish_at_completing: false,
         }
     }
@@ -266,9 +282,10 @@ impl Controller {
         placer: PlacerKind,
         seed: u64,
         config: ControllerConfig,
-    ) -> Result<Self, gantry_core::TopologyError> {
+    ) -> Result<Self, SetupError> {
         let topology = layout.spec.topology()?;
-        let order_impl = AnyOrder::new(order);
+        let order_impl =
+            AnyOrder::configured(order, config.tias.as_ref()).map_err(SetupError::TiasConfig)?;
         let scheduler_config = gantry_core::SchedulerConfig::for_order(&order_impl)
             .with_min_run(gantry_core::DurationMs(config.min_run_ms));
         let scheduler_config = if config.reserve_head {

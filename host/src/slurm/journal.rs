@@ -211,9 +211,25 @@ fn read_head(path: &Path, bytes: &[u8]) -> Result<(RecordHeader, usize), Journal
     Ok((header, bytes.len() - rest.len()))
 }
 
+/// A header's `--tias-config` changes, for a mismatch message.
+fn describe_tias(header: &RecordHeader) -> String {
+    header
+        .config
+        .tias
+        .as_ref()
+        .map_or_else(|| "unchanged".into(), |t| format!("{t:?}"))
+}
+
 /// What differs between a journal's header and this run's (`None`: the same run; the
 /// gantry version may differ).
 fn header_difference(found: &RecordHeader, header: &RecordHeader) -> Option<String> {
+    if found.config.tias != header.config.tias {
+        return Some(format!(
+            "written with TIAS's constants {}, this run with {} (--tias-config)",
+            describe_tias(found),
+            describe_tias(header)
+        ));
+    }
     if found.format_version != header.format_version {
         return Some(format!(
             "recording format {}, this run writes {}",
@@ -666,6 +682,17 @@ mod tests {
                 .unwrap()
                 .to_string();
             assert!(err.contains("seed 0") && err.contains("seed 7"), "{err}");
+            // And for another TIAS configuration.
+            let mut tuned = header(0);
+            tuned.config.tias = Some(crate::tias_config::TiasOverrides {
+                deadline_weight: Some(2),
+                ..Default::default()
+            });
+            let err = Journal::open(&path, &tuned, &mut controller(), false)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(err.contains("deadline_weight: Some(2)"), "{err}");
             // `gantry replay` reads it as a recording.
             let recording = crate::record::read(&path).unwrap();
             assert!(

@@ -48,6 +48,7 @@ pub use summary::Summary;
 use crate::record::RecordHeader;
 use crate::registry::{OrderKind, PlacerKind};
 use crate::sim::SimConfig;
+use crate::tias_config::TiasOverrides;
 use action::{Action, shell_line};
 use journal::Journal;
 use layout::{ClusterLayout, default_partition};
@@ -132,6 +133,11 @@ pub struct SlurmArgs {
     /// reach theirs, as Slurm's backfill reserves for its top job.
     #[arg(long)]
     pub no_reserve_head: bool,
+    /// TIAS's constants from a TOML file (as `gantry simulate --tias-config`; docs/tias.md,
+    /// *Tuning*), for `--order tias` or `tias-deadline-safe`. Part of the journal's header:
+    /// a resume must give the same file.
+    #[arg(long, value_name = "FILE", value_parser = crate::tias_config::parse_arg)]
+    pub tias_config: Option<TiasOverrides>,
     /// Acknowledge each job's end into this folder for the site's epilog
     /// (`scripts/gantry-epilog.sh`, which waits for `DIR/JOBID`): a job whose script
     /// exited 0 ends for the core as soon as Slurm shows it COMPLETING, its successors are
@@ -356,6 +362,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         seed: args.seed,
         min_run_ms: args.min_run_s.saturating_mul(1000),
         reserve_head: !args.no_reserve_head,
+        tias: args.tias_config.clone(),
         ..SimConfig::default()
     };
     let header = RecordHeader::new(
@@ -394,6 +401,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         checkpoint_marker: args.checkpoint_marker.clone(),
         min_run_ms: config.min_run_ms,
         reserve_head: config.reserve_head,
+        tias: config.tias.clone(),
         preempt_grace_ms: args.preempt_grace_s.saturating_mul(1000),
         preempt_signal: args
             .preempt_signal
