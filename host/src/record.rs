@@ -558,6 +558,16 @@ pub fn dump(recording: &Recording) -> String {
             }
         );
     }
+    if h.config.reserve_head {
+        let _ = writeln!(s, "# the queue head gets a reservation (--reserve-head)");
+    }
+    if let Some(tias) = &h.config.tias {
+        let _ = writeln!(
+            s,
+            "# TIAS constants changed (--tias-config): {}",
+            tias.describe()
+        );
+    }
     for (i, e) in recording.entries.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -728,6 +738,9 @@ mod tests {
             assert_eq!(tuned.header.config.tias.as_ref(), Some(&overrides));
             assert_eq!(tuned.header.config.reserve_head, reserve_head);
             assert_eq!(replay(&tuned).unwrap().mismatch, None);
+            assert!(dump(&tuned).contains(
+                "\n# TIAS constants changed (--tias-config): table_min_samples = 1000\n"
+            ));
         }
         // The extension decides: replayed with TIAS's defaults, the entries differ.
         let tuned = decode(

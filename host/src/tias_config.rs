@@ -133,6 +133,28 @@ impl TiasOverrides {
         Ok(overrides)
     }
 
+    /// The changes as the file would give them, `key = value` joined by commas (`[las]`
+    /// keys as `las.key`): for a recording's dump and a journal's mismatch message.
+    pub fn describe(&self) -> String {
+        let table = toml::Table::try_from(self).unwrap_or_default();
+        let mut parts = Vec::new();
+        for (key, value) in &table {
+            match value {
+                toml::Value::Table(las) => {
+                    for (inner, value) in las {
+                        parts.push(format!("{key}.{inner} = {}", plain(value)));
+                    }
+                }
+                value => parts.push(format!("{key} = {}", plain(value))),
+            }
+        }
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+
     /// `base` with these changes, or the first value no TIAS may have (a share above the
     /// whole, queue thresholds that do not increase).
     pub fn apply(&self, base: TiasConfig) -> Result<TiasConfig, Invalid> {
@@ -193,6 +215,22 @@ impl TiasOverrides {
             }
         }
         Ok(c)
+    }
+}
+
+/// A TOML value as a file writes it (this build's `toml` has no writer): integers and
+/// strings, and arrays of them.
+fn plain(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(text) => format!("{text:?}"),
+        toml::Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(plain).collect();
+            format!("[{}]", items.join(", "))
+        }
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Float(x) => x.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        other => format!("{other:?}"),
     }
 }
 
@@ -257,6 +295,17 @@ mod tests {
             TiasOverrides::parse("", "t.toml").unwrap().apply(base),
             Ok(base)
         );
+    }
+
+    #[test]
+    fn the_changes_are_described_as_a_file_gives_them() {
+        let overrides = TiasOverrides::parse(FILE, "t.toml").unwrap();
+        assert_eq!(
+            overrides.describe(),
+            "deadline_weight = 4, hopeless = \"Reject\", las.service = \"Time\", \
+             las.thresholds_gpu_s = [100, 200], safety_permille = 150"
+        );
+        assert_eq!(TiasOverrides::default().describe(), "none");
     }
 
     #[test]

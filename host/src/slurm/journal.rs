@@ -217,7 +217,7 @@ fn describe_tias(header: &RecordHeader) -> String {
         .config
         .tias
         .as_ref()
-        .map_or_else(|| "unchanged".into(), |t| format!("{t:?}"))
+        .map_or_else(|| "unchanged".into(), |t| t.describe())
 }
 
 /// What differs between a journal's header and this run's (`None`: the same run; the
@@ -692,7 +692,10 @@ mod tests {
                 .err()
                 .unwrap()
                 .to_string();
-            assert!(err.contains("deadline_weight: Some(2)"), "{err}");
+            assert!(
+                err.contains("constants unchanged, this run with deadline_weight = 2"),
+                "{err}"
+            );
             // `gantry replay` reads it as a recording.
             let recording = crate::record::read(&path).unwrap();
             assert!(

@@ -725,18 +725,9 @@ fn the_combined_run_on_mixed_gpu_types_records_and_replays() {
         file.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = gantry(&["replay", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("every decision matches"),
-        "{}",
-        stdout(&out)
-    );
-    let out = gantry(&["replay", file.to_str().unwrap(), "--dump"]);
-    assert!(
-        stdout(&out).contains("# mixed GPU types: machine speeds 1000 / 943 / 297 per mille"),
-        "{}",
-        &stdout(&out)[..400]
+    replays_with_header_line(
+        &file,
+        "# mixed GPU types: machine speeds 1000 / 943 / 297 per mille",
     );
     // The same recording with the placement hints left out: the type choice is gone, so
     // the replay must find a difference.
@@ -866,4 +857,83 @@ fn train_placement_writes_under_target_and_shows_progress() {
         before,
         "the shipped model changed"
     );
+}
+
+#[test]
+fn a_tias_config_file_changes_tias_and_travels_with_its_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("reject.toml");
+    let file = dir.path().join("tuned.gantry");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--sample",
+            "philly",
+            "--limit",
+            "300",
+            "--deadlines",
+            "0.3:1.2:2",
+            "--cluster",
+            "1x2x8",
+            "--order",
+            "tias",
+            "--placement",
+            "best-fit",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        gantry(&args)
+    };
+    // A typo is refused with the file, line and key, before anything runs.
+    std::fs::write(
+        &config,
+        "# give up on missed deadlines\nhopeles = \"Reject\"\n",
+    )
+    .unwrap();
+    let out = run(&["--tias-config", config.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let want = format!("{}:2: hopeles: unknown field", config.display());
+    assert!(stderr(&out).contains(&want), "{}", stderr(&out));
+    // A good file changes TIAS's decisions (hopeless jobs are rejected, not run in the
+    // background); the recording replays them.
+    std::fs::write(
+        &config,
+        "# give up on missed deadlines\nhopeless = \"Reject\"\n",
+    )
+    .unwrap();
+    let plain = run(&[]);
+    let tuned = run(&[
+        "--tias-config",
+        config.to_str().unwrap(),
+        "--record",
+        file.to_str().unwrap(),
+    ]);
+    assert!(tuned.status.success(), "{}", stderr(&tuned));
+    assert!(
+        stdout(&plain).contains("\"rejected\":0,"),
+        "{}",
+        stdout(&plain)
+    );
+    assert!(
+        !stdout(&tuned).contains("\"rejected\":0,"),
+        "{}",
+        stdout(&tuned)
+    );
+    replays_with_header_line(
+        &file,
+        "# TIAS constants changed (--tias-config): hopeless = \"Reject\"\n",
+    );
+}
+
+/// `gantry replay FILE` matches every decision, and `--dump`'s header holds `line`.
+fn replays_with_header_line(file: &std::path::Path, line: &str) {
+    let out = gantry(&["replay", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("every decision matches"),
+        "{}",
+        stdout(&out)
+    );
+    let out = gantry(&["replay", file.to_str().unwrap(), "--dump"]);
+    assert!(stdout(&out).contains(line), "{}", &stdout(&out)[..400]);
 }
