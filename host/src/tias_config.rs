@@ -32,9 +32,10 @@ use gantry_core::order::{
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// A TIAS configuration file that cannot be used: `file:line: key: problem`.
+/// A TIAS configuration file that cannot be used: `file:line: key: problem` (`file: key:
+/// problem` when no line is known).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}: {field}: {problem}")]
+#[error("{}", self.render())]
 pub struct TiasConfigError {
     /// The file, as given.
     pub file: String,
@@ -44,6 +45,15 @@ pub struct TiasConfigError {
     pub field: String,
     /// What is wrong.
     pub problem: String,
+}
+
+impl TiasConfigError {
+    fn render(&self) -> String {
+        match self.line {
+            0 => format!("{}: {}: {}", self.file, self.field, self.problem),
+            line => format!("{}:{line}: {}: {}", self.file, self.field, self.problem),
+        }
+    }
 }
 
 /// The constants a file changes; `None` keeps the order's own. Serialised into a
@@ -370,5 +380,16 @@ mod tests {
         }
         let missing = TiasOverrides::load(Path::new("/nonexistent/t.toml")).unwrap_err();
         assert_eq!((missing.line, missing.field.as_str()), (0, "file"));
+        assert!(
+            missing
+                .to_string()
+                .starts_with("/nonexistent/t.toml: file: ")
+        );
+        // An inline `[las]` table: the key is named, with no line to give.
+        let inline = "las = { thresholds_gpu_s = [2, 1] }\n";
+        let got = TiasOverrides::parse(inline, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(got.starts_with("t.toml: thresholds_gpu_s: "), "{got}");
     }
 }
