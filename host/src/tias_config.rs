@@ -319,6 +319,13 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_example_reads() {
+        let text = include_str!("../../examples/tias-deadlines-first.toml");
+        let overrides = TiasOverrides::parse(text, "tias-deadlines-first.toml").unwrap();
+        assert_eq!(overrides.describe(), "deadline_weight = 64");
+    }
+
+    #[test]
     fn every_constant_can_be_set() {
         // Every field of `TiasConfig` (as serde names it) is a key of the file: a field added
         // to the core without an override here is an unknown key, and fails this test.
