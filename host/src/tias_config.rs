@@ -322,7 +322,10 @@ mod tests {
     fn the_shipped_example_reads() {
         let text = include_str!("../../examples/tias-deadlines-first.toml");
         let overrides = TiasOverrides::parse(text, "tias-deadlines-first.toml").unwrap();
-        assert_eq!(overrides.describe(), "deadline_weight = 64");
+        assert_eq!(
+            overrides.describe(),
+            "deadline_weight = 32, share_quantile_permille = 950"
+        );
     }
 
     #[test]
