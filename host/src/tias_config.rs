@@ -1,9 +1,10 @@
 //! `--tias-config FILE`: TIAS's constants ([`TiasConfig`]) from a TOML file.
 //!
-//! Every constant of TIAS has a default and a reason (docs/tias.md), but two of them are a
+//! Every constant of TIAS has a default and a reason (docs/tias.md), but one of them is a
 //! site's own trade: how many non-deadline completions a met deadline is worth
-//! (`deadline_weight`) and how much laxity a deadline job keeps in reserve
-//! (`safety_permille`). The file names only what it changes; every other constant keeps the
+//! (`deadline_weight`; docs/tias.md, *Tuning*, measures it, and
+//! `examples/tias-deadlines-first.toml` puts deadlines first). The file names only what it
+//! changes; every other constant keeps the
 //! value of the order it is applied to (`tias` or `tias-deadline-safe`, or the `gantry`
 //! scheduler's TIAS). Keys are [`TiasConfig`]'s fields, enums by their variant names, the
 //! 2D-LAS queues in a `[las]` table:
