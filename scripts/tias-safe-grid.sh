@@ -9,6 +9,8 @@
 #   OUT=dir scripts/tias-safe-grid.sh    # keep each configuration's JSON in dir
 #   PREEMPTION="--preemption restart --restart-overhead-s 30" scripts/tias-safe-grid.sh
 #                                        # under a preemption semantics (as tias-grid.sh)
+#   TIAS_CONFIG=file.toml scripts/tias-safe-grid.sh   # both TIAS orders with some constants
+#                                        # changed (--tias-config, as tias-grid.sh)
 #
 # Needs target/release/gantry (cargo build --release -p gantry), jq and ../shared/traces.
 set -euo pipefail
@@ -17,8 +19,11 @@ GANTRY=${GANTRY:-target/release/gantry}
 OUT=${OUT:-$(mktemp -d)}
 # Extra `gantry compare` flags for every configuration (word-split on purpose).
 PREEMPTION=${PREEMPTION:-}
+# A `--tias-config` file for both TIAS orders (docs/tias.md, "Tuning").
+TIAS_FLAGS=${TIAS_CONFIG:+--tias-config $TIAS_CONFIG}
 mkdir -p "$OUT"
 [[ -n $PREEMPTION ]] && echo "preemption: $PREEMPTION"
+[[ -n ${TIAS_CONFIG:-} ]] && echo "TIAS constants from: $TIAS_CONFIG"
 
 printf '| configuration | EDF miss | TIAS miss | safe miss | EDF JCT non-dl (s) | TIAS JCT non-dl (s) | safe JCT non-dl (s) | safe / EDF JCT | safe / TIAS JCT | pass |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
@@ -27,7 +32,7 @@ run_grid() {
     local grid_flag=$1
     # shellcheck disable=SC2086
     while IFS='|' read -r name flags; do
-        nice -n 10 "$GANTRY" compare $flags $PREEMPTION --orders edf,tias,tias-deadline-safe \
+        nice -n 10 "$GANTRY" compare $flags $PREEMPTION $TIAS_FLAGS --orders edf,tias,tias-deadline-safe \
             --placements best-fit --json > "$OUT/$name.json"
         row=$(jq -r '
             def o($n): (map(select(.order == $n)) | first);
