@@ -4,6 +4,7 @@
 
 use crate::cluster::ClusterSpec;
 use crate::sim::{JobRecord, PreemptionMode, SimConfig, SimOutput, SpeedModel};
+use crate::tias_config::TiasOverrides;
 use serde::Serialize;
 
 /// What was simulated: enough to re-run it (`--json` output carries it as `run`).
@@ -33,6 +34,10 @@ pub struct RunInfo {
     pub faults_per_gpu_day: Option<f64>,
     /// The gantry version that ran it.
     pub gantry_version: &'static str,
+    /// The TIAS constants a `--tias-config` file changed (`key = value, …`); absent when
+    /// none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tias_config: Option<String>,
 }
 
 impl RunInfo {
@@ -51,6 +56,7 @@ impl RunInfo {
             min_run_s: config.min_run_ms as f64 / 1000.0,
             faults_per_gpu_day: config.faults.map(|f| f.rate_per_gpu_day),
             gantry_version: env!("CARGO_PKG_VERSION"),
+            tias_config: config.tias.as_ref().map(TiasOverrides::describe),
         }
     }
 }

@@ -328,6 +328,9 @@ impl Workload {
             self.hardware(),
             self.config.seed
         );
+        if let Some(tias) = &self.config.tias {
+            s += &format!(", TIAS constants changed: {}", tias.describe());
+        }
         if !self.skipped.is_empty() {
             s += &format!(
                 "; {} input rows left out (e.g. {})",

@@ -919,6 +919,13 @@ fn a_tias_config_file_changes_tias_and_travels_with_its_recording() {
         "{}",
         stdout(&tuned)
     );
+    // The report says which constants were changed; a run without a file says nothing.
+    assert!(
+        stdout(&tuned).contains("\"tias_config\":\"hopeless = \\\"Reject\\\"\""),
+        "{}",
+        stdout(&tuned)
+    );
+    assert!(!stdout(&plain).contains("tias_config"));
     replays_with_header_line(
         &file,
         "# TIAS constants changed (--tias-config): hopeless = \"Reject\"\n",
