@@ -18,7 +18,7 @@ use crate::sim::{
     ClusterSpec, DECISION_BUFFER, DagPlannerKind, DecisionLog, HostDecision, JobRecord, LogEntry,
     SchedulerSpec, SimConfig, SimOutput,
 };
-use crate::tias_config::TiasOverrides;
+use crate::tias_config::{Invalid, TiasOverrides};
 use gantry_core::wire::{FIRMWARE_GANG, FIRMWARE_GPUS, FIRMWARE_JOBS};
 use gantry_core::{
     Decision, Event, GpuId, MachineId, PreemptReason, SchedError, Scheduler, Topology,
@@ -285,8 +285,8 @@ pub enum RecordError {
     #[error("recorded cluster {0} cannot be built")]
     Cluster(ClusterSpec),
     /// The recorded TIAS configuration has a value no TIAS may have.
-    #[error("recorded TIAS configuration: {0}: {1}")]
-    TiasConfig(&'static str, String),
+    #[error("recorded TIAS configuration: {0}")]
+    TiasConfig(#[from] Invalid),
 }
 
 /// Encodes a header and a simulation's log.
@@ -407,8 +407,7 @@ fn replay_on<const G: usize, const J: usize, const GANG: usize>(
 ) -> Result<ReplayReport, RecordError> {
     let header = &recording.header;
     let topology: Topology<G> = header.topology()?;
-    let order = AnyOrder::configured(header.order, header.config.tias.as_ref())
-        .map_err(|invalid| RecordError::TiasConfig(invalid.field, invalid.problem))?;
+    let order = AnyOrder::configured(header.order, header.config.tias.as_ref())?;
     let batched = header.order.batches_instants();
     let slurm = is_slurm_journal(&header.trace);
     let placer = header.build_placer::<G>();
@@ -759,7 +758,10 @@ mod tests {
         });
         assert!(matches!(
             replay(&forged),
-            Err(RecordError::TiasConfig("safety_permille", _))
+            Err(RecordError::TiasConfig(Invalid {
+                field: "safety_permille",
+                ..
+            }))
         ));
     }
 

@@ -204,9 +204,7 @@ impl AnyOrder {
             OrderKind::TiresiasShortestGpu => compat(CompatPolicy::Shortest(LengthMetric::GpuTime)),
         }
     }
-}
 
-impl AnyOrder {
     /// The order named `kind` with a `--tias-config` file's changes applied to TIAS's
     /// constants (other orders have none to change), or the value the file may not give.
     pub fn configured(kind: OrderKind, tias: Option<&TiasOverrides>) -> Result<Self, Invalid> {

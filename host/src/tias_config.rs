@@ -25,7 +25,7 @@
 //! file, the line and the key. A recording keeps the overrides (its header extension), so
 //! `gantry replay` builds the same order.
 
-use crate::toml_input::{self, line_of_key};
+use crate::toml_input::{self, InputError, line_of_key};
 use gantry_core::order::{
     DeadlineSafety, HopelessPolicy, LasConfig, LasConfigError, LengthMetric, MAX_LAS_THRESHOLDS,
     RelaxedDeadlinePlacement, TiasConfig,
@@ -35,27 +35,7 @@ use std::path::Path;
 
 /// A TIAS configuration file that cannot be used: `file:line: key: problem` (`file: key:
 /// problem` when no line is known).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct TiasConfigError {
-    /// The file, as given.
-    pub file: String,
-    /// 1-based line; 0 for the file as a whole.
-    pub line: usize,
-    /// The key.
-    pub field: String,
-    /// What is wrong.
-    pub problem: String,
-}
-
-impl TiasConfigError {
-    fn render(&self) -> String {
-        match self.line {
-            0 => format!("{}: {}: {}", self.file, self.field, self.problem),
-            line => format!("{}:{line}: {}: {}", self.file, self.field, self.problem),
-        }
-    }
-}
+pub type TiasConfigError = InputError;
 
 /// The constants a file changes; `None` keeps the order's own. Serialised into a
 /// recording's header extension as it was read.
@@ -98,7 +78,8 @@ pub struct LasOverrides {
 }
 
 /// A value a file may not give, with its key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
 pub struct Invalid {
     /// The key.
     pub field: &'static str,
@@ -115,32 +96,17 @@ pub fn parse_arg(path: &str) -> Result<TiasOverrides, TiasConfigError> {
 impl TiasOverrides {
     /// Reads and checks a file.
     pub fn load(path: &Path) -> Result<Self, TiasConfigError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TiasConfigError {
-            file: file.clone(),
-            line: 0,
-            field: "file".into(),
-            problem: e.to_string(),
-        })?;
+        let (file, text) = toml_input::read(path)?;
         Self::parse(&text, &file)
     }
 
     /// Parses and checks file text; `file` labels errors.
     pub fn parse(text: &str, file: &str) -> Result<Self, TiasConfigError> {
-        let overrides: Self = toml_input::from_str(text).map_err(|p| TiasConfigError {
-            file: file.into(),
-            line: p.line,
-            field: p.field,
-            problem: p.message,
+        let overrides: Self = toml_input::from_str(text, file)?;
+        overrides.apply(TiasConfig::default()).map_err(|invalid| {
+            let line = line_of_key(text, invalid.field);
+            InputError::at(file, line, invalid.field, invalid.problem)
         })?;
-        overrides
-            .apply(TiasConfig::default())
-            .map_err(|invalid| TiasConfigError {
-                file: file.into(),
-                line: line_of_key(text, invalid.field),
-                field: invalid.field.into(),
-                problem: invalid.problem,
-            })?;
         Ok(overrides)
     }
 
@@ -391,6 +357,7 @@ mod tests {
         }
         let missing = TiasOverrides::load(Path::new("/nonexistent/t.toml")).unwrap_err();
         assert_eq!((missing.line, missing.field.as_str()), (0, "file"));
+        assert_eq!(missing.source_name, "/nonexistent/t.toml");
         assert!(
             missing
                 .to_string()

@@ -4,29 +4,63 @@
 
 use serde::de::DeserializeOwned;
 use std::ops::Range;
+use std::path::Path;
 
-/// Where a TOML input is wrong and what is wrong: the 1-based line (0 when the file as a
-/// whole is), the key, and the parser's message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TomlProblem {
-    /// 1-based line, or 0.
+/// An input file or flag that cannot be used, with where and what: `file:line: field:
+/// problem`, or `file: field: problem` when no line is known (a flag, the file as a whole).
+/// The error of cluster files and flags (`ClusterError`) and of `--tias-config` files.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct InputError {
+    /// The file, or the flag (`--gpu-types`).
+    pub source_name: String,
+    /// 1-based line, or 0 for a flag or the file as a whole.
     pub line: usize,
-    /// The key the problem is about (`file` when none is known).
+    /// The field (`racks`, `gpu_types`, a type name, a TIAS constant).
     pub field: String,
     /// What is wrong.
-    pub message: String,
+    pub problem: String,
 }
 
-/// Parses `text` as a `T`; a syntax error, an unknown or missing key or a value of the wrong
-/// kind comes back with its line and key.
-pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, TomlProblem> {
+impl InputError {
+    /// An error at `source:line` in `field`.
+    pub fn at(source: &str, line: usize, field: &str, problem: impl Into<String>) -> Self {
+        Self {
+            source_name: source.to_string(),
+            line,
+            field: field.to_string(),
+            problem: problem.into(),
+        }
+    }
+
+    fn render(&self) -> String {
+        if self.line == 0 {
+            format!("{}: {}: {}", self.source_name, self.field, self.problem)
+        } else {
+            format!(
+                "{}:{}: {}: {}",
+                self.source_name, self.line, self.field, self.problem
+            )
+        }
+    }
+}
+
+/// Reads an input file: its name as errors give it (the path as shown) and its text, or an
+/// error at `file`.
+pub fn read(path: &Path) -> Result<(String, String), InputError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::at(&name, 0, "file", e.to_string()))?;
+    Ok((name, text))
+}
+
+/// Parses `text` (read from `source`) as a `T`; a syntax error, an unknown or missing key or
+/// a value of the wrong kind comes back with its line and key.
+pub fn from_str<T: DeserializeOwned>(text: &str, source: &str) -> Result<T, InputError> {
     toml::from_str(text).map_err(|e| {
         let message = e.message().trim().to_string();
-        TomlProblem {
-            line: e.span().map_or(0, |s| line_of(text, s.start)),
-            field: field_of(&message, text, e.span()),
-            message,
-        }
+        let line = e.span().map_or(0, |s| line_of(text, s.start));
+        InputError::at(source, line, &field_of(&message, text, e.span()), message)
     })
 }
 
@@ -82,13 +116,17 @@ mod tests {
 
     #[test]
     fn problems_name_their_line_and_key() {
-        let typo = from_str::<Two>("first = 1\nsecnd = \"x\"\n").unwrap_err();
+        let typo = from_str::<Two>("first = 1\nsecnd = \"x\"\n", "t.toml").unwrap_err();
         assert_eq!((typo.line, typo.field.as_str()), (2, "secnd"));
-        let kind = from_str::<Two>("first = \"one\"\n").unwrap_err();
+        assert!(
+            typo.to_string()
+                .starts_with("t.toml:2: secnd: unknown field")
+        );
+        let kind = from_str::<Two>("first = \"one\"\n", "t.toml").unwrap_err();
         assert_eq!((kind.line, kind.field.as_str()), (1, "first"));
-        let missing = from_str::<Two>("second = \"x\"\n").unwrap_err();
+        let missing = from_str::<Two>("second = \"x\"\n", "t.toml").unwrap_err();
         assert_eq!(missing.field, "first");
-        assert!(from_str::<Two>("first = 3\n").is_ok());
+        assert!(from_str::<Two>("first = 3\n", "t.toml").is_ok());
     }
 
     #[test]

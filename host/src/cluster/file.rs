@@ -38,17 +38,14 @@ struct ClusterFile {
 
 /// Reads a cluster file.
 pub fn load(path: &Path) -> Result<Cluster, ClusterError> {
-    let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ClusterError::at(&name, 0, "file", e.to_string()))?;
+    let (name, text) = toml_input::read(path)?;
     parse(&text, &name, path.parent())
 }
 
 /// Parses cluster-file text; `name` labels errors, a relative `throughputs` path is taken
 /// from `dir`.
 pub fn parse(text: &str, name: &str, dir: Option<&Path>) -> Result<Cluster, ClusterError> {
-    let file: ClusterFile = toml_input::from_str(text)
-        .map_err(|p| ClusterError::at(name, p.line, &p.field, p.message))?;
+    let file: ClusterFile = toml_input::from_str(text, name)?;
     let positive = |value: &Spanned<u16>, field: &str| {
         if *value.get_ref() == 0 {
             Err(ClusterError::at(

@@ -35,42 +35,9 @@ use gantry_core::{GpuId, Topology, TopologyError};
 use std::fmt;
 use std::sync::Arc;
 
-/// A cluster input that cannot be used, with where and what.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct ClusterError {
-    /// The file, or the flag (`--gpu-types`).
-    pub source_name: String,
-    /// 1-based line, or 0 for a flag or the file as a whole.
-    pub line: usize,
-    /// The field (`racks`, `gpu_types`, a type name).
-    pub field: String,
-    /// What is wrong.
-    pub problem: String,
-}
-
-impl ClusterError {
-    /// An error at `source:line` in `field`.
-    pub fn at(source: &str, line: usize, field: &str, problem: impl Into<String>) -> Self {
-        Self {
-            source_name: source.to_string(),
-            line,
-            field: field.to_string(),
-            problem: problem.into(),
-        }
-    }
-
-    fn render(&self) -> String {
-        if self.line == 0 {
-            format!("{}: {}: {}", self.source_name, self.field, self.problem)
-        } else {
-            format!(
-                "{}:{}: {}: {}",
-                self.source_name, self.line, self.field, self.problem
-            )
-        }
-    }
-}
+/// A cluster input that cannot be used: the file or flag (`--gpu-types`), the line (0 for a
+/// flag or the file as a whole), the field and what is wrong.
+pub type ClusterError = crate::toml_input::InputError;
 
 /// GPU types of a heterogeneous cluster.
 #[derive(Clone, Debug, PartialEq)]

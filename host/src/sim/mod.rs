@@ -30,7 +30,7 @@ use crate::progress::RunProgress;
 use crate::registry::{
     AnyOrder, AnyPlacer, CapacitySet, HOST_GANG, HOST_GPUS, HOST_JOBS, OrderKind, PlacerKind,
 };
-use crate::tias_config::TiasOverrides;
+use crate::tias_config::{Invalid, TiasOverrides};
 use crate::trace::TraceJob;
 use dag_run::{DagPlanning, planning_seed};
 use event_queue::EventQueue;
@@ -313,8 +313,8 @@ pub enum SimError {
     Panicked,
     /// The TIAS configuration has a value no TIAS may have (checked when a file is read, so
     /// only a recording's forged header gets here).
-    #[error("TIAS configuration: {0}: {1}")]
-    TiasConfig(&'static str, String),
+    #[error("TIAS configuration: {0}")]
+    TiasConfig(#[from] Invalid),
 }
 
 /// Runs `jobs` on a homogeneous `cluster` with the named order and placer (no DAG jobs), on
@@ -391,8 +391,7 @@ fn run_on<const G: usize, const J: usize, const GANG: usize>(
         .topology()
         .map_err(|_| SimError::Cluster(spec, G))?;
     let batched = r.scheduler.order.batches_instants();
-    let order = AnyOrder::configured(r.scheduler.order, r.config.tias.as_ref())
-        .map_err(|invalid| SimError::TiasConfig(invalid.field, invalid.problem))?;
+    let order = AnyOrder::configured(r.scheduler.order, r.config.tias.as_ref())?;
     let hints = crate::mixed::hints::PlacementHints::new(r.cluster, r.extras, r.jobs.len());
     let placer = AnyPlacer::<G>::new(r.scheduler.placer, r.config.seed)
         .with_hints(hints.map(std::sync::Arc::new));

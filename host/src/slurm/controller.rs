@@ -95,8 +95,8 @@ pub enum SetupError {
     #[error("partition shape: {0:?}")]
     Topology(#[from] gantry_core::TopologyError),
     /// [`ControllerConfig::tias`] has a value no TIAS may have.
-    #[error("TIAS configuration: {}: {}", .0.field, .0.problem)]
-    TiasConfig(Invalid),
+    #[error("TIAS configuration: {0}")]
+    TiasConfig(#[from] Invalid),
 }
 
 impl Default for ControllerConfig {
@@ -284,8 +284,7 @@ impl Controller {
         config: ControllerConfig,
     ) -> Result<Self, SetupError> {
         let topology = layout.spec.topology()?;
-        let order_impl =
-            AnyOrder::configured(order, config.tias.as_ref()).map_err(SetupError::TiasConfig)?;
+        let order_impl = AnyOrder::configured(order, config.tias.as_ref())?;
         let scheduler_config = gantry_core::SchedulerConfig::for_order(&order_impl)
             .with_min_run(gantry_core::DurationMs(config.min_run_ms));
         let scheduler_config = if config.reserve_head {
