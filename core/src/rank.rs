@@ -244,7 +244,8 @@ impl<const J: usize> RankIndex<J> {
         self.tree.remove(slot, &mut Keyed { entries, jobs });
     }
 
-    /// Gives `slot` a new key; moves it only if the key changed. Returns whether it did.
+    /// Gives `slot` a new key; moves it only if the key changed. Returns whether the move
+    /// changed the ranking as a plan reads it (what [`unchanged`](Self::unchanged) notes).
     /// O(log J), and no tree work when the new key still sorts between the slot's
     /// neighbours (a key that moves a little, as many do at a TIAS switch or size-bin crossing).
     /// Neither that nor a running job's move among the running jobs ranked ahead of every
@@ -272,9 +273,10 @@ impl<const J: usize> RankIndex<J> {
             self.tree.insert(slot, &mut Keyed { entries, jobs });
             if !(was_ahead && self.none_queued_ahead(slot, jobs)) {
                 self.changed = true;
+                return true;
             }
         }
-        true
+        false
     }
 
     /// Whether no queued job ranks ahead of `slot` in the tree's order: its left subtree
@@ -754,7 +756,7 @@ mod tests {
         }
         assert!(!index.unchanged(), "inserted since the last plan");
         index.mark_unchanged();
-        assert!(index.rekey(1, key(15), &table), "a new key for slot 1");
+        assert!(!index.rekey(1, key(15), &table), "a new key for slot 1");
         assert!(
             index.unchanged(),
             "15 stays between 0 and 20: the order is the same"
@@ -785,12 +787,12 @@ mod tests {
             index.insert(s, key(10 * i64::from(s)), &table);
         }
         index.mark_unchanged();
-        assert!(index.rekey(0, key(25), &table));
+        assert!(!index.rekey(0, key(25), &table));
         assert!(index.unchanged(), "0 moves past 1 and 2, still ahead of 3");
         assert!(index.rekey(1, key(35), &table));
         assert!(!index.unchanged(), "1 moves past the queued job 3");
         index.mark_unchanged();
-        assert!(index.rekey(4, key(45), &table));
+        assert!(!index.rekey(4, key(45), &table));
         assert!(index.unchanged(), "written in its gap");
         assert!(index.rekey(3, key(1), &table));
         assert!(!index.unchanged(), "a queued job moved");

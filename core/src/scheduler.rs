@@ -117,7 +117,8 @@ pub struct HandleOutcome {
     pub decisions: usize,
     /// The pass did not end: the buffer filled, or the pass touched the most jobs the order
     /// allows one pass ([`JobOrder::jobs_per_pass`]: in re-keys before every key due was up
-    /// to date, or in decisions).
+    /// to date, or in decisions), or (under [`HeadOfLine::Reserve`]) its decisions re-ranked
+    /// a job, so the queue head to reserve for is found by the next pass.
     /// Call `handle(now, Event::Tick, ..)` again (with room in the buffer) to get the rest.
     /// The state is consistent with the decisions emitted.
     pub more_pending: bool,
@@ -586,7 +587,9 @@ where
             .filter(|job| self.order.follows_epoch(job))
             .map(|job| self.order.epoch_effect(job, now));
         match effect {
-            Some(EpochEffect::Rekey) => self.rekey(slot, now, hooks),
+            Some(EpochEffect::Rekey) => {
+                self.rekey(slot, now, hooks);
+            }
             Some(EpochEffect::Review(Some(at))) if hooks.next_review && at > now => {
                 if self.timers.get(slot).is_none_or(|t| at < t) {
                     self.timers.set(slot, Some(at));
@@ -598,17 +601,18 @@ where
 
     /// Refreshes one job, re-ranks it under its new key, arms its next review and notes
     /// whether the order wants it rejected. O(log J).
-    fn rekey(&mut self, slot: Slot, now: TimeMs, hooks: OrderHooks) {
+    fn rekey(&mut self, slot: Slot, now: TimeMs, hooks: OrderHooks) -> bool {
         let Some(job) = self.table.get_mut(slot) else {
             self.timers.clear(slot);
-            return;
+            return false;
         };
         if hooks.refresh {
             self.order.refresh(job, now);
         }
         let key = self.order.key(job, now);
-        self.rank.rekey(slot, key, self.table.by_slot());
+        let reordered = self.rank.rekey(slot, key, self.table.by_slot());
         self.arm_review(slot, now, hooks);
+        reordered
     }
 
     /// Arms the job's next review and notes whether the order wants it rejected: the part
@@ -738,6 +742,10 @@ where
         let nothing = preempts.is_empty() && starts.is_empty() && head.is_none();
         self.settled_budget = nothing.then_some(budget);
         self.rank.mark_unchanged();
+        // Whether a decision's state change re-ranked its job (TIAS's preemption margin, a
+        // preemption that makes a deadline job hopeless): the head the plan found may then
+        // no longer be the head.
+        let mut reordered = false;
         for &slot in preempts.iter() {
             if pass_full(out, stop_at) {
                 return true;
@@ -750,7 +758,7 @@ where
                 job: id,
                 reason: PreemptReason::Priority,
             });
-            self.state_changed(slot, now);
+            reordered |= self.state_changed(slot, now);
         }
         let consolidating = preemptive && self.order.consolidates_gangs();
         for &slot in starts.iter() {
@@ -772,13 +780,20 @@ where
                 };
                 self.start(slot, gpus.clone(), now);
                 let _ = out.push(Decision::Start { job: id, gpus });
-                self.state_changed(slot, now);
+                reordered |= self.state_changed(slot, now);
             }
         }
         #[cfg(feature = "reserve")]
         if let Some(head) = head {
+            // A preempted job that was the head and fell behind another queued job, for
+            // one: the follow-up pass plans with the new order and reserves for its head.
+            if reordered {
+                return true;
+            }
             return self.backfill(head, now, out, stop_at);
         }
+        #[cfg(not(feature = "reserve"))]
+        let _ = reordered;
         #[cfg(not(feature = "reserve"))]
         let _ = head;
         false
@@ -982,11 +997,12 @@ where
     /// does read the state: a running job's threshold crossing, a waiting one's deadline
     /// turn) is armed again, unless its review was already due (a GPU failure preempts
     /// before the due reviews are taken) or the order says the change moves its key
-    /// ([`JobOrder::state_change_rekeys`]): then it is re-keyed in full.
-    fn state_changed(&mut self, slot: Slot, now: TimeMs) {
+    /// ([`JobOrder::state_change_rekeys`]): then it is re-keyed in full. Returns whether
+    /// that moved it in the ranking as a plan reads it ([`RankIndex::rekey`]).
+    fn state_changed(&mut self, slot: Slot, now: TimeMs) -> bool {
         let hooks = self.order.hooks();
         if hooks.keys != KeyChanges::AtReview {
-            return;
+            return false;
         }
         let due = self.timers.get(slot).is_some_and(|at| at <= now);
         let moved = || {
@@ -995,9 +1011,10 @@ where
                 .is_some_and(|job| self.order.state_change_rekeys(job, now))
         };
         if due || moved() {
-            self.rekey(slot, now, hooks);
+            self.rekey(slot, now, hooks)
         } else {
             self.arm_review(slot, now, hooks);
+            false
         }
     }
 

@@ -631,6 +631,7 @@ fn order_hooks_only_skip_work_that_changes_nothing() {
     hooks_match_the_reference(Edf);
     hooks_match_the_reference(Las::new(LasConfig::default()));
     hooks_match_the_reference(Tias::new(TiasConfig::default()));
+    hooks_match_the_reference(Tias::new(TiasConfig::host()));
     // Passes of 2 jobs each: the walks and the due re-keys go in slices.
     hooks_match_with_buffer::<_, 16>(Tias::new(TiasConfig {
         jobs_per_pass: 2,

@@ -196,6 +196,7 @@ fn tias_agrees_with_the_model() {
         ..TiasConfig::default()
     };
     orders_agree_with_the_model("tias-deadline-safe", Tias::new(deadline_safe), true);
+    orders_agree_with_the_model("tias-host", Tias::new(TiasConfig::host()), true);
 }
 
 #[test]
@@ -237,6 +238,15 @@ fn reservations_agree_with_the_model() {
             check_order_with(
                 "tias+reserve",
                 Tias::default(),
+                HeadOfLine::Reserve,
+                streams(),
+            ),
+        ),
+        (
+            "tias-host+reserve",
+            check_order_with(
+                "tias-host+reserve",
+                Tias::new(TiasConfig::host()),
                 HeadOfLine::Reserve,
                 streams(),
             ),

@@ -154,7 +154,7 @@ fuzz_target!(|data: &[u8]| {
     let mut las_time = LasConfig::default();
     las_time.service = LengthMetric::Time;
     let compat = |p| TiresiasCompat::new(p);
-    match h[0] % 15 {
+    match h[0] % 16 {
         0 => with_placer(Fifo, h, ops),
         1 => with_placer(Sjf::default(), h, ops),
         2 => with_placer(Srtf::default(), h, ops),
@@ -189,6 +189,7 @@ fuzz_target!(|data: &[u8]| {
             h,
             ops,
         ),
+        14 => with_placer(Tias::new(TiasConfig::host()), h, ops),
         _ => with_placer(
             compat(CompatPolicy::Shortest(LengthMetric::GpuTime)),
             h,

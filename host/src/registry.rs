@@ -193,10 +193,10 @@ impl AnyOrder {
             OrderKind::Edf => AnyOrder::Edf(Edf),
             OrderKind::Las => AnyOrder::Las(Las::new(LasConfig::default())),
             OrderKind::LasTime => AnyOrder::Las(Las::new(las_time)),
-            OrderKind::Tias => AnyOrder::Tias(Box::new(Tias::new(TiasConfig::default()))),
+            OrderKind::Tias => AnyOrder::Tias(Box::new(Tias::new(TiasConfig::host()))),
             OrderKind::TiasDeadlineSafe => AnyOrder::Tias(Box::new(Tias::new(TiasConfig {
                 deadline_safety: DeadlineSafety::LatestStart,
-                ..TiasConfig::default()
+                ..TiasConfig::host()
             }))),
             OrderKind::TiresiasDlas => compat(CompatPolicy::Dlas(LengthMetric::Time)),
             OrderKind::TiresiasDlasGpu => compat(CompatPolicy::Dlas(LengthMetric::GpuTime)),

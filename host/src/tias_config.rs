@@ -62,6 +62,7 @@ pub struct TiasOverrides {
     pub table_tolerance_log2_q8: Option<u8>,
     pub jobs_per_pass: Option<u16>,
     pub deadline_safety: Option<DeadlineSafety>,
+    pub preemption_margin_log2_q8: Option<u16>,
 }
 
 /// The 2D-LAS queues' changes (`[las]`).
@@ -161,7 +162,8 @@ impl TiasOverrides {
             table_rows_per_event,
             table_tolerance_log2_q8,
             jobs_per_pass,
-            deadline_safety
+            deadline_safety,
+            preemption_margin_log2_q8
         );
         if let Some(las) = &self.las {
             c.las = las.apply(c.las)?;

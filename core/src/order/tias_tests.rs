@@ -571,6 +571,25 @@ fn a_new_table_reaches_job_id_after_one_plus_its_hashed_step_seconds() {
     assert_eq!((after.class, after.primary), (INDEX_CLASS, -index));
     assert_eq!(tias.table().map(|(t, _)| t), Some(&table));
 }
+/// A job ranked by its size index is ranked, while it runs, as if its index were
+/// `preemption_margin_log2_q8` higher, so a queued job needs an index that much above its
+/// own to take its GPUs; its start and its preemption re-key it.
+#[test]
+fn a_running_job_is_ranked_by_its_index_raised_by_the_preemption_margin() {
+    let tias = with_table(TiasConfig::host());
+    let now = TimeMs(64_000);
+    let queued = job(1, 2, None, 50_000, JobState::Preempted);
+    let running = job(1, 2, None, 50_000, JobState::Running);
+    let (q, r) = (tias.key(&queued, now), tias.key(&running, now));
+    assert_eq!((q.class, r.class), (INDEX_CLASS, INDEX_CLASS));
+    assert_eq!(q.primary - r.primary, 256, "2 × its index");
+    assert!(tias.state_change_rekeys(&running, now));
+    assert!(tias.state_change_rekeys(&queued, now));
+    let plain = with_table(TiasConfig::default());
+    assert_eq!(plain.key(&running, now), q);
+    assert!(!plain.state_change_rekeys(&running, now));
+}
+
 #[test]
 fn a_running_job_ranked_by_size_is_reviewed_when_it_enters_the_next_bin() {
     let tias = with_table(TiasConfig::default());

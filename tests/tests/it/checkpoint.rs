@@ -165,11 +165,12 @@ fn restored_cores_answer_a_real_stream_like_the_uninterrupted_run() {
             OrderKind::Edf => with_each_placer(Edf, kind),
             OrderKind::Las => with_each_placer(Las::new(LasConfig::default()), kind),
             OrderKind::LasTime => with_each_placer(Las::new(las_time), kind),
-            OrderKind::Tias => with_each_placer(Tias::default(), kind),
+            // The host's TIAS (`TiasConfig::host()`), which recorded the stream.
+            OrderKind::Tias => with_each_placer(Tias::new(TiasConfig::host()), kind),
             OrderKind::TiasDeadlineSafe => with_each_placer(
                 Tias::new(TiasConfig {
                     deadline_safety: DeadlineSafety::LatestStart,
-                    ..TiasConfig::default()
+                    ..TiasConfig::host()
                 }),
                 kind,
             ),

@@ -468,6 +468,15 @@ proptest! {
             same_as_full_rerank(Las::new(guarded), &ops, min_run_ms),
             same_as_full_rerank(Tias::default(), &ops, min_run_ms),
             same_as_full_rerank(Tias::new(learning), &ops, min_run_ms),
+            // The host's preemption margin: starts and preemptions re-key their jobs.
+            same_as_full_rerank(
+                Tias::new(TiasConfig {
+                    preemption_margin_log2_q8: 256,
+                    ..learning
+                }),
+                &ops,
+                min_run_ms,
+            ),
             // Passes of 2 jobs: walks and due re-keys in slices over follow-up ticks.
             same_as_full_rerank(
                 Tias::new(TiasConfig { jobs_per_pass: 2, ..learning }),
