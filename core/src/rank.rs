@@ -756,7 +756,10 @@ mod tests {
         }
         assert!(!index.unchanged(), "inserted since the last plan");
         index.mark_unchanged();
-        assert!(!index.rekey(1, key(15), &table), "a new key for slot 1");
+        assert!(
+            !index.rekey(1, key(15), &table),
+            "a new key for slot 1, in its gap: no plan changes"
+        );
         assert!(
             index.unchanged(),
             "15 stays between 0 and 20: the order is the same"

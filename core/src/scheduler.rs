@@ -793,9 +793,7 @@ where
             return self.backfill(head, now, out, stop_at);
         }
         #[cfg(not(feature = "reserve"))]
-        let _ = reordered;
-        #[cfg(not(feature = "reserve"))]
-        let _ = head;
+        let _ = (head, reordered);
         false
     }
 
