@@ -59,8 +59,11 @@ def sample(gantry, seed):
     for name, metric, order, meets in TARGETS:
         values = [r[metric] for r in others
                   if (order is None or r["order"] == order) and r[metric] is not None]
-        best = min(values)
         value = gantry_row[metric]
+        if value is None or not values:
+            sys.exit(f"mixed-seeds: seed {seed} has no {metric} to judge (gantry: {value}, "
+                     f"others: {values})")
+        best = min(values)
         result[name] = (meets(value, best), value, best)
     return result
 
