@@ -108,8 +108,8 @@ pub struct WorkloadArgs {
     #[arg(long, default_value_t = 0)]
     pub min_run_s: u64,
     /// Inject seeded GPU failures: mean failures per GPU per day (1 h mean repair, one in
-    /// ten drains a whole machine).
-    #[arg(long)]
+    /// ten drains a whole machine), at most 24.
+    #[arg(long, value_name = "RATE", value_parser = fault_rate)]
     pub faults: Option<f64>,
     /// Per-job batch-system terms, CSV `preemption,time_limit_s`, one row per job in trace
     /// order: which jobs may be preempted (`checkpointing`; `never` ones run to completion)
@@ -342,6 +342,25 @@ impl Workload {
     }
 }
 
+/// The most `--faults` takes: one failure per GPU-hour, the mean repair time. Beyond it each
+/// GPU is down more than half the time, and the simulation spends its time on failures.
+pub const MAX_FAULT_RATE_PER_GPU_DAY: f64 = 24.0;
+
+/// `--faults RATE`: a number of failures per GPU per day, from 0 to
+/// [`MAX_FAULT_RATE_PER_GPU_DAY`].
+fn fault_rate(text: &str) -> Result<f64, String> {
+    let rate: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of failures per GPU per day"))?;
+    if !(0.0..=MAX_FAULT_RATE_PER_GPU_DAY).contains(&rate) {
+        return Err(format!(
+            "{text} failures per GPU per day: the rate must be from 0 to \
+             {MAX_FAULT_RATE_PER_GPU_DAY} (one per GPU-hour, the mean repair time)"
+        ));
+    }
+    Ok(rate)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,5 +384,14 @@ mod tests {
         let mut listed = WORKLOAD_FLAG_IDS.to_vec();
         listed.sort_unstable();
         assert_eq!(ids, listed);
+    }
+
+    #[test]
+    fn fault_rates_are_numbers_from_0_to_one_per_gpu_hour() {
+        assert_eq!(fault_rate("0"), Ok(0.0));
+        assert_eq!(fault_rate("24"), Ok(24.0));
+        for bad in ["nan", "inf", "-1", "24.5", "1e6", "two"] {
+            assert!(fault_rate(bad).is_err(), "{bad}");
+        }
     }
 }

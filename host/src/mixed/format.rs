@@ -23,6 +23,7 @@
 use super::JobExtras;
 use super::dag_job::{DagEdge, DagJob, DagTask};
 use crate::cluster::Throughputs;
+use crate::trace::loaded::{check_span, duration_problem};
 use crate::trace::{TraceError, TraceJob};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -118,6 +119,9 @@ pub fn parse(
                 return Err(error(field, format!("{value} is not a finite time ≥ 0")));
             }
         }
+        if let Some(problem) = duration_problem(seconds_to_ms(job.duration_s)) {
+            return Err(error("duration_s", problem));
+        }
         if job.gpus == 0 {
             return Err(error("gpus", "0 GPUs; a job needs at least one".into()));
         }
@@ -188,6 +192,7 @@ pub fn parse(
         out.models_given.push(model.is_some());
         out.extras.dag.push(dag);
     }
+    check_span(&out.jobs, file, "submit_s")?;
     Ok(out)
 }
 
@@ -322,6 +327,10 @@ mod tests {
             (
                 r#"{"submit_s":5,"duration_s":9,"gpus":1,"deadline_s":2}"#.to_string(),
                 "w.jsonl:1: deadline_s:",
+            ),
+            (
+                r#"{"submit_s":1,"duration_s":1e12,"gpus":1}"#.to_string(),
+                "w.jsonl:1: duration_s: 1000000000000 s is longer than 1000000000 s",
             ),
             (
                 r#"{"submit_s":5,"duration_s":9,"gpus":1,"model":"GPT-9"}"#.to_string(),

@@ -128,7 +128,12 @@ pub(crate) fn read_rows<C>(
             record: &record,
         };
         match row(&cols, &view)? {
-            RowOutcome::Job(job, id) => rows.push((job, id)),
+            RowOutcome::Job(job, id) => {
+                if let Some(problem) = duration_problem(job.duration_ms) {
+                    return Err(view.error("duration", problem));
+                }
+                rows.push((job, id));
+            }
             RowOutcome::Skip { field, problem } => skipped.push(Skipped {
                 file: file.to_string(),
                 line,
@@ -137,7 +142,54 @@ pub(crate) fn read_rows<C>(
             }),
         }
     }
-    Ok(Loaded::finish(rows, skipped, limit))
+    let loaded = Loaded::finish(rows, skipped, limit);
+    check_span(&loaded.jobs, file, "submit time")?;
+    Ok(loaded)
+}
+
+/// The longest job a trace may describe: 10⁹ s, about 31.7 years (the longest job of the
+/// traces gantry is measured on runs 617 days). A longer one is a unit mistake (milliseconds
+/// read as seconds) or a corrupt row, and a simulation would tick through all of it.
+pub const MAX_JOB_DURATION_MS: u64 = 1_000_000_000_000;
+
+/// The longest span of submit times a trace may have, from its first job's to its last:
+/// 10⁹ s, as [`MAX_JOB_DURATION_MS`]. A simulation steps through the whole span (GPU faults
+/// are drawn for all of it), so a stray date centuries out would stall it.
+pub const MAX_TRACE_SPAN_MS: u64 = MAX_JOB_DURATION_MS;
+
+/// An error at the first of `jobs` (rebased: the first submitted at 0) submitted more than
+/// [`MAX_TRACE_SPAN_MS`] after the first job, naming its row's `field`.
+pub(crate) fn check_span(jobs: &[TraceJob], file: &str, field: &str) -> Result<(), TraceError> {
+    match jobs.iter().find(|j| j.submit_ms > MAX_TRACE_SPAN_MS) {
+        None => Ok(()),
+        Some(job) => Err(TraceError::Field {
+            file: file.to_string(),
+            line: job.source_line,
+            field: field.to_string(),
+            problem: format!(
+                "{} s after the first job's, more than {} s (about 31.7 years) from first to \
+                 last submission",
+                job.submit_ms / 1000,
+                MAX_TRACE_SPAN_MS / 1000
+            ),
+        }),
+    }
+}
+
+/// Why a job of `duration_ms` is refused, if it is over [`MAX_JOB_DURATION_MS`].
+pub(crate) fn duration_problem(duration_ms: u64) -> Option<String> {
+    (duration_ms > MAX_JOB_DURATION_MS).then(|| {
+        // A value too large for u64 ms was saturated on the way in: no figure to show.
+        let value = match duration_ms {
+            u64::MAX => "the duration".to_string(),
+            ms => format!("{} s", ms / 1000),
+        };
+        format!(
+            "{value} is longer than {} s (about 31.7 years), the longest job gantry takes; \
+             is the column in seconds?",
+            MAX_JOB_DURATION_MS / 1000
+        )
+    })
 }
 
 /// A GPU count that fits the simulator's `u16`; 0 is not an error here (callers skip it).
@@ -198,5 +250,52 @@ mod tests {
             problem: "0 GPUs".into(),
         };
         assert_eq!(s.to_string(), "t.csv:7: num_gpu: 0 GPUs");
+    }
+
+    /// A duration over the bound stops the load at its row, in every CSV format (they share
+    /// `read_rows`); one at the bound loads.
+    #[test]
+    fn a_duration_over_31_years_is_an_error_at_its_row() {
+        let header = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+        let row = |secs: &str| format!("2017-10-09 07:01:55,{secs},1,1.0,c\n");
+        let at_bound = format!("{header}{}", row("1000000000"));
+        assert_eq!(
+            crate::trace::philly::parse(&at_bound, "t.csv", None).unwrap()[0].duration_ms,
+            MAX_JOB_DURATION_MS
+        );
+        for (secs, shown) in [("1000000001", "1000000001 s"), ("3e20", "the duration")] {
+            let text = format!("{header}{}{}", row("5"), row(secs));
+            let err = crate::trace::philly::parse(&text, "t.csv", None).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "t.csv:3: duration: {shown} is longer than 1000000000 s (about 31.7 \
+                     years), the longest job gantry takes; is the column in seconds?"
+                )
+            );
+        }
+    }
+
+    /// Submit times spanning more than the bound stop the load at the late row.
+    #[test]
+    fn submissions_over_31_years_apart_are_an_error_at_the_late_row() {
+        let header = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+        let text = format!(
+            "{header}2017-10-09 07:01:55,5,1,1,c\n9999-12-31 23:59:59,5,1,1,c\n\
+             2040-01-01 00:00:00,5,1,1,c\n"
+        );
+        let err = crate::trace::philly::parse(&text, "t.csv", None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.csv:3: submit time: 251894768284 s after the first job's, more than 1000000000 s \
+             (about 31.7 years) from first to last submission"
+        );
+        let text = format!("{header}2017-10-09 07:01:55,5,1,1,c\n2040-01-01 00:00:00,5,1,1,c\n");
+        assert_eq!(
+            crate::trace::philly::parse(&text, "t.csv", None)
+                .unwrap()
+                .len(),
+            2
+        );
     }
 }

@@ -8,6 +8,7 @@ mod dag_device;
 mod docs;
 mod kernels_compile;
 mod kernels_emulated;
+mod loader_mutation;
 mod service_unit;
 mod slurm_lab;
 
