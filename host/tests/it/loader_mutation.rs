@@ -219,3 +219,19 @@ fn the_terms_loader_returns_terms_or_an_error_on_mutated_input() {
         );
     }
 }
+
+#[test]
+fn the_cluster_file_returns_a_cluster_or_an_error_on_mutated_input() {
+    let base = "racks = 2\nmachines_per_rack = 2\ngpus_per_machine = 4\n\n[gpu_types]\nv100 = \"0-1\"\nk80 = \"2+3\"\n";
+    let mut rng = Rng(11);
+    for i in 0..MUTATIONS {
+        let input = mutate(&mut rng, base);
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            gantry::cluster::file::parse(&input, "c.toml", None)
+        }));
+        assert!(
+            outcome.is_ok(),
+            "cluster file: mutation {i} panicked; its input:\n{input}"
+        );
+    }
+}
