@@ -1,7 +1,7 @@
 //! Every text loader on seeded mutations of a valid input: it returns jobs or a typed error,
-//! never panics, and the jobs it returns are within the loaders' bounds of duration and span. The mutations are
-//! the mistakes and corruptions a trace meets: fields replaced by extreme or malformed
-//! numbers, cut rows, duplicated rows, stray separators and quotes.
+//! never panics, and the jobs it returns are within the loaders' bounds of duration and span.
+//! The mutations are the mistakes and corruptions a trace meets: fields replaced by extreme or
+//! malformed numbers, cut rows, duplicated rows, stray separators and quotes.
 
 use gantry::cluster::Throughputs;
 use gantry::trace::loaded::{MAX_JOB_DURATION_MS, MAX_TRACE_SPAN_MS};
@@ -99,34 +99,48 @@ fn mutate(rng: &mut Rng, base: &str) -> String {
     text.into_iter().collect()
 }
 
-/// Runs `parse` on [`MUTATIONS`] mutations of `base`; fails on a panic (naming the input)
-/// and on a job beyond the bounds of duration and span (a job of 0 GPUs may load: the
-/// simulator refuses it). Returns how many inputs loaded.
+/// Calls `parse` on [`MUTATIONS`] mutations of `base`, seeded from `name`, with each
+/// mutation's number and text; fails, naming the input, if a call panics.
+fn each_mutation<T>(
+    name: &str,
+    base: &str,
+    parse: impl Fn(&str) -> T,
+    mut check: impl FnMut(usize, &str, T),
+) {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.bytes().map(u64::from).sum::<u64>());
+    for i in 0..MUTATIONS {
+        let input = mutate(&mut rng, base);
+        let Ok(result) = catch_unwind(AssertUnwindSafe(|| parse(&input))) else {
+            panic!("{name}: mutation {i} panicked the loader; its input:\n{input}");
+        };
+        check(i, &input, result);
+    }
+}
+
+/// Runs a trace loader on the mutations of `base` ([`each_mutation`]); fails on a job beyond
+/// the bounds of duration and span (a job of 0 GPUs may load: the simulator refuses it), and
+/// when hardly any mutation loads (the bounds would go untested).
 fn mutate_through(
     name: &str,
     base: &str,
     parse: impl Fn(&str) -> Result<Vec<TraceJob>, TraceError>,
-) -> usize {
+) {
     assert!(parse(base).is_ok(), "{name}: the unmutated input must load");
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.bytes().map(u64::from).sum::<u64>());
     let mut loaded = 0;
-    for i in 0..MUTATIONS {
-        let input = mutate(&mut rng, base);
-        let outcome = catch_unwind(AssertUnwindSafe(|| parse(&input)));
-        let Ok(result) = outcome else {
-            panic!("{name}: mutation {i} panicked the loader; its input:\n{input}");
-        };
-        if let Ok(jobs) = result {
-            loaded += 1;
-            for job in &jobs {
-                assert!(
-                    job.duration_ms <= MAX_JOB_DURATION_MS && job.submit_ms <= MAX_TRACE_SPAN_MS,
-                    "{name}: mutation {i} loaded {job:?} from:\n{input}"
-                );
-            }
+    each_mutation(name, base, parse, |i, input, result| {
+        let Ok(jobs) = result else { return };
+        loaded += 1;
+        for job in &jobs {
+            assert!(
+                job.duration_ms <= MAX_JOB_DURATION_MS && job.submit_ms <= MAX_TRACE_SPAN_MS,
+                "{name}: mutation {i} loaded {job:?} from:\n{input}"
+            );
         }
-    }
-    loaded
+    });
+    assert!(
+        loaded > MUTATIONS / 100,
+        "{name}: only {loaded} of {MUTATIONS} mutations loaded"
+    );
 }
 
 fn jobs(loaded: Result<Loaded, TraceError>) -> Result<Vec<TraceJob>, TraceError> {
@@ -164,74 +178,47 @@ fn every_loader_returns_jobs_or_an_error_on_mutated_input() {
 {"submit_s":40,"duration_s":900,"gpus":2,"dag":{"tasks":[{"work_s":600,"model":"A3C"},{"work_s":1200,"model":"CycleGAN"}],"edges":[[0,1,512.5]]}}
 "#;
     let table = Throughputs::gavel();
-    let counts = [
-        mutate_through("philly", philly, |s| {
-            gantry::trace::philly::parse(s, "t", None)
-        }),
-        mutate_through("elasticflow", elasticflow, |s| {
-            jobs(gantry::trace::elasticflow::parse(s, "t", None))
-        }),
-        mutate_through("chronus", chronus, |s| {
-            jobs(gantry::trace::chronus::parse(s, "t", None))
-        }),
-        mutate_through("hydra", hydra, |s| {
-            jobs(gantry::trace::hydra::parse(s, "t", None))
-        }),
-        mutate_through("tiresias", tiresias, |s| {
-            jobs(gantry::trace::tiresias::parse(s, "t", None))
-        }),
-        mutate_through("alibaba", alibaba, |s| {
-            jobs(gantry::trace::alibaba::parse(s, "t", None))
-        }),
-        mutate_through("mixed", mixed, |s| {
-            gantry::mixed::format::parse(s, "t", &table, None).map(|m| m.jobs)
-        }),
-    ];
-    // The mutations must leave some inputs loadable, or the bounds above went untested.
-    for (count, name) in counts.iter().zip([
-        "philly",
-        "elasticflow",
-        "chronus",
-        "hydra",
-        "tiresias",
-        "alibaba",
-        "mixed",
-    ]) {
-        assert!(
-            *count > MUTATIONS / 100,
-            "{name}: only {count} of {MUTATIONS} mutations loaded"
-        );
-    }
+    mutate_through("philly", philly, |s| {
+        gantry::trace::philly::parse(s, "t", None)
+    });
+    mutate_through("elasticflow", elasticflow, |s| {
+        jobs(gantry::trace::elasticflow::parse(s, "t", None))
+    });
+    mutate_through("chronus", chronus, |s| {
+        jobs(gantry::trace::chronus::parse(s, "t", None))
+    });
+    mutate_through("hydra", hydra, |s| {
+        jobs(gantry::trace::hydra::parse(s, "t", None))
+    });
+    mutate_through("tiresias", tiresias, |s| {
+        jobs(gantry::trace::tiresias::parse(s, "t", None))
+    });
+    mutate_through("alibaba", alibaba, |s| {
+        jobs(gantry::trace::alibaba::parse(s, "t", None))
+    });
+    mutate_through("mixed", mixed, |s| {
+        gantry::mixed::format::parse(s, "t", &table, None).map(|m| m.jobs)
+    });
 }
 
 #[test]
 fn the_terms_loader_returns_terms_or_an_error_on_mutated_input() {
     let base = "preemption,time_limit_s\ncheckpointing,60\nnever,\nnever,300\n";
-    let mut rng = Rng(7);
-    for i in 0..MUTATIONS {
-        let input = mutate(&mut rng, base);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            gantry::trace::terms::parse(&input, "t", 3)
-        }));
-        assert!(
-            outcome.is_ok(),
-            "terms: mutation {i} panicked the loader; its input:\n{input}"
-        );
-    }
+    each_mutation(
+        "terms",
+        base,
+        |s| gantry::trace::terms::parse(s, "t", 3),
+        |_, _, _| {},
+    );
 }
 
 #[test]
 fn the_cluster_file_returns_a_cluster_or_an_error_on_mutated_input() {
     let base = "racks = 2\nmachines_per_rack = 2\ngpus_per_machine = 4\n\n[gpu_types]\nv100 = \"0-1\"\nk80 = \"2+3\"\n";
-    let mut rng = Rng(11);
-    for i in 0..MUTATIONS {
-        let input = mutate(&mut rng, base);
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            gantry::cluster::file::parse(&input, "c.toml", None)
-        }));
-        assert!(
-            outcome.is_ok(),
-            "cluster file: mutation {i} panicked; its input:\n{input}"
-        );
-    }
+    each_mutation(
+        "cluster file",
+        base,
+        |s| gantry::cluster::file::parse(s, "c.toml", None),
+        |_, _, _| {},
+    );
 }
