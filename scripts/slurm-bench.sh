@@ -32,8 +32,9 @@
 # written by scripts/slurm-bench.py, cluster 2x2x8, ideal speed (the job sleeps: its
 # placement does not change its run time), checkpoints every C s, run quantum Q s (default C
 # + 5: a job is not preempted before it saved a checkpoint), restart overhead O s (default
-# 1) (Slurm's requeue-to-restart latency on the lab, docs/slurm.md), the same --tick-s as
-# gantry slurm, and --reserve-head (gantry slurm reserves for the queue head by default).
+# 1) (Slurm's requeue-to-restart latency on the lab, docs/slurm.md), Slurm's requeue delay
+# on a requeued job's old nodes (the lab's cred_expire, 10 s), the same --tick-s as gantry
+# slurm, and --reserve-head (gantry slurm reserves for the queue head by default).
 #
 # The mix (scripts/slurm-bench.py, read its docstring): N jobs (default 36), Poisson arrivals
 # R/s (0.2), 1/2/4/8 GPUs, run times from the Philly trace compressed into 20-300 s, time
@@ -224,6 +225,11 @@ PY
 sim_flags=()
 if "$gantry" simulate --help 2>/dev/null | grep -q -- '--reserve-head'; then
     sim_flags+=(--reserve-head)
+fi
+# A job requeued onto the nodes it ran on waits for the lab's cred_expire (10 s,
+# scripts/slurm-lab.sh); builds without the flag do not model it.
+if "$gantry" simulate --help 2>/dev/null | grep -q -- '--requeue-delay-s'; then
+    sim_flags+=(--requeue-delay-s 10)
 fi
 
 # What the simulator predicts for ORDER under the lab's semantics.

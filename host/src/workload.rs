@@ -91,8 +91,15 @@ pub struct WorkloadArgs {
     #[arg(long, default_value_t = 60)]
     pub tick_s: u64,
     /// Restart overhead charged after each preemption, seconds.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = restart_wait_s)]
     pub restart_overhead_s: u64,
+    /// Slurm's requeue delay, seconds (`SchedulerParameters=requeue_delay`, by default
+    /// `cred_expire`: 120 s unless `AuthInfo` sets it; 0, the default: none). A job restarted
+    /// on any node of its preempted run makes no progress before its preemption + this +
+    /// 1 s, as Slurm's begin time for a requeued job; on other nodes `gantry slurm` starts it
+    /// at once, and so does the simulator.
+    #[arg(long, default_value_t = 0, value_parser = restart_wait_s)]
+    pub requeue_delay_s: u64,
     /// What a preemption costs a job: `checkpoint` resumes from the last checkpoint (every
     /// `--checkpoint-interval-s` of progress; 0, the default: nothing is lost), `restart`
     /// restarts from zero, `never` submits every job as never preemptible (it runs to
@@ -134,7 +141,7 @@ pub struct WorkloadArgs {
 
 /// The clap ids of every [`WorkloadArgs`] flag: what `compare --scenario` refuses (it
 /// simulates no trace). A test keeps the list complete.
-pub const WORKLOAD_FLAG_IDS: [&str; 22] = [
+pub const WORKLOAD_FLAG_IDS: [&str; 23] = [
     "trace",
     "format",
     "sample",
@@ -150,6 +157,7 @@ pub const WORKLOAD_FLAG_IDS: [&str; 22] = [
     "speed_model",
     "tick_s",
     "restart_overhead_s",
+    "requeue_delay_s",
     "preemption",
     "checkpoint_interval_s",
     "min_run_s",
@@ -295,6 +303,7 @@ impl WorkloadArgs {
         SimConfig {
             tick_ms: self.tick_s.saturating_mul(1000),
             restart_overhead_ms: self.restart_overhead_s.saturating_mul(1000),
+            requeue_delay_ms: self.requeue_delay_s.saturating_mul(1000),
             seed: self.seed,
             speed_model: self.speed_model,
             faults: self.faults.map(FaultConfig::with_rate),
@@ -361,6 +370,25 @@ fn fault_rate(text: &str) -> Result<f64, String> {
     Ok(rate)
 }
 
+/// The longest wait `--restart-overhead-s` and `--requeue-delay-s` accept, s: a day. Each
+/// preemption costs it, and with millions of times that a simulation would spend its time
+/// ticking through the waits.
+pub const MAX_RESTART_WAIT_S: u64 = 86_400;
+
+/// `--restart-overhead-s` and `--requeue-delay-s`: whole seconds, at most
+/// [`MAX_RESTART_WAIT_S`].
+fn restart_wait_s(text: &str) -> Result<u64, String> {
+    let seconds: u64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a whole number of seconds"))?;
+    if seconds > MAX_RESTART_WAIT_S {
+        return Err(format!(
+            "{seconds} s: a restart may wait at most {MAX_RESTART_WAIT_S} s (a day)"
+        ));
+    }
+    Ok(seconds)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,6 +420,15 @@ mod tests {
         assert_eq!(fault_rate("24"), Ok(24.0));
         for bad in ["nan", "inf", "-1", "24.5", "1e6", "two"] {
             assert!(fault_rate(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn restart_waits_are_whole_seconds_up_to_a_day() {
+        assert_eq!(restart_wait_s("0"), Ok(0));
+        assert_eq!(restart_wait_s("86400"), Ok(86_400));
+        for bad in ["86401", "18446744073709551615", "-1", "1.5", "ten"] {
+            assert!(restart_wait_s(bad).is_err(), "{bad}");
         }
     }
 }

@@ -35,10 +35,16 @@ use crate::trace::TraceJob;
 use dag_run::{DagPlanning, planning_seed};
 use event_queue::EventQueue;
 use gantry_core::{
-    CommProfile, Decision, DurationMs, Event, GpuId, HeadOfLine, JobId, JobSpec, PreemptionClass,
-    SchedError, Scheduler, TimeMs, Topology,
+    CommProfile, Decision, DurationMs, Event, GpuId, HeadOfLine, JobId, JobSpec, MachineId,
+    PreemptionClass, SchedError, Scheduler, TimeMs, Topology,
 };
 use std::collections::VecDeque;
+
+/// Added to [`SimConfig::requeue_delay_ms`]: Slurm sets a requeued job's begin time to the
+/// requeue's whole second + the delay + 1 s (`batch_requeue_fini` in `job_mgr.c`), which is
+/// the delay + 0.5 s after the requeue on average over the second's phase. On the lab
+/// (`cred_expire=10`) restarts on the old nodes ran 10.2–10.8 s after their requeue.
+pub const REQUEUE_SECOND_MS: u64 = 500;
 
 /// The host's scheduler type.
 pub type HostScheduler = Scheduler<AnyOrder, AnyPlacer, HOST_GPUS, HOST_JOBS, HOST_GANG>;
@@ -56,6 +62,16 @@ pub struct SimConfig {
     pub tick_ms: u64,
     /// Time a job spends restarting after a preemption before it makes progress, ms.
     pub restart_overhead_ms: u64,
+    /// Slurm's requeue delay (`SchedulerParameters=requeue_delay`, by default the
+    /// credential's life, `cred_expire`), ms; 0: none. Slurm holds a requeued job until the
+    /// slurmd of the nodes it ran on forgot its revoked credential; `gantry slurm` lifts
+    /// that wait when the core restarts it on other nodes. So a job restarted on any machine
+    /// of its preempted run makes no progress before its preemption + this +
+    /// [`REQUEUE_SECOND_MS`]; elsewhere it restarts at once. Not in recordings:
+    /// it changes when jobs end, which the recorded events hold, and the core never sees it
+    /// (hence skipped by serde, as [`reserve_head`](Self::reserve_head)).
+    #[serde(skip)]
+    pub requeue_delay_ms: u64,
     /// Seed for every random choice (randomised placers, fault injection).
     pub seed: u64,
     /// How placement affects speed.
@@ -107,6 +123,7 @@ impl Default for SimConfig {
         Self {
             tick_ms: 60_000,
             restart_overhead_ms: 0,
+            requeue_delay_ms: 0,
             seed: 0,
             speed_model: SpeedModel::CommCost,
             faults: None,
@@ -486,6 +503,9 @@ struct Progress {
     remaining_ms: f64,
     generation: u32,
     run: Option<Run>,
+    /// Where and when the job's last run was preempted, while Slurm's requeue delay
+    /// ([`SimConfig::requeue_delay_ms`]) may still hold it.
+    requeued: Option<Requeued>,
 }
 
 #[derive(Clone, Debug)]
@@ -494,6 +514,17 @@ struct Run {
     progress_from_ms: u64,
     speed: f64,
     gpus: u16,
+    /// The machines the run holds GPUs on, in ascending order.
+    machines: Vec<MachineId>,
+}
+
+/// A preempted run, for Slurm's requeue delay.
+#[derive(Clone, Debug)]
+struct Requeued {
+    /// When Slurm lets the job run on `machines` again, ms.
+    begin_ms: u64,
+    /// The machines of the preempted run.
+    machines: Vec<MachineId>,
 }
 
 /// A decision of a core with gangs of up to `GANG` GPUs as the host logs it (same postcard
@@ -1033,6 +1064,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         match decision {
             Decision::Start { job, gpus } => self.start(now, job.0, gpus.as_slice()),
             Decision::Preempt { job, reason } => {
+                self.note_requeue(now, job.0);
                 self.kill_run(now, job.0);
                 self.records[job.0 as usize].preemptions += 1;
                 if matches!(reason, gantry_core::PreemptReason::GpuFailed(_)) {
@@ -1049,15 +1081,43 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         }
     }
 
-    fn start(&mut self, now: u64, job: u32, gpus: &[GpuId]) {
-        let restarted = self.records[job as usize].first_start_ms.is_some();
-        let overhead = if restarted {
-            self.config.restart_overhead_ms
-        } else {
-            0
+    /// Remembers where `job`'s run is being preempted, and when Slurm's requeue delay
+    /// lets it run there again.
+    fn note_requeue(&mut self, now: u64, job: u32) {
+        let progress = &mut self.progress[job as usize];
+        progress.requeued = match (&progress.run, self.config.requeue_delay_ms) {
+            (Some(run), delay_ms) if delay_ms > 0 => Some(Requeued {
+                begin_ms: now
+                    .saturating_add(delay_ms)
+                    .saturating_add(REQUEUE_SECOND_MS),
+                machines: run.machines.clone(),
+            }),
+            _ => None,
         };
-        let progress_from_ms = now.saturating_add(overhead);
+    }
+
+    /// When a run of `job` starting at `now` on `machines` makes progress from: after the
+    /// restart overhead for a restart, and not before the requeue delay's end on a machine
+    /// of the preempted run.
+    fn progress_from(&self, now: u64, job: u32, machines: &[MachineId]) -> u64 {
+        if self.records[job as usize].first_start_ms.is_none() {
+            return now;
+        }
+        let after_overhead = now.saturating_add(self.config.restart_overhead_ms);
+        match &self.progress[job as usize].requeued {
+            Some(r) if machines.iter().any(|m| r.machines.contains(m)) => {
+                after_overhead.max(r.begin_ms)
+            }
+            _ => after_overhead,
+        }
+    }
+
+    fn start(&mut self, now: u64, job: u32, gpus: &[GpuId]) {
         let topology = self.scheduler.topology();
+        let mut machines: Vec<MachineId> = gpus.iter().map(|&g| topology.machine_of(g)).collect();
+        machines.sort_unstable();
+        machines.dedup();
+        let progress_from_ms = self.progress_from(now, job, &machines);
         let cost = topology.comm_cost(gpus);
         let (run_ms, speed) = match self.plan_dag(now, job, gpus, progress_from_ms) {
             Some(makespan_ms) => (makespan_ms.ceil() as u64, 1.0),
@@ -1078,6 +1138,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             progress_from_ms,
             speed,
             gpus: gpus.len() as u16,
+            machines,
         });
         self.queue.push(Pending {
             time_ms: progress_from_ms.saturating_add(run_ms),

@@ -178,3 +178,56 @@ fn a_job_whose_limit_already_ends_past_its_deadline_never_starts() {
     ]);
     assert_eq!(out, ((Some(100), None), 0, 0));
 }
+
+/// The JCTs (ms) of `jobs` on `cluster` under preemptive EDF, first fit, ideal speed.
+fn jcts_on(jobs: &[TraceJob], cluster: &str, config: SimConfig) -> Vec<u64> {
+    let config = SimConfig {
+        tick_ms: 0,
+        speed_model: SpeedModel::Ideal,
+        ..config
+    };
+    let cluster: ClusterSpec = cluster.parse().unwrap();
+    let out = simulate(jobs, cluster, OrderKind::Edf, PlacerKind::FirstFit, &config).unwrap();
+    out.jobs
+        .iter()
+        .map(|j| j.finish_ms.unwrap() - j.submit_ms)
+        .collect()
+}
+
+#[test]
+fn the_requeue_delay_holds_a_restart_on_the_preempted_runs_machine() {
+    // Job 0 is preempted at 30 s and restarts at 40 s on its own machine: Slurm lets it run
+    // there from 30 + 10 + 0.5 = 40.5 s, so its 70 s left end at 110.5 s. With a 5-s
+    // overhead the later of the two counts: progress from 45 s, done at 115 s.
+    let delayed = |overhead_s: u64| SimConfig {
+        requeue_delay_ms: 10_000,
+        restart_overhead_ms: overhead_s * 1000,
+        ..SimConfig::default()
+    };
+    assert_eq!(jcts_on(&jobs(), "1x1x1", delayed(0)), [110_500, 10_000]);
+    assert_eq!(jcts_on(&jobs(), "1x1x1", delayed(5)), [115_000, 10_000]);
+    assert_eq!(
+        jcts_on(&jobs(), "1x1x1", SimConfig::default()),
+        [110_000, 10_000]
+    );
+}
+
+#[test]
+fn the_requeue_delay_does_not_hold_a_restart_on_another_machine() {
+    // Two one-GPU machines. Job 2 (submitted at 0 s, 35 s of work) holds machine 1; job 1
+    // preempts job 0 on machine 0 at 30 s; job 2 ends at 35 s and job 0 restarts there at
+    // once: 70 s left, done at 105 s.
+    let mut jobs = jobs();
+    jobs.push(TraceJob {
+        id: 2,
+        submit_ms: 0,
+        duration_ms: 35_000,
+        deadline_ms: Some(900_000),
+        ..jobs[0].clone()
+    });
+    let config = SimConfig {
+        requeue_delay_ms: 10_000,
+        ..SimConfig::default()
+    };
+    assert_eq!(jcts_on(&jobs, "1x2x1", config), [105_000, 10_000, 35_000]);
+}
