@@ -133,7 +133,9 @@ pub struct Metrics {
     pub gpu_failures: u64,
     /// Jobs preempted and requeued because a GPU under them failed.
     pub requeues: u64,
-    /// Accepted jobs that neither finished nor were rejected: must be 0.
+    /// Accepted jobs that neither finished nor were rejected, other than those still live
+    /// when a run stopped because a job could not finish (`SimOutput::gave_up`, counted in
+    /// `unfinished`): must be 0.
     pub jobs_lost: usize,
     /// Arrivals the simulator held back because the core's job table was full (they were
     /// submitted later, in arrival order; their JCT still counts from the trace's submit).
@@ -264,7 +266,8 @@ impl Metrics {
             avg_jct_deadline_s: mean(finished.iter().filter(|j| j.deadline_ms.is_some()).map(jct)),
             gpu_failures: out.gpu_failures,
             requeues: out.jobs.iter().map(|j| u64::from(j.requeues)).sum(),
-            jobs_lost: out.jobs.len() - finished.len() - refused - rejected,
+            jobs_lost: (out.jobs.len() - finished.len() - refused - rejected)
+                .saturating_sub(out.gave_up.as_ref().map_or(0, |g| g.unfinished)),
             held_back: out.held_back,
         }
     }

@@ -664,6 +664,8 @@ pub fn outcome(recording: &Recording) -> Result<SimOutput, RecordError> {
         timeline: Vec::new(),
         dag_note: None,
         gpu_types: Vec::new(),
+        // Jobs live when a recording ends are reported unfinished either way.
+        gave_up: None,
     })
 }
 

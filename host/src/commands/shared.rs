@@ -52,7 +52,8 @@ pub fn label_fallback(rows: &mut [Metrics], label: Option<&String>) {
 }
 
 /// Runs `schedulers` on `workload` in parallel under one progress bar; says once on stderr
-/// if WORL planned without its DDQN.
+/// if WORL planned without its DDQN, and for each run that stopped at the GPU-failure
+/// budget.
 pub fn simulate_all(
     workload: &Workload,
     schedulers: &[SchedulerSpec],
@@ -66,6 +67,11 @@ pub fn simulate_all(
     let outputs = outputs?;
     if let Some(note) = outputs.iter().find_map(|o| o.dag_note.as_ref()) {
         eprintln!("gantry: WORL planned without its DDQN: {note}");
+    }
+    for out in &outputs {
+        if let Some(gave_up) = &out.gave_up {
+            eprintln!("gantry: {} + {}: {gave_up}", out.order, out.placer);
+        }
     }
     Ok(outputs)
 }

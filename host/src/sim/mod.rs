@@ -285,6 +285,51 @@ pub struct SimOutput {
     pub dag_note: Option<String>,
     /// The type name of every GPU (`ref` on a homogeneous cluster).
     pub gpu_types: Vec<String>,
+    /// Set when the run stopped because a job could not finish ([`MAX_FAILED_RUNS`]): the
+    /// jobs still live then are reported unfinished.
+    pub gave_up: Option<GaveUp>,
+}
+
+/// How many of a job's runs GPU failures may end, with no progress kept since, before the
+/// simulation stops. Where a failure costs a job its progress (`--preemption restart`, a
+/// checkpoint interval or restart overhead long against the time between failures, a
+/// never-preemptible job), a gang job needs about `e^(failure rate × GPUs × length)` runs,
+/// and failures go on for ever: full Philly under `--faults 0.2 --preemption restart` did
+/// not end in 5 minutes. A job that would finish after 10,000 such runs is not worth
+/// simulating, and the stop comes after under a second. Preemptions for priority do not
+/// count: they end once the queue drains (under `--preemption restart` TIAS preempts one job
+/// of full Philly 10,717 times, and it finishes).
+pub const MAX_FAILED_RUNS: u32 = 10_000;
+
+/// Why and where a simulation stopped before every job ended ([`SimOutput::gave_up`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GaveUp {
+    /// Simulated time of the stop, ms.
+    pub at_ms: u64,
+    /// The job whose runs GPU failures ended [`MAX_FAILED_RUNS`] times with nothing kept
+    /// (trace id).
+    pub job: u32,
+    /// Its GPUs.
+    pub gpus: u16,
+    /// Jobs not finished at the stop.
+    pub unfinished: usize,
+}
+
+impl std::fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "stopped at simulated day {:.0}, {} job(s) unfinished: GPU failures ended \
+             {MAX_FAILED_RUNS} runs of job {} ({} GPUs) before it kept any progress, so it \
+             would not finish (its GPUs fail faster than it saves progress under \
+             --preemption restart or this --checkpoint-interval-s / --restart-overhead-s); \
+             lower --faults or checkpoint more often",
+            self.at_ms as f64 / 86_400_000.0,
+            self.unfinished,
+            self.job,
+            self.gpus,
+        )
+    }
 }
 
 /// One `handle` call as recorded: the input, and what the core answered.
@@ -503,6 +548,8 @@ struct Progress {
     remaining_ms: f64,
     generation: u32,
     run: Option<Run>,
+    /// Runs since the job last kept progress that a GPU failure ended.
+    failed_runs: u32,
     /// Where and when the job's last run was preempted, while Slurm's requeue delay
     /// ([`SimConfig::requeue_delay_ms`]) may still hold it.
     requeued: Option<Requeued>,
@@ -573,6 +620,10 @@ struct Engine<'a, const G: usize, const J: usize, const GANG: usize> {
     fault_rng: gantry_core::SeededRng,
     gpu_down: Vec<bool>,
     gpu_failures: u64,
+    gave_up: Option<GaveUp>,
+    /// A job whose [`MAX_FAILED_RUNS`]-th run since it last kept progress a GPU failure
+    /// just ended.
+    fruitless: Option<u32>,
     /// Fold every event of one instant into one scheduling pass (the Tiresias copies): events
     /// go through [`HostScheduler::handle_deferred`], then one `Tick` schedules.
     batched: bool,
@@ -644,6 +695,8 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             fault_rng: gantry_core::SeededRng::new(config.seed ^ 0xFA17_FA17),
             gpu_down: Vec::new(),
             gpu_failures: 0,
+            gave_up: None,
+            fruitless: None,
             batched: false,
             pass_due: false,
             mixed: None,
@@ -733,6 +786,10 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                 }
             }
             self.note_timeline(now);
+            if let Some(job) = self.fruitless.take() {
+                self.gave_up = Some(self.give_up(now, job));
+                break;
+            }
             if self.batched {
                 let same_instant = self.queue.peek().is_some_and(|n| n.time_ms == now);
                 if same_instant {
@@ -762,6 +819,21 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                 .mixed
                 .and_then(|m| m.planning.and_then(|p| p.ddqn_failure)),
             gpu_types: Vec::new(),
+            gave_up: self.gave_up,
+        }
+    }
+
+    /// Jobs neither finished nor turned away yet.
+    fn unfinished(&self) -> usize {
+        self.live + self.arrivals_left + self.held_back.len() + self.held_for_gpus.len()
+    }
+
+    fn give_up(&self, now: u64, job: u32) -> GaveUp {
+        GaveUp {
+            at_ms: now,
+            job: self.trace[job as usize].id,
+            gpus: self.trace[job as usize].gpus,
+            unfinished: self.unfinished(),
         }
     }
 
@@ -1064,10 +1136,11 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         match decision {
             Decision::Start { job, gpus } => self.start(now, job.0, gpus.as_slice()),
             Decision::Preempt { job, reason } => {
+                let failed = matches!(reason, gantry_core::PreemptReason::GpuFailed(_));
                 self.note_requeue(now, job.0);
-                self.kill_run(now, job.0);
+                self.kill_run(now, job.0, failed);
                 self.records[job.0 as usize].preemptions += 1;
-                if matches!(reason, gantry_core::PreemptReason::GpuFailed(_)) {
+                if failed {
                     self.records[job.0 as usize].requeues += 1;
                 }
                 self.progress[job.0 as usize].generation += 1;
@@ -1210,7 +1283,9 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
     /// Ends the job's run at `now` by a preemption: what the preemption mode says is lost
     /// of a gang job's progress since its start is taken back, and the GPU time of the run
     /// that did not become kept progress (restart overhead included) is counted as wasted.
-    fn kill_run(&mut self, now: u64, job: u32) {
+    /// Ends `job`'s run for a preemption (`failed`: a GPU failure), keeping what the
+    /// preemption mode keeps of its progress.
+    fn kill_run(&mut self, now: u64, job: u32, failed: bool) {
         let dag = self
             .mixed
             .as_ref()
@@ -1243,6 +1318,15 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         let held_ms = now.saturating_sub(run.started_ms);
         let record = &mut self.records[job as usize];
         record.wasted_gpu_ms += held_ms.saturating_sub(kept_ms) * u64::from(run.gpus);
+        let progress = &mut self.progress[job as usize];
+        if kept_ms > 0 {
+            progress.failed_runs = 0;
+        } else if failed {
+            progress.failed_runs = progress.failed_runs.saturating_add(1);
+            if progress.failed_runs >= MAX_FAILED_RUNS {
+                self.fruitless.get_or_insert(job);
+            }
+        }
     }
 
     /// Ends the job's current run at `now`: credits its progress (a DAG job: the tasks its

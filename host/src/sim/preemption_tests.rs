@@ -231,3 +231,54 @@ fn the_requeue_delay_does_not_hold_a_restart_on_another_machine() {
     };
     assert_eq!(jcts_on(&jobs, "1x2x1", config), [105_000, 10_000, 35_000]);
 }
+
+/// One 8-GPU job of 10 days on one 8-GPU machine whose GPUs fail 24 times a day each.
+fn run_under_failures(preemption: PreemptionMode) -> SimOutput {
+    let job = TraceJob {
+        id: 7,
+        submit_ms: 0,
+        duration_ms: 10 * 86_400_000,
+        gpus: 8,
+        deadline_ms: None,
+        gradient_mb: 0,
+        source_line: 0,
+    };
+    let config = SimConfig {
+        speed_model: SpeedModel::Ideal,
+        preemption,
+        faults: Some(FaultConfig::with_rate(24.0)),
+        ..SimConfig::default()
+    };
+    let cluster: ClusterSpec = "1x1x8".parse().unwrap();
+    simulate(
+        &[job],
+        cluster,
+        OrderKind::Las,
+        PlacerKind::FirstFit,
+        &config,
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_job_that_failures_keep_from_any_progress_stops_the_run() {
+    // Its GPUs fail every 7.5 minutes between them: a 10-day run from zero never ends, and
+    // the failures would go on for ever. The run stops at the limit and says which job.
+    let out = run_under_failures(PreemptionMode::Restart);
+    let gave_up = out.gave_up.clone().expect("the run must stop");
+    assert_eq!((gave_up.job, gave_up.gpus, gave_up.unfinished), (7, 8, 1));
+    assert!(out.jobs[0].finish_ms.is_none());
+    assert!(out.jobs[0].requeues >= MAX_FAILED_RUNS);
+    // Reported unfinished, not lost.
+    let metrics = crate::metrics::Metrics::from_output(&out);
+    assert_eq!((metrics.unfinished, metrics.jobs_lost), (1, 0));
+}
+
+#[test]
+fn a_job_that_keeps_its_progress_through_failures_finishes() {
+    // Checkpointed at each failure, the same job loses nothing and ends.
+    let out = run_under_failures(PreemptionMode::Checkpoint);
+    assert_eq!(out.gave_up, None);
+    assert!(out.jobs[0].finish_ms.is_some());
+    assert!(out.jobs[0].requeues > 1_000);
+}
