@@ -36,6 +36,9 @@ pub struct StartPlan {
     /// on nodes other than those it last ran on: their slurmd revoked its credential, and
     /// a launch there before `cred_expire` fails the job ("Job credential revoked").
     pub start_now: bool,
+    /// The job's begin time is still ahead (a requeued job's start time, Slurm's requeue
+    /// wait) and it restarts on nodes it ran on, so Slurm starts it only after that time.
+    pub begin_time_ahead: bool,
 }
 
 /// One thing to do in Slurm.
@@ -353,6 +356,7 @@ mod tests {
             had_per_task: false,
             release: true,
             start_now: false,
+            begin_time_ahead: false,
         }
     }
 

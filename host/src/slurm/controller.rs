@@ -1421,6 +1421,14 @@ impl Controller {
                     "waits for node {node}: Slurm completes a job there, and splits this uneven start ({}) only when it starts it",
                     shape_text(&plan.shape)
                 ))
+            } else if is_uneven(&plan.shape) && plan.begin_time_ahead {
+                // Released now, it would start only at its begin time, split by Slurm's
+                // counts of then, which jobs ending or requeued on these nodes meanwhile
+                // change: it is released once the wait is over, on the counts it starts by.
+                Some(format!(
+                    "waits for its requeue wait to end: Slurm starts it on {} only after its begin time, and splits this uneven start by its counts then",
+                    shape_text(&plan.shape)
+                ))
             } else if is_uneven(&plan.shape) {
                 // Slurm splits a per-job count itself (one GPU per node, then node by node):
                 // release only when that split is gantry's and nothing else released onto
@@ -1636,7 +1644,7 @@ impl Controller {
                     }
                     return None;
                 }
-                Some(Action::Start(self.start_plan(slurm, shape)))
+                Some(Action::Start(self.start_plan(now, slurm, shape)))
             }
             // Finishing an earlier run (a requeue): the next poll shows it pending.
             JobStateName::Completing => None,
@@ -1714,7 +1722,8 @@ impl Controller {
         }
     }
 
-    fn start_plan(&self, slurm: &SlurmJob, shape: Vec<(String, u16)>) -> StartPlan {
+    /// The start of `slurm` on `shape` as the core placed it, at `now` (Unix ms).
+    fn start_plan(&self, now: u64, slurm: &SlurmJob, shape: Vec<(String, u16)>) -> StartPlan {
         let start_now = slurm.restart_count > 0
             && self
                 .last_nodes
@@ -1746,6 +1755,9 @@ impl Controller {
             had_per_task: !slurm.tres_per_task.is_empty(),
             release: slurm.held,
             start_now,
+            // A requeued job's begin time is its start time until it runs (Slurm's
+            // `batch_requeue_fini` clears the start time; held, it gets no estimate).
+            begin_time_ahead: !start_now && slurm.held && slurm.start_s.saturating_mul(1000) > now,
         }
     }
 }

@@ -1089,6 +1089,54 @@ fn an_uneven_start_waits_for_a_completing_node_without_epilog_acks_an_even_one_d
 }
 
 #[test]
+fn an_uneven_restart_on_its_old_nodes_is_released_only_after_its_requeue_wait() {
+    big_stack(|| {
+        // Seen on the lab (seed 42, edf): job 10, requeued from n1 and restarted by the core
+        // on n1:1,n4:3, was released at once but started only at its begin time, 10 s
+        // later; a GPU freed on n1 meanwhile, Slurm split it n1:2,n4:2, and the next start
+        // on n1 waited 19 s for a GPU Slurm had given job 10.
+        let room: BTreeMap<String, i64> = [("n1", 1), ("n2", 8), ("n3", 8), ("n4", 3)]
+            .iter()
+            .map(|(n, f)| (n.to_string(), *f))
+            .collect();
+        let waiting = |p: StartPlan| StartPlan {
+            begin_time_ahead: true,
+            ..p
+        };
+        let uneven = plan(10, &[("n1", 1), ("n4", 3)]);
+        let even = plan(11, &[("n2", 4)]);
+        let cases = [
+            (waiting(uneven.clone()), false),
+            (uneven, true),
+            (waiting(even.clone()), true),
+            (even, true),
+        ];
+        for (start, released) in cases {
+            let mut c = controller(OrderKind::Fifo);
+            let mut cycle = Cycle::default();
+            let job = start.job;
+            let starts = vec![(u64::from(job), start.clone())];
+            c.release_in_order(
+                starts,
+                room.clone(),
+                &BTreeSet::new(),
+                BTreeSet::new(),
+                &mut cycle,
+            );
+            let started = kinds(&cycle) == [(job, "start")];
+            assert_eq!(started, released, "{start:?}: {:?}", cycle.notes);
+            if !released {
+                assert!(
+                    cycle.notes.join("\n").contains("job 10: waits for its requeue wait to end: Slurm starts it on n1:1,n4:3 only after its begin time"),
+                    "{:?}",
+                    cycle.notes
+                );
+            }
+        }
+    });
+}
+
+#[test]
 fn a_start_onto_a_node_whose_job_is_requeued_this_cycle_waits() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
@@ -1172,7 +1220,7 @@ fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
             [Action::Start(plan)] => {
                 assert!(!plan.shape.iter().any(|(n, _)| *n == node));
                 assert!(
-                    plan.start_now,
+                    plan.start_now && !plan.begin_time_ahead,
                     "other nodes: no credential was revoked there"
                 );
             }
@@ -1184,6 +1232,9 @@ fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
         only_old[index] = true;
         let mut fresh = controller(OrderKind::Fifo);
         fresh.observe(&snapshot(&[running(&jobs[0], &[&node])], [true; 4]), T0);
+        // Slurm shows the begin time still ahead as the held job's start time: the start
+        // says so.
+        requeued.start_s = (T0 + 1_000) / 1000 + 9;
         let cycle = fresh.observe(&snapshot(&[requeued], only_old), T0 + 1_000);
         let plans: Vec<&StartPlan> = cycle
             .actions
@@ -1193,7 +1244,11 @@ fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
                 _ => None,
             })
             .collect();
-        assert!(plans.iter().all(|p| !p.start_now), "{plans:?}");
+        assert!(!plans.is_empty());
+        assert!(
+            plans.iter().all(|p| !p.start_now && p.begin_time_ahead),
+            "{plans:?}"
+        );
     });
 }
 
@@ -1568,6 +1623,7 @@ fn plan(job: u32, shape: &[(&str, u16)]) -> StartPlan {
         had_per_task: false,
         release: true,
         start_now: false,
+        begin_time_ahead: false,
     }
 }
 
