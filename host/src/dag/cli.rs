@@ -62,8 +62,9 @@ pub struct DagArgs {
     #[arg(long)]
     pub lookahead_children: Option<usize>,
     /// `worl-ls`: search budget in ms, counted as work (deterministic: the same plan on every
-    /// machine; the wall time is about this). Default: 1 ms per task, at least 1,000.
-    #[arg(long)]
+    /// machine; the wall time is about this). Default: 1 ms per task, at least 1,000. At
+    /// most a day ([`MAX_BUDGET_MS`]).
+    #[arg(long, value_parser = budget_parser())]
     pub budget_ms: Option<u64>,
     /// `worl`/`worl-eft`: no HEFT plan in the initial population (WOA + DDQN only).
     #[arg(long)]
@@ -114,6 +115,15 @@ pub const DEFAULT_PLANNERS: [PlannerKind; 6] = [
     PlannerKind::HeftLookahead,
     PlannerKind::Ippts,
 ];
+
+/// The largest `--budget-ms`: a day. The search spends its whole budget, so a larger one
+/// (`--budget-ms 18446744073709551615` searched for ever) is a typo, not a plan.
+pub const MAX_BUDGET_MS: u64 = 86_400_000;
+
+/// `--budget-ms`: an integer in `0..=MAX_BUDGET_MS`.
+fn budget_parser() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::builder::RangedU64ValueParser::new().range(0..=MAX_BUDGET_MS)
+}
 
 /// `--woa-population`: an integer in `1..=WOA_POP`.
 fn woa_population_parser() -> clap::builder::RangedU64ValueParser<usize> {
@@ -211,19 +221,16 @@ mod tests {
         assert_eq!(a.planner_options().device, Device::Cpu);
     }
 
+    /// A minimal command line with `flag value` added.
+    fn with_flag(flag: &str, value: &str) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from([
+            "gantry", "--input", "x.csv", "--format", "worl", flag, value,
+        ])
+    }
+
     #[test]
     fn woa_population_beyond_capacity_is_refused_not_clamped() {
-        let with = |n: &str| {
-            Cli::try_parse_from([
-                "gantry",
-                "--input",
-                "x.csv",
-                "--format",
-                "worl",
-                "--woa-population",
-                n,
-            ])
-        };
+        let with = |n: &str| with_flag("--woa-population", n);
         assert_eq!(with("64").unwrap().dag.woa_population, 64);
         for bad in ["0", "65", "4096"] {
             let err = with(bad).err().unwrap().to_string();
@@ -231,6 +238,17 @@ mod tests {
                 err.contains("--woa-population") && err.contains("1..=64"),
                 "{err}"
             );
+        }
+    }
+
+    #[test]
+    fn a_budget_beyond_a_day_is_refused() {
+        let with = |n: &str| with_flag("--budget-ms", n);
+        assert_eq!(with("0").unwrap().dag.budget_ms, Some(0));
+        assert_eq!(with("86400000").unwrap().dag.budget_ms, Some(MAX_BUDGET_MS));
+        for bad in ["86400001", "18446744073709551615", "1.5", "day"] {
+            let err = with(bad).err().unwrap().to_string();
+            assert!(err.contains("--budget-ms"), "{err}");
         }
     }
 }
