@@ -561,7 +561,8 @@ struct Run {
     progress_from_ms: u64,
     speed: f64,
     gpus: u16,
-    /// The machines the run holds GPUs on, in ascending order.
+    /// The machines the run holds GPUs on, in ascending order (only with a requeue delay:
+    /// [`Engine::machines_of`]).
     machines: Vec<MachineId>,
 }
 
@@ -622,8 +623,8 @@ struct Engine<'a, const G: usize, const J: usize, const GANG: usize> {
     gpu_failures: u64,
     gave_up: Option<GaveUp>,
     /// A job whose [`MAX_FAILED_RUNS`]-th run since it last kept progress a GPU failure
-    /// just ended.
-    fruitless: Option<u32>,
+    /// just ended: it cannot finish.
+    cannot_finish: Option<u32>,
     /// Fold every event of one instant into one scheduling pass (the Tiresias copies): events
     /// go through [`HostScheduler::handle_deferred`], then one `Tick` schedules.
     batched: bool,
@@ -696,7 +697,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
             gpu_down: Vec::new(),
             gpu_failures: 0,
             gave_up: None,
-            fruitless: None,
+            cannot_finish: None,
             batched: false,
             pass_due: false,
             mixed: None,
@@ -786,7 +787,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
                 }
             }
             self.note_timeline(now);
-            if let Some(job) = self.fruitless.take() {
+            if let Some(job) = self.cannot_finish.take() {
                 self.gave_up = Some(self.give_up(now, job));
                 break;
             }
@@ -1158,12 +1159,13 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
     /// lets it run there again.
     fn note_requeue(&mut self, now: u64, job: u32) {
         let progress = &mut self.progress[job as usize];
-        progress.requeued = match (&progress.run, self.config.requeue_delay_ms) {
+        progress.requeued = match (progress.run.as_mut(), self.config.requeue_delay_ms) {
             (Some(run), delay_ms) if delay_ms > 0 => Some(Requeued {
                 begin_ms: now
                     .saturating_add(delay_ms)
                     .saturating_add(REQUEUE_SECOND_MS),
-                machines: run.machines.clone(),
+                // The run ends now: its machines move to the requeue.
+                machines: std::mem::take(&mut run.machines),
             }),
             _ => None,
         };
@@ -1185,12 +1187,22 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         }
     }
 
-    fn start(&mut self, now: u64, job: u32, gpus: &[GpuId]) {
+    /// The machines of `gpus`, ascending, where the requeue delay needs them; none without it.
+    fn machines_of(&self, gpus: &[GpuId]) -> Vec<MachineId> {
+        if self.config.requeue_delay_ms == 0 {
+            return Vec::new();
+        }
         let topology = self.scheduler.topology();
         let mut machines: Vec<MachineId> = gpus.iter().map(|&g| topology.machine_of(g)).collect();
         machines.sort_unstable();
         machines.dedup();
+        machines
+    }
+
+    fn start(&mut self, now: u64, job: u32, gpus: &[GpuId]) {
+        let machines = self.machines_of(gpus);
         let progress_from_ms = self.progress_from(now, job, &machines);
+        let topology = self.scheduler.topology();
         let cost = topology.comm_cost(gpus);
         let (run_ms, speed) = match self.plan_dag(now, job, gpus, progress_from_ms) {
             Some(makespan_ms) => (makespan_ms.ceil() as u64, 1.0),
@@ -1283,8 +1295,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
     /// Ends the job's run at `now` by a preemption: what the preemption mode says is lost
     /// of a gang job's progress since its start is taken back, and the GPU time of the run
     /// that did not become kept progress (restart overhead included) is counted as wasted.
-    /// Ends `job`'s run for a preemption (`failed`: a GPU failure), keeping what the
-    /// preemption mode keeps of its progress.
+    /// `failed`: the preemption is a GPU failure (counted towards [`MAX_FAILED_RUNS`]).
     fn kill_run(&mut self, now: u64, job: u32, failed: bool) {
         let dag = self
             .mixed
@@ -1324,7 +1335,7 @@ impl<'a, const G: usize, const J: usize, const GANG: usize> Engine<'a, G, J, GAN
         } else if failed {
             progress.failed_runs = progress.failed_runs.saturating_add(1);
             if progress.failed_runs >= MAX_FAILED_RUNS {
-                self.fruitless.get_or_insert(job);
+                self.cannot_finish.get_or_insert(job);
             }
         }
     }
