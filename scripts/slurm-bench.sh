@@ -6,7 +6,7 @@
 #                          [--min-run-s Q]
 #                          [--orders "tias fifo …"] [--dir DIR] [--gantry BIN] [--no-slurm]
 #                          [--table-only] [--epilog-ack] [--submit-doorbell]
-#                          [--gantry-sched backfill|builtin]
+#                          [--gantry-sched backfill|builtin] [--cred-expire S]
 #
 # For each run a fresh private lab (scripts/slurm-lab.sh, 4 nodes x 8 GPUs, two racks):
 #   slurm   the mix submitted as is to Slurm alone (sched/backfill, priority/multifactor with
@@ -32,9 +32,11 @@
 # written by scripts/slurm-bench.py, cluster 2x2x8, ideal speed (the job sleeps: its
 # placement does not change its run time), checkpoints every C s, run quantum Q s (default C
 # + 5: a job is not preempted before it saved a checkpoint), restart overhead O s (default
-# 1) (Slurm's requeue-to-restart latency on the lab, docs/slurm.md), Slurm's requeue delay
-# on a requeued job's old nodes (the lab's cred_expire, 10 s), the same --tick-s as gantry
-# slurm, and --reserve-head (gantry slurm reserves for the queue head by default).
+# 1) (Slurm's requeue-to-restart latency on the lab, docs/slurm.md), the wait before a
+# requeued job may run again on its old nodes (2 s: gantry skips Slurm's requeue delay there
+# once the requeue is 2 s old, whatever cred_expire), the same --tick-s as gantry slurm, and
+# --reserve-head (gantry slurm reserves for the queue head by default). --cred-expire S
+# sets the labs' cred_expire (default 10; a stock Slurm's is 120).
 #
 # The mix (scripts/slurm-bench.py, read its docstring): N jobs (default 36), Poisson arrivals
 # R/s (0.2), 1/2/4/8 GPUs, run times from the Philly trace compressed into 20-300 s, time
@@ -70,6 +72,7 @@ orders="tias fifo"
 dir=""
 with_slurm=1
 gantry_sched=backfill
+cred_expire=10
 table_only=0
 epilog_ack=0
 submit_doorbell=0
@@ -93,6 +96,7 @@ while [[ $# -gt 0 ]]; do
         --epilog-ack) epilog_ack=1; shift ;;
         --submit-doorbell) submit_doorbell=1; shift ;;
         --gantry-sched) gantry_sched=$2; shift 2 ;;
+        --cred-expire) cred_expire=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -178,7 +182,7 @@ run() {
         if (( submit_doorbell )); then ack_lab+=(--submit-doorbell "$dir/ack"); fi
     fi
     bash "$repo/scripts/slurm-lab.sh" up "$lab" --nodes 4 --gpus 8 --racks 2 --sched "$sched" \
-        "${ack_lab[@]}" >/dev/null
+        --cred-expire "$cred_expire" "${ack_lab[@]}" >/dev/null
     export SLURM_CONF="$lab/etc/slurm.conf"
     : > "$dir/runs.log"
     python3 - "$dir/metrics.jsonl" "$name" <<'PY'
@@ -226,10 +230,10 @@ sim_flags=()
 if "$gantry" simulate --help 2>/dev/null | grep -q -- '--reserve-head'; then
     sim_flags+=(--reserve-head)
 fi
-# A job requeued onto the nodes it ran on waits for the lab's cred_expire (10 s,
-# scripts/slurm-lab.sh); builds without the flag do not model it.
+# A job requeued onto the nodes it ran on waits until its requeue is 2 s old (gantry's
+# REVOKED_CREDENTIAL_MARGIN_MS); builds without the flag do not model it.
 if "$gantry" simulate --help 2>/dev/null | grep -q -- '--requeue-delay-s'; then
-    sim_flags+=(--requeue-delay-s 10)
+    sim_flags+=(--requeue-delay-s 2)
 fi
 
 # What the simulator predicts for ORDER under the lab's semantics.

@@ -4,6 +4,7 @@
 #   scripts/slurm-lab.sh up DIR [--nodes N] [--gpus G] [--racks R] [--partition P]
 #                               [--auth munge|none] [--timeout S] [--sched builtin|backfill]
 #                               [--epilog-ack ACKDIR] [--submit-doorbell ACKDIR]
+#                               [--cred-expire S]
 #   scripts/slurm-lab.sh down DIR
 #
 # `up` writes everything under DIR (config, state, spool, logs, pid files, munge key and
@@ -19,7 +20,9 @@
 # partition `gpu`, private munged, sched/builtin (what `gantry slurm` drives; `--sched backfill`
 # gives Slurm's own scheduler: sched/backfill with priority/multifactor, all weights 0, i.e.
 # FIFO priority plus backfill, for measuring Slurm alone; DebugFlags=Backfill logs each of
-# its passes). GPUs are fake: GRES File= points at symlinks to /dev/null
+# its passes), `cred_expire=10` under munge (Slurm's wait before a requeued job may run
+# again on its old nodes is cred_expire + 1 s; a stock Slurm's 120 with `--cred-expire 120`).
+# GPUs are fake: GRES File= points at symlinks to /dev/null
 # (Slurm 22.05 drops file-less GPUs and refuses plain files). Ports: a block of N+1 free TCP
 # ports derived from DIR's path, so two labs in two folders do not collide. Installs
 # slurm-wlm and munge with apt-get when missing (needs root). Facts this relies on:
@@ -47,6 +50,7 @@ timeout_s=60
 sched=builtin
 epilog_ack=""
 submit_doorbell=""
+cred_expire=10
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --nodes) nodes=$2; shift 2 ;;
@@ -58,10 +62,11 @@ while [[ $# -gt 0 ]]; do
         --sched) sched=$2; shift 2 ;;
         --epilog-ack) epilog_ack=$2; shift 2 ;;
         --submit-doorbell) submit_doorbell=$2; shift 2 ;;
+        --cred-expire) cred_expire=$2; shift 2 ;;
         *) usage ;;
     esac
 done
-for n in "$nodes" "$gpus" "$racks" "$timeout_s"; do
+for n in "$nodes" "$gpus" "$racks" "$timeout_s" "$cred_expire"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "slurm-lab: '$n' is not a positive integer" >&2; exit 64; }
 done
 (( racks <= nodes )) || { echo "slurm-lab: --racks $racks > --nodes $nodes" >&2; exit 64; }
@@ -192,7 +197,7 @@ write_config() {
     if [[ $auth == munge ]]; then
         auth_lines="AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.sock,cred_expire=10"
+AuthInfo=socket=$dir/munge/munge.sock,cred_expire=$cred_expire"
     else
         auth_lines="AuthType=auth/none
 CredType=cred/none"

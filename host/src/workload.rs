@@ -93,11 +93,11 @@ pub struct WorkloadArgs {
     /// Restart overhead charged after each preemption, seconds.
     #[arg(long, default_value_t = 0, value_parser = restart_wait_s)]
     pub restart_overhead_s: u64,
-    /// Slurm's requeue delay, seconds (`SchedulerParameters=requeue_delay`, by default
-    /// `cred_expire`: 120 s unless `AuthInfo` sets it; 0, the default: none). A job restarted
-    /// on any node of its preempted run makes no progress before its preemption + this +
-    /// 1 s, as Slurm's begin time for a requeued job; on other nodes `gantry slurm` starts it
-    /// at once, and so does the simulator.
+    /// The wait before a requeued job may run again on the nodes it ran on, seconds (0, the
+    /// default: none). A job restarted on any node of its preempted run makes no progress
+    /// before its preemption + this + 0.5 s; elsewhere it restarts at once. Under `gantry
+    /// slurm` it is 2 s (gantry skips Slurm's requeue wait, `cred_expire` + 1 s, once the
+    /// requeue is that old; on other nodes at once).
     #[arg(long, default_value_t = 0, value_parser = restart_wait_s)]
     pub requeue_delay_s: u64,
     /// What a preemption costs a job: `checkpoint` resumes from the last checkpoint (every

@@ -40,10 +40,11 @@ use gantry_core::{
 };
 use std::collections::VecDeque;
 
-/// Added to [`SimConfig::requeue_delay_ms`]: Slurm sets a requeued job's begin time to the
-/// requeue's whole second + the delay + 1 s (`batch_requeue_fini` in `job_mgr.c`), which is
-/// the delay + 0.5 s after the requeue on average over the second's phase. On the lab
-/// (`cred_expire=10`) restarts on the old nodes ran 10.2–10.8 s after their requeue.
+/// Added to [`SimConfig::requeue_delay_ms`]: a wait counted in whole seconds ends half a
+/// second later on average over the second's phase (Slurm's begin time for a requeued job
+/// is the requeue's whole second + `cred_expire` + 1 s, `batch_requeue_fini` in
+/// `job_mgr.c`; on the lab, with `cred_expire=10`, restarts on the old nodes ran 10.2–10.8 s
+/// after their requeue).
 pub const REQUEUE_SECOND_MS: u64 = 500;
 
 /// The host's scheduler type.
@@ -62,12 +63,12 @@ pub struct SimConfig {
     pub tick_ms: u64,
     /// Time a job spends restarting after a preemption before it makes progress, ms.
     pub restart_overhead_ms: u64,
-    /// Slurm's requeue delay (`SchedulerParameters=requeue_delay`, by default the
-    /// credential's life, `cred_expire`), ms; 0: none. Slurm holds a requeued job until the
-    /// slurmd of the nodes it ran on forgot its revoked credential; `gantry slurm` lifts
-    /// that wait when the core restarts it on other nodes. So a job restarted on any machine
-    /// of its preempted run makes no progress before its preemption + this +
-    /// [`REQUEUE_SECOND_MS`]; elsewhere it restarts at once. Not in recordings:
+    /// The wait before a requeued job may run again on the nodes it ran on, ms; 0: none.
+    /// Their slurmd revoked its credential, and Slurm holds a requeued job `cred_expire` +
+    /// 1 s; `gantry slurm` skips that wait when the core restarts the job on other nodes,
+    /// and on those nodes once the requeue is 2 s old (its `REVOKED_CREDENTIAL_MARGIN_MS`).
+    /// So a job restarted on any machine of its preempted run makes no progress before its
+    /// preemption + this + [`REQUEUE_SECOND_MS`]; elsewhere it restarts at once. Not in recordings:
     /// it changes when jobs end, which the recorded events hold, and the core never sees it
     /// (hence skipped by serde, as [`reserve_head`](Self::reserve_head)).
     #[serde(skip)]

@@ -32,12 +32,18 @@ pub struct StartPlan {
     pub had_per_task: bool,
     /// Release it (it is held); false when it is only re-pinned.
     pub release: bool,
-    /// Skip Slurm's wait before a requeued job may run again (`StartTime=now`). Only safe
-    /// on nodes other than those it last ran on: their slurmd revoked its credential, and
-    /// a launch there before `cred_expire` fails the job ("Job credential revoked").
+    /// Skip Slurm's wait before a requeued job may run again (`StartTime=now`): on nodes
+    /// other than those it last ran on at once, on those once its requeue is
+    /// [`REVOKED_CREDENTIAL_MARGIN_MS`](super::controller::REVOKED_CREDENTIAL_MARGIN_MS)
+    /// old (their slurmd revoked its credential and refuses a launch whose credential is
+    /// no newer than the revocation, to the second).
     pub start_now: bool,
-    /// The job's begin time is still ahead (a requeued job's start time, Slurm's requeue
-    /// wait) and it restarts on nodes it ran on, so Slurm starts it only after that time.
+    /// A restart on the nodes the job last ran on, too soon after its requeue for its
+    /// wait to be skipped: released only from this time (Unix ms).
+    pub revoked_until_ms: Option<u64>,
+    /// The job's begin time is still ahead and gantry does not skip it (a `--begin` in the
+    /// future; a requeued job's wait is skipped, see [`start_now`](Self::start_now)), so
+    /// Slurm starts it only after that time.
     pub begin_time_ahead: bool,
 }
 
@@ -356,6 +362,7 @@ mod tests {
             had_per_task: false,
             release: true,
             start_now: false,
+            revoked_until_ms: None,
             begin_time_ahead: false,
         }
     }

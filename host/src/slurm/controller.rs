@@ -35,6 +35,18 @@ use gantry_core::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
+/// How long after gantry saw a job's requeue it skips Slurm's requeue wait for a restart on
+/// the nodes the job ran on (`StartTime=now`). Slurm's wait (`batch_requeue_fini`:
+/// `cred_expire` + 1 s, 121 s on a stock Slurm) is there because those nodes' slurmd
+/// revoked the run's credential, and it refuses a launch whose credential is no newer than
+/// the revocation, to the second (`slurm_cred.c`, `_credential_revoked`); slurmctld stamps
+/// both. Checked on a lab with `cred_expire=120`: released onto its old node in the second
+/// of its requeue, a job was killed ("Job credential revoked"); released 0.8 s after its
+/// requeue, in the next second, it ran ("reissued job credential"). The revocation comes
+/// before the requeue shows in `squeue`, so two seconds after gantry sees it, whatever the
+/// second's phase and a poll's lag, a launch is always a later second.
+pub const REVOKED_CREDENTIAL_MARGIN_MS: u64 = 2_000;
+
 /// What Slurm reported in one poll.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
@@ -193,6 +205,10 @@ pub struct Controller {
     /// The nodes each job was last seen holding (for the requeue wait, see
     /// [`StartPlan::start_now`]).
     last_nodes: BTreeMap<u32, BTreeSet<String>>,
+    /// When gantry first saw each requeued job's latest requeue (its restart count rise, or
+    /// a count above 0 at first sight): Slurm revoked the run's credential before then
+    /// (see [`REVOKED_CREDENTIAL_MARGIN_MS`]).
+    requeue_seen_ms: BTreeMap<u32, u64>,
     /// Jobs gantry put on a user hold (`scontrol uhold`, accepted) since it last released
     /// them. Their hold is gantry's whatever reason Slurm shows next, except
     /// `JobHeldAdmin` (an operator's `scontrol hold`): Slurm shows a held job whose begin
@@ -314,6 +330,7 @@ impl Controller {
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
             last_nodes: BTreeMap::new(),
+            requeue_seen_ms: BTreeMap::new(),
             held_by_gantry: BTreeSet::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
@@ -494,6 +511,7 @@ impl Controller {
         self.replayed.start_seq.retain(|id, _| here(id));
         self.replayed.preempted_seq.retain(|id, _| here(id));
         self.last_nodes.retain(|id, _| here(id));
+        self.requeue_seen_ms.retain(|id, _| here(id));
         self.replayed.preempted_by_core.retain(here);
         self.held_by_gantry.retain(here);
         self.operator_held.retain(here);
@@ -512,6 +530,7 @@ impl Controller {
             + self.replayed.start_seq.len()
             + self.replayed.preempted_seq.len()
             + self.last_nodes.len()
+            + self.requeue_seen_ms.len()
             + self.replayed.preempted_by_core.len()
             + self.held_by_gantry.len()
             + self.operator_held.len()
@@ -877,8 +896,14 @@ impl Controller {
                     self.last_nodes
                         .insert(id, job.nodes.iter().cloned().collect());
                 }
-                let seen = self.restarts.entry(id).or_insert(job.restart_count);
+                let seen = self.restarts.entry(id).or_insert_with(|| {
+                    if job.restart_count > 0 {
+                        self.requeue_seen_ms.entry(id).or_insert(now);
+                    }
+                    job.restart_count
+                });
                 if job.restart_count > *seen {
+                    self.requeue_seen_ms.insert(id, now);
                     cycle.restarts_seen += job.restart_count - *seen;
                     cycle.notes.push(format!(
                         "job {id}: Slurm requeued it (restart count {} → {})",
@@ -959,6 +984,7 @@ impl Controller {
             self.replayed.start_seq.remove(&id);
             self.replayed.preempted_seq.remove(&id);
             self.last_nodes.remove(&id);
+            self.requeue_seen_ms.remove(&id);
             self.released_at_ms.remove(&id);
             self.start_failures.remove(&id);
             self.replayed.preempted_by_core.remove(&id);
@@ -1300,6 +1326,10 @@ impl Controller {
         let live: Vec<(u32, JobState)> = self.core.jobs().map(|j| (j.id().0, j.state())).collect();
         for (id, state) in live {
             let Some(slurm) = jobs.get(&id) else { continue };
+            if slurm.restart_count > 0 {
+                // A requeue gantry sees for the first time (the job is new to it).
+                self.requeue_seen_ms.entry(id).or_insert(now);
+            }
             if slurm.state == JobStateName::Pending {
                 // Requeued (by gantry or Slurm): no grace period runs any more.
                 self.grace.remove(&id);
@@ -1401,7 +1431,13 @@ impl Controller {
                 .shape
                 .iter()
                 .find(|(node, _)| completing.contains(node.as_str()));
-            let wait = if let Some((node, n)) = short {
+            let wait = if plan.revoked_until_ms.is_some() {
+                Some(format!(
+                    "waits until {:.1} s after its requeue to restart on {}, nodes it ran on: their slurmd refuses a launch in the second it revoked the run's credential (then released with Slurm's requeue wait skipped)",
+                    REVOKED_CREDENTIAL_MARGIN_MS as f64 / 1000.0,
+                    shape_text(&plan.shape)
+                ))
+            } else if let Some((node, n)) = short {
                 Some(format!(
                     "waits for Slurm to free GPUs on {node}: Slurm has {} free, the start on {} needs {n} (Slurm's count lags gantry's)",
                     room.get(node).copied().unwrap_or(0).max(0),
@@ -1426,7 +1462,7 @@ impl Controller {
                 // counts of then, which jobs ending or requeued on these nodes meanwhile
                 // change: it is released once the wait is over, on the counts it starts by.
                 Some(format!(
-                    "waits for its requeue wait to end: Slurm starts it on {} only after its begin time, and splits this uneven start by its counts then",
+                    "waits for its begin time: Slurm starts it on {} only then, and splits this uneven start by its counts then",
                     shape_text(&plan.shape)
                 ))
             } else if is_uneven(&plan.shape) {
@@ -1724,11 +1760,22 @@ impl Controller {
 
     /// The start of `slurm` on `shape` as the core placed it, at `now` (Unix ms).
     fn start_plan(&self, now: u64, slurm: &SlurmJob, shape: Vec<(String, u16)>) -> StartPlan {
-        let start_now = slurm.restart_count > 0
-            && self
-                .last_nodes
-                .get(&slurm.id)
-                .is_some_and(|ran| shape.iter().all(|(n, _)| !ran.contains(n)));
+        // Where it ran: as last seen, else where it is pinned (a run is only there).
+        let ran: Option<BTreeSet<&str>> = match self.last_nodes.get(&slurm.id) {
+            Some(nodes) => Some(nodes.iter().map(String::as_str).collect()),
+            None if !slurm.required_nodes.is_empty() => {
+                Some(slurm.required_nodes.iter().map(String::as_str).collect())
+            }
+            None => None,
+        };
+        let elsewhere = ran.is_some_and(|ran| shape.iter().all(|(n, _)| !ran.contains(n.as_str())));
+        let credential_aged_ms = (slurm.restart_count > 0).then(|| {
+            let seen = self.requeue_seen_ms.get(&slurm.id).copied();
+            seen.unwrap_or(now)
+                .saturating_add(REVOKED_CREDENTIAL_MARGIN_MS)
+        });
+        let start_now = credential_aged_ms.is_some_and(|aged| elsewhere || now >= aged);
+        let revoked_until_ms = credential_aged_ms.filter(|_| !start_now);
         let gpu_type = job_request(slurm, &self.layout.gpus)
             .ok()
             .and_then(|r| r.gpu_type);
@@ -1755,8 +1802,10 @@ impl Controller {
             had_per_task: !slurm.tres_per_task.is_empty(),
             release: slurm.held,
             start_now,
-            // A requeued job's begin time is its start time until it runs (Slurm's
-            // `batch_requeue_fini` clears the start time; held, it gets no estimate).
+            revoked_until_ms,
+            // A pending job's begin time is its start time until it runs (a requeued one's
+            // too: Slurm's `batch_requeue_fini` clears the start time; held, it gets no
+            // estimate).
             begin_time_ahead: !start_now && slurm.held && slurm.start_s.saturating_mul(1000) > now,
         }
     }

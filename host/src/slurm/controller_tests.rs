@@ -1089,12 +1089,13 @@ fn an_uneven_start_waits_for_a_completing_node_without_epilog_acks_an_even_one_d
 }
 
 #[test]
-fn an_uneven_restart_on_its_old_nodes_is_released_only_after_its_requeue_wait() {
+fn an_uneven_start_whose_begin_time_is_ahead_is_released_only_at_its_begin_time() {
     big_stack(|| {
-        // Seen on the lab (seed 42, edf): job 10, requeued from n1 and restarted by the core
-        // on n1:1,n4:3, was released at once but started only at its begin time, 10 s
-        // later; a GPU freed on n1 meanwhile, Slurm split it n1:2,n4:2, and the next start
-        // on n1 waited 19 s for a GPU Slurm had given job 10.
+        // Seen on the lab (seed 42, edf), before gantry skipped a requeued job's wait on its
+        // old nodes: job 10, restarted by the core on n1:1,n4:3, was released at once but
+        // started only at its begin time, 10 s later; a GPU freed on n1 meanwhile, Slurm
+        // split it n1:2,n4:2, and the next start on n1 waited 19 s for a GPU Slurm had
+        // given job 10. A begin time gantry does not skip (a `--begin`) splits so still.
         let room: BTreeMap<String, i64> = [("n1", 1), ("n2", 8), ("n3", 8), ("n4", 3)]
             .iter()
             .map(|(n, f)| (n.to_string(), *f))
@@ -1127,7 +1128,9 @@ fn an_uneven_restart_on_its_old_nodes_is_released_only_after_its_requeue_wait() 
             assert_eq!(started, released, "{start:?}: {:?}", cycle.notes);
             if !released {
                 assert!(
-                    cycle.notes.join("\n").contains("job 10: waits for its requeue wait to end: Slurm starts it on n1:1,n4:3 only after its begin time"),
+                    cycle.notes.join("\n").contains(
+                        "job 10: waits for its begin time: Slurm starts it on n1:1,n4:3 only then"
+                    ),
                     "{:?}",
                     cycle.notes
                 );
@@ -1198,7 +1201,8 @@ fn later_starts_do_not_wait_for_earlier_releases_to_run() {
 }
 
 #[test]
-fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
+fn a_requeued_job_skips_the_requeue_wait_on_other_nodes_at_once_and_on_its_old_ones_after_the_margin()
+ {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let jobs = [held(1, "gres:gpu:8")];
@@ -1220,35 +1224,53 @@ fn a_requeued_job_skips_the_requeue_wait_only_on_other_nodes() {
             [Action::Start(plan)] => {
                 assert!(!plan.shape.iter().any(|(n, _)| *n == node));
                 assert!(
-                    plan.start_now && !plan.begin_time_ahead,
+                    plan.start_now && plan.revoked_until_ms.is_none(),
                     "other nodes: no credential was revoked there"
                 );
             }
             other => panic!("{other:?}"),
         }
-        // Where gantry does not know the job ran elsewhere (here: it never saw it run as
-        // its own), Slurm's wait applies.
+        // Only its old node left: the restart waits until the requeue gantry saw is
+        // REVOKED_CREDENTIAL_MARGIN_MS old (the first sight of a restart count above 0
+        // counts as the requeue's), then skips Slurm's wait there too.
         let mut only_old = [false; 4];
         only_old[index] = true;
         let mut fresh = controller(OrderKind::Fifo);
         fresh.observe(&snapshot(&[running(&jobs[0], &[&node])], [true; 4]), T0);
-        // Slurm shows the begin time still ahead as the held job's start time: the start
-        // says so.
-        requeued.start_s = (T0 + 1_000) / 1000 + 9;
-        let cycle = fresh.observe(&snapshot(&[requeued], only_old), T0 + 1_000);
-        let plans: Vec<&StartPlan> = cycle
-            .actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::Start(p) => Some(p),
-                _ => None,
-            })
-            .collect();
-        assert!(!plans.is_empty());
-        assert!(
-            plans.iter().all(|p| !p.start_now && p.begin_time_ahead),
-            "{plans:?}"
-        );
+        // Slurm shows the begin time, 121 s ahead, as the held job's start time.
+        requeued.start_s = (T0 + 1_000) / 1000 + 121;
+        let seen = T0 + 1_000;
+        for (now, released) in [
+            (seen, false),
+            (seen + REVOKED_CREDENTIAL_MARGIN_MS - 1, false),
+            (seen + REVOKED_CREDENTIAL_MARGIN_MS, true),
+        ] {
+            let cycle = fresh.observe(&snapshot(&[requeued.clone()], only_old), now);
+            let plans: Vec<&StartPlan> = cycle
+                .actions
+                .iter()
+                .filter_map(|a| match a {
+                    Action::Start(p) => Some(p),
+                    _ => None,
+                })
+                .collect();
+            if released {
+                assert!(
+                    plans.len() == 1 && plans.iter().all(|p| p.start_now),
+                    "{plans:?}"
+                );
+                assert_eq!(plans[0].shape, [(node.clone(), 8)]);
+            } else {
+                assert!(plans.is_empty(), "{:?}", cycle.actions);
+                assert!(
+                    cycle.notes.join("\n").contains(&format!(
+                        "job 1: waits until 2.0 s after its requeue to restart on {node}:8, nodes it ran on"
+                    )) || now > seen,
+                    "{:?}",
+                    cycle.notes
+                );
+            }
+        }
     });
 }
 
@@ -1399,7 +1421,17 @@ fn an_operator_hold_takes_the_job_out_until_released() {
             reason: "JobHeldUser".into(),
             ..requeued
         };
-        let cycle = c.observe(&snapshot(&[user_held], [true; 4]), T0 + 1_000);
+        // It restarts on the node it ran on: once its requeue (seen at T0 + 400) is old
+        // enough for that node's slurmd to take a new credential.
+        let cycle = c.observe(
+            &snapshot(std::slice::from_ref(&user_held), [true; 4]),
+            T0 + 1_000,
+        );
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        let cycle = c.observe(
+            &snapshot(&[user_held], [true; 4]),
+            T0 + 400 + REVOKED_CREDENTIAL_MARGIN_MS,
+        );
         assert_eq!(kinds(&cycle), [(1, "start")]);
     });
 }
@@ -1623,6 +1655,7 @@ fn plan(job: u32, shape: &[(&str, u16)]) -> StartPlan {
         had_per_task: false,
         release: true,
         start_now: false,
+        revoked_until_ms: None,
         begin_time_ahead: false,
     }
 }
@@ -2256,20 +2289,23 @@ fn gantrys_own_hold_stays_gantrys_across_a_restart() {
             reason: "BeginTime".into(),
             ..requeued
         };
+        // The first cycle after the restart and one REVOKED_CREDENTIAL_MARGIN_MS later
+        // (a restart on the job's old node waits that long after gantry first sees it).
         let restarted = |restore: bool| {
             let mut fresh = controller(OrderKind::Fifo);
             if restore {
                 fresh.restore_held_by_gantry(c.held_by_gantry().clone());
             }
-            fresh.observe(
-                &snapshot(std::slice::from_ref(&held_again), [true; 4]),
-                T0 + 800,
-            )
+            let mut observe =
+                |now| fresh.observe(&snapshot(std::slice::from_ref(&held_again), [true; 4]), now);
+            let first = observe(T0 + 800);
+            (first, observe(T0 + 800 + REVOKED_CREDENTIAL_MARGIN_MS))
         };
-        let cycle = restarted(true);
-        assert_eq!(kinds(&cycle), [(1, "start")], "{:?}", cycle.notes);
-        let cycle = restarted(false);
-        assert!(cycle.actions.is_empty());
+        let (first, later) = restarted(true);
+        assert!(first.actions.is_empty(), "{:?}", first.actions);
+        assert_eq!(kinds(&later), [(1, "start")], "{:?}", later.notes);
+        let (cycle, later) = restarted(false);
+        assert!(cycle.actions.is_empty() && later.actions.is_empty());
         assert!(
             cycle
                 .notes

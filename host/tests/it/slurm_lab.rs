@@ -1499,6 +1499,43 @@ fn slurm_lab_user_cancel_is_logged() {
     assert_eq!(summary["jobs_ended_otherwise"], 1, "{summary}");
 }
 
+/// A requeued job restarts on the node it ran on without Slurm's requeue wait
+/// (`cred_expire` + 1 s: 121 s on this lab, as on a stock Slurm): gantry skips it once the
+/// requeue is `REVOKED_CREDENTIAL_MARGIN_MS` (2 s) old, and the node's slurmd takes the new
+/// credential. The requeue here is an operator's `requeuehold` and `release`; gantry
+/// schedules the job again on the empty partition, where best-fit puts it back on its node.
+#[test]
+fn slurm_lab_a_requeued_job_restarts_on_its_old_node_without_slurms_requeue_wait() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up_with("requeue-wait", &["--cred-expire", "120"]) else {
+        return;
+    };
+    let job = lab.submit_sleep(&["--time=2", "--gpus=1"], 10);
+    let gantry = Gantry::start(&lab, "requeue-wait", "fifo", &["--exit-when-idle"]);
+    let first = lab.wait_job(job, Duration::from_secs(30), "running", is_running);
+    lab.run("scontrol", &["requeuehold", &job.to_string()]);
+    let requeued_at = Instant::now();
+    let held = |j: &Value| j["job_state"] == "PENDING" && j["priority"] == 0;
+    lab.wait_job(job, Duration::from_secs(30), "held", held);
+    lab.run("scontrol", &["release", &job.to_string()]);
+    let again = lab.wait_job(job, Duration::from_secs(100), "running again", |j| {
+        is_running(j) && j["restart_cnt"] == 1
+    });
+    let waited = requeued_at.elapsed();
+    assert!(
+        waited < Duration::from_secs(30),
+        "restarted {waited:?} after its requeue (Slurm's own wait is 121 s):\n{}",
+        gantry.log_text()
+    );
+    assert_eq!(
+        again["nodes"], first["nodes"],
+        "not restarted on its old node: the test shows nothing"
+    );
+    let summary = gantry.finish(Duration::from_secs(60));
+    lab.assert_completed(&[job]);
+    assert_eq!(summary["jobs_completed"], 1, "{summary}");
+}
+
 /// A journal compacted as gantry runs (`--journal-compact-kib 1`: a checkpoint after every
 /// cycle once the journal passes 1 KiB), gantry killed with SIGKILL after a compaction and
 /// started again on it: the second run restores the checkpoint and replays only what
