@@ -860,6 +860,9 @@ impl Controller {
                 .get(&job.id)
                 .is_some_and(|&seen| seen == job.restart_count)
             && !self.grace.contains_key(&job.id)
+            // The core preempted it and gantry requeued it: this COMPLETING is the requeue
+            // (until Slurm shows it pending), even once its restart count was seen to rise.
+            && !self.replayed.preempted_by_core.contains(&job.id)
             && !job.nodes.iter().any(|n| unusable.contains(n.as_str()))
             && self
                 .core

@@ -260,6 +260,50 @@ fn with_epilog_acks_a_job_that_exited_0_ends_while_completing() {
 }
 
 #[test]
+fn with_epilog_acks_a_requeue_still_completing_is_not_taken_for_a_finished_run() {
+    big_stack(|| {
+        // Seen on the lab (seed 1, edf): gantry requeue-held job 13; a poll showed the
+        // requeue (restart count 0 → 1) and the core restarted the job at another's end;
+        // the next poll still showed it COMPLETING with exit status 0, which gantry took for
+        // a completed run: the core let the job go, and the held job was then taken for an
+        // operator's and never started again.
+        let mut c = controller_with(OrderKind::Fifo, with_epilog_acks());
+        let jobs = [held(1, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let node = pinned_nodes(&cycle, 1)[0].clone();
+        let none = [false; 4];
+        let still_running = [running(&jobs[0], &[&node])];
+        let cycle = c.observe(&snapshot(&still_running, none), T0 + 1_000);
+        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+        let requeuing = [SlurmJob {
+            state: JobStateName::Completing,
+            exit_status: Some(0),
+            restart_count: 1,
+            ..still_running[0].clone()
+        }];
+        c.observe(&snapshot(&requeuing, none), T0 + 1_500);
+        // The nodes back, Slurm still completing the requeue: the core restarts the job,
+        // and it stays the core's, running.
+        for now in [T0 + 2_000, T0 + 2_200] {
+            let cycle = c.observe(&snapshot(&requeuing, [true; 4]), now);
+            assert!(
+                cycle
+                    .entries
+                    .iter()
+                    .all(|e| !matches!(e.event, Event::Finish(JobId(1)) | Event::Cancel(JobId(1)))),
+                "{:?}",
+                cycle.entries
+            );
+            assert!(cycle.outcomes.is_empty(), "{:?}", cycle.outcomes);
+        }
+        assert_eq!(
+            c.core().job(JobId(1)).map(|j| j.state()),
+            Some(JobState::Running)
+        );
+    });
+}
+
+#[test]
 fn a_completing_job_ends_early_only_after_a_clean_exit_and_with_epilog_acks() {
     big_stack(|| {
         let on_config = with_epilog_acks();
