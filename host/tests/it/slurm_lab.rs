@@ -1517,6 +1517,21 @@ fn slurm_lab_a_requeued_job_restarts_on_its_old_node_without_slurms_requeue_wait
     let requeued_at = Instant::now();
     let held = |j: &Value| j["job_state"] == "PENDING" && j["priority"] == 0;
     lab.wait_job(job, Duration::from_secs(30), "held", held);
+    // Released only once gantry saw the hold (and let the job go): released before gantry's
+    // next poll, the job would be pending where gantry put it, which gantry leaves to Slurm
+    // (docs/slurm.md, Known limits).
+    let seen_held = Instant::now();
+    while !gantry
+        .log_text()
+        .contains(&format!("job {job}: held by an operator"))
+    {
+        assert!(
+            seen_held.elapsed() < Duration::from_secs(30),
+            "gantry did not see the hold:\n{}",
+            gantry.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     lab.run("scontrol", &["release", &job.to_string()]);
     let again = lab.wait_job(job, Duration::from_secs(100), "running again", |j| {
         is_running(j) && j["restart_cnt"] == 1
