@@ -39,8 +39,8 @@ pub struct StartPlan {
     /// no newer than the revocation, to the second).
     pub start_now: bool,
     /// A restart on the nodes the job last ran on, too soon after its requeue for its
-    /// wait to be skipped: released only from this time (Unix ms).
-    pub revoked_until_ms: Option<u64>,
+    /// wait to be skipped: not released yet (see [`start_now`](Self::start_now)).
+    pub credential_wait: bool,
     /// The job's begin time is still ahead and gantry does not skip it (a `--begin` in the
     /// future; a requeued job's wait is skipped, see [`start_now`](Self::start_now)), so
     /// Slurm starts it only after that time.
@@ -362,7 +362,7 @@ mod tests {
             had_per_task: false,
             release: true,
             start_now: false,
-            revoked_until_ms: None,
+            credential_wait: false,
             begin_time_ahead: false,
         }
     }

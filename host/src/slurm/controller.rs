@@ -899,12 +899,7 @@ impl Controller {
                     self.last_nodes
                         .insert(id, job.nodes.iter().cloned().collect());
                 }
-                let seen = self.restarts.entry(id).or_insert_with(|| {
-                    if job.restart_count > 0 {
-                        self.requeue_seen_ms.entry(id).or_insert(now);
-                    }
-                    job.restart_count
-                });
+                let seen = self.restarts.entry(id).or_insert(job.restart_count);
                 if job.restart_count > *seen {
                     self.requeue_seen_ms.insert(id, now);
                     cycle.restarts_seen += job.restart_count - *seen;
@@ -1330,7 +1325,8 @@ impl Controller {
         for (id, state) in live {
             let Some(slurm) = jobs.get(&id) else { continue };
             if slurm.restart_count > 0 {
-                // A requeue gantry sees for the first time (the job is new to it).
+                // A requeue gantry sees for the first time (a rise of the restart count is
+                // noted in `ends`).
                 self.requeue_seen_ms.entry(id).or_insert(now);
             }
             if slurm.state == JobStateName::Pending {
@@ -1434,7 +1430,7 @@ impl Controller {
                 .shape
                 .iter()
                 .find(|(node, _)| completing.contains(node.as_str()));
-            let wait = if plan.revoked_until_ms.is_some() {
+            let wait = if plan.credential_wait {
                 Some(format!(
                     "waits until {:.1} s after its requeue to restart on {}, nodes it ran on: their slurmd refuses a launch in the second it revoked the run's credential (then released with Slurm's requeue wait skipped)",
                     REVOKED_CREDENTIAL_MARGIN_MS as f64 / 1000.0,
@@ -1778,7 +1774,7 @@ impl Controller {
                 .saturating_add(REVOKED_CREDENTIAL_MARGIN_MS)
         });
         let start_now = credential_aged_ms.is_some_and(|aged| elsewhere || now >= aged);
-        let revoked_until_ms = credential_aged_ms.filter(|_| !start_now);
+        let credential_wait = credential_aged_ms.is_some() && !start_now;
         let gpu_type = job_request(slurm, &self.layout.gpus)
             .ok()
             .and_then(|r| r.gpu_type);
@@ -1805,7 +1801,7 @@ impl Controller {
             had_per_task: !slurm.tres_per_task.is_empty(),
             release: slurm.held,
             start_now,
-            revoked_until_ms,
+            credential_wait,
             // A pending job's begin time is its start time until it runs (a requeued one's
             // too: Slurm's `batch_requeue_fini` clears the start time; held, it gets no
             // estimate).

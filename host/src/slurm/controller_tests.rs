@@ -259,6 +259,19 @@ fn with_epilog_acks_a_job_that_exited_0_ends_while_completing() {
     });
 }
 
+/// Job 1 (8 GPUs) started by `c` at T0 and seen running on its node at T0 + 1 s with every
+/// node down (nowhere to restart, so the core queues it): gantry requeue-holds it. Returns
+/// the node and the job as Slurm showed it running.
+fn requeue_held_with_every_node_down(c: &mut Controller) -> (String, [SlurmJob; 1]) {
+    let jobs = [held(1, "gres:gpu:8")];
+    let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+    let node = pinned_nodes(&cycle, 1)[0].clone();
+    let still_running = [running(&jobs[0], &[&node])];
+    let cycle = c.observe(&snapshot(&still_running, [false; 4]), T0 + 1_000);
+    assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
+    (node, still_running)
+}
+
 #[test]
 fn with_epilog_acks_a_requeue_still_completing_is_not_taken_for_a_finished_run() {
     big_stack(|| {
@@ -268,13 +281,8 @@ fn with_epilog_acks_a_requeue_still_completing_is_not_taken_for_a_finished_run()
         // a completed run: the core let the job go, and the held job was then taken for an
         // operator's and never started again.
         let mut c = controller_with(OrderKind::Fifo, with_epilog_acks());
-        let jobs = [held(1, "gres:gpu:8")];
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
-        let node = pinned_nodes(&cycle, 1)[0].clone();
+        let (_, still_running) = requeue_held_with_every_node_down(&mut c);
         let none = [false; 4];
-        let still_running = [running(&jobs[0], &[&node])];
-        let cycle = c.observe(&snapshot(&still_running, none), T0 + 1_000);
-        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
         let requeuing = [SlurmJob {
             state: JobStateName::Completing,
             exit_status: Some(0),
@@ -447,17 +455,11 @@ fn a_node_going_down_preempts_its_job_and_holds_it_until_it_restarts_elsewhere()
 fn a_preempted_running_job_is_requeued_held_and_waits_while_completing() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
-        let jobs = [held(1, "gres:gpu:8")];
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
-        let node = pinned_nodes(&cycle, 1)[0].clone();
+        let (node, still_running) = requeue_held_with_every_node_down(&mut c);
         let index = node[1..].parse::<usize>().unwrap() - 1;
         let mut usable = [true; 4];
         usable[index] = false;
-        // Every other node down too: nowhere to restart, so the job is queued in the core.
         let usable_none = [false; 4];
-        let still_running = [running(&jobs[0], &[&node])];
-        let cycle = c.observe(&snapshot(&still_running, usable_none), T0 + 1_000);
-        assert_eq!(kinds(&cycle), [(1, "requeue-hold")]);
         let completing = [SlurmJob {
             state: JobStateName::Completing,
             ..still_running[0].clone()
@@ -1268,7 +1270,7 @@ fn a_requeued_job_skips_the_requeue_wait_on_other_nodes_at_once_and_on_its_old_o
             [Action::Start(plan)] => {
                 assert!(!plan.shape.iter().any(|(n, _)| *n == node));
                 assert!(
-                    plan.start_now && plan.revoked_until_ms.is_none(),
+                    plan.start_now && !plan.credential_wait,
                     "other nodes: no credential was revoked there"
                 );
             }
@@ -1699,7 +1701,7 @@ fn plan(job: u32, shape: &[(&str, u16)]) -> StartPlan {
         had_per_task: false,
         release: true,
         start_now: false,
-        revoked_until_ms: None,
+        credential_wait: false,
         begin_time_ahead: false,
     }
 }
