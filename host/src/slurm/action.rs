@@ -79,6 +79,15 @@ pub enum Action {
         /// The job (an array's record).
         job: u32,
     },
+    /// Skip Slurm's requeue wait of a job gantry released, requeued outside gantry (an
+    /// operator's `scontrol requeue`, a `requeuehold` released again before gantry saw it)
+    /// and pending where the core placed it: `StartTime=now`, nothing else. Slurm then
+    /// starts it on its nodes as soon as they are free, instead of `cred_expire` + 1 s
+    /// after the requeue.
+    Lift {
+        /// The job.
+        job: u32,
+    },
     /// Write the reason into the job's comment (visible in `squeue -O comment` / `%k`) and
     /// cancel it.
     Reject {
@@ -99,6 +108,7 @@ impl Action {
             Action::Start(plan) => plan.job,
             Action::Hold { job }
             | Action::HandOver { job }
+            | Action::Lift { job }
             | Action::RequeueHold { job }
             | Action::Signal { job, .. }
             | Action::Reject { job, .. } => *job,
@@ -112,6 +122,7 @@ impl Action {
             Action::Start(_) => "re-pin",
             Action::Hold { .. } => "hold",
             Action::HandOver { .. } => "hand-over",
+            Action::Lift { .. } => "lift",
             Action::RequeueHold { .. } => "requeue-hold",
             Action::Signal { .. } => "signal",
             Action::Reject { .. } => "reject",
@@ -137,6 +148,11 @@ impl Action {
             // gantry honours.
             Action::Hold { job } => vec![scontrol(&["uhold".into(), job.to_string()])],
             Action::HandOver { job } => vec![scontrol(&["release".into(), job.to_string()])],
+            Action::Lift { job } => vec![scontrol(&[
+                "update".into(),
+                format!("JobId={job}"),
+                "StartTime=now".into(),
+            ])],
             Action::RequeueHold { job } => {
                 vec![scontrol(&["requeuehold".into(), job.to_string()])]
             }
@@ -557,6 +573,10 @@ mod tests {
             ["scontrol requeuehold 3"]
         );
         assert_eq!(lines(&Action::Hold { job: 3 }), ["scontrol uhold 3"]);
+        assert_eq!(
+            lines(&Action::Lift { job: 3 }),
+            ["scontrol update JobId=3 StartTime=now"]
+        );
         assert_eq!(
             lines(&Action::Signal {
                 job: 3,

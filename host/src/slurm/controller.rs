@@ -9,7 +9,7 @@
 //! | Slurm says                                   | core: running             | core: queued        | core: unknown |
 //! |----------------------------------------------|---------------------------|---------------------|---------------|
 //! | pending, held                                | start it (pin + release)  | fine                | `Submit`      |
-//! | pending, released                            | fine (re-pin if moved)    | hold it             | hold it (adopt) |
+//! | pending, released                            | fine (re-pin if moved; a requeue's wait skipped) | hold it | hold it (adopt) |
 //! | running / suspended / completing             | fine (placement checked)  | requeue-hold it (completing: wait) | logged (not gantry's); its GPUs out of the core's view ([`super::foreign`]) |
 //! | ended (completed, failed, cancelled, …)      | `Finish`                  | `Cancel`            | —             |
 //! | gone from `squeue`                           | `Finish`                  | `Cancel`            | —             |
@@ -1666,6 +1666,9 @@ impl Controller {
                     }
                     return None;
                 }
+                if !slurm.held && pinned == chosen && requeue_waits(slurm, now) {
+                    return self.lift(now, id, &shape, cycle);
+                }
                 if !slurm.held && pinned == chosen {
                     let released = self.released_at_ms.get(&id).copied();
                     if released.is_some_and(|t| now.saturating_sub(t) > self.config.slow_start_ms) {
@@ -1755,6 +1758,32 @@ impl Controller {
             Some(&at) if now >= at.saturating_add(grace) => Some(Action::RequeueHold { job: id }),
             Some(_) => None,
         }
+    }
+
+    /// A job the core runs, requeued outside gantry (an operator's `scontrol requeue`, a
+    /// `requeuehold` released again before gantry saw it) and pending where the core placed
+    /// it, in Slurm's requeue wait: skipped once the requeue is
+    /// [`REVOKED_CREDENTIAL_MARGIN_MS`] old, as for gantry's own restarts on a job's old
+    /// nodes. The job's GPUs are the core's already, so no room is checked.
+    fn lift(
+        &mut self,
+        now: u64,
+        id: u32,
+        shape: &[(String, u16)],
+        cycle: &mut Cycle,
+    ) -> Option<Action> {
+        let seen = *self.requeue_seen_ms.entry(id).or_insert(now);
+        if now >= seen.saturating_add(REVOKED_CREDENTIAL_MARGIN_MS) {
+            self.wait_said.remove(&id);
+            return Some(Action::Lift { job: id });
+        }
+        let text = format!(
+            "requeued outside gantry, pending on {} in Slurm's requeue wait: skipped {:.1} s after the requeue (their slurmd refuses a launch in the second it revoked the run's credential)",
+            shape_text(shape),
+            REVOKED_CREDENTIAL_MARGIN_MS as f64 / 1000.0
+        );
+        self.wait_note(cycle, id, text);
+        None
     }
 
     /// The start of `slurm` on `shape` as the core placed it, at `now` (Unix ms).
@@ -1874,6 +1903,12 @@ type SplitBlocked = (StartPlan, Option<Vec<(String, u16)>>);
 
 /// Whether a placement spans nodes with different GPU counts: Slurm 22.05 can only be
 /// asked for a per-job total there, and splits it itself.
+/// Whether a released pending job is in Slurm's wait after a requeue: requeued at least
+/// once, waiting for its begin time (`BeginTime`), which is still ahead.
+fn requeue_waits(job: &SlurmJob, now: u64) -> bool {
+    job.restart_count > 0 && job.reason == "BeginTime" && job.start_s.saturating_mul(1000) > now
+}
+
 fn is_uneven(shape: &[(String, u16)]) -> bool {
     shape.iter().any(|(_, c)| *c != shape[0].1)
 }

@@ -105,6 +105,15 @@ fn kinds(cycle: &Cycle) -> Vec<(u32, &'static str)> {
 }
 
 /// Where the start of `job` pinned it, as node names.
+/// A FIFO controller whose first cycle (at `T0`) released `job` (job 1, held), the release
+/// carried out; with that cycle.
+fn fifo_released(job: &SlurmJob) -> (Controller, Cycle) {
+    let mut c = controller(OrderKind::Fifo);
+    let cycle = c.observe(&snapshot(std::slice::from_ref(job), [true; 4]), T0);
+    c.action_done(&cycle.actions[0], T0, Ok(()));
+    (c, cycle)
+}
+
 fn pinned_nodes(cycle: &Cycle, job: u32) -> Vec<String> {
     cycle
         .actions
@@ -1188,10 +1197,8 @@ fn an_uneven_start_whose_begin_time_is_ahead_is_released_only_at_its_begin_time(
 #[test]
 fn a_start_onto_a_node_whose_job_is_requeued_this_cycle_waits() {
     big_stack(|| {
-        let mut c = controller(OrderKind::Fifo);
         let first = [held(1, "gres:gpu:8")];
-        let cycle = c.observe(&snapshot(&first, [true; 4]), T0);
-        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let (mut c, cycle) = fifo_released(&first[0]);
         let placed = pinned_nodes(&cycle, 1)[0].clone();
         let placed_index = placed[1..].parse::<usize>().unwrap() - 1;
         let other_index = (placed_index + 1) % 4;
@@ -1231,10 +1238,8 @@ fn a_start_onto_a_node_whose_job_is_requeued_this_cycle_waits() {
 #[test]
 fn later_starts_do_not_wait_for_earlier_releases_to_run() {
     big_stack(|| {
-        let mut c = controller(OrderKind::Fifo);
         let first = [held(1, "gres:gpu:8")];
-        let cycle = c.observe(&snapshot(&first, [true; 4]), T0);
-        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let (mut c, cycle) = fifo_released(&first[0]);
         let on = pinned_nodes(&cycle, 1);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
         // Job 1 released but not running yet when job 2 arrives: its GPUs are free in
@@ -1243,6 +1248,72 @@ fn later_starts_do_not_wait_for_earlier_releases_to_run() {
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 200);
         assert_eq!(kinds(&cycle), [(2, "start")]);
         assert_ne!(pinned_nodes(&cycle, 2), on);
+    });
+}
+
+#[test]
+fn a_job_requeued_outside_gantry_has_slurms_requeue_wait_lifted_after_the_margin() {
+    big_stack(|| {
+        let jobs = [held(1, "gres:gpu:8")];
+        let (mut c, cycle) = fifo_released(&jobs[0]);
+        let node = pinned_nodes(&cycle, 1)[0].clone();
+        c.observe(
+            &snapshot(&[running(&jobs[0], &[&node])], [true; 4]),
+            T0 + 500,
+        );
+        // An operator's `scontrol requeue`: pending where gantry put it, not held, waiting
+        // for the begin time Slurm set 121 s ahead; the core still runs it.
+        let requeued_at = T0 + 1_000;
+        let requeued = SlurmJob {
+            restart_count: 1,
+            reason: "BeginTime".into(),
+            start_s: requeued_at / 1000 + 121,
+            ..released(&jobs[0], &[&node])
+        };
+        for (now, lifted) in [
+            (requeued_at, false),
+            (requeued_at + REVOKED_CREDENTIAL_MARGIN_MS - 1, false),
+            (requeued_at + REVOKED_CREDENTIAL_MARGIN_MS, true),
+        ] {
+            let cycle = c.observe(&snapshot(std::slice::from_ref(&requeued), [true; 4]), now);
+            if lifted {
+                assert_eq!(kinds(&cycle), [(1, "lift")], "{:?}", cycle.notes);
+            } else {
+                assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+            }
+            if now == requeued_at {
+                let notes = cycle.notes.join("\n");
+                assert!(notes.contains("Slurm requeued it"), "{notes}");
+                assert!(
+                    notes.contains(&format!(
+                        "job 1: requeued outside gantry, pending on {node}:8 in Slurm's requeue wait"
+                    )),
+                    "{notes}"
+                );
+            }
+        }
+        // Lifted: its begin time is now, no wait is left and nothing more is done.
+        let lifted = SlurmJob {
+            reason: "None".into(),
+            start_s: (requeued_at + REVOKED_CREDENTIAL_MARGIN_MS) / 1000,
+            ..requeued.clone()
+        };
+        let cycle = c.observe(
+            &snapshot(&[lifted], [true; 4]),
+            requeued_at + REVOKED_CREDENTIAL_MARGIN_MS + 200,
+        );
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        // A job with a begin time of its own (`--begin`), never requeued, keeps it.
+        let mut d = controller(OrderKind::Fifo);
+        let cycle = d.observe(&snapshot(&jobs, [true; 4]), T0);
+        d.action_done(&cycle.actions[0], T0, Ok(()));
+        let begins = SlurmJob {
+            reason: "BeginTime".into(),
+            start_s: T0 / 1000 + 600,
+            ..released(&jobs[0], &[&pinned_nodes(&cycle, 1)[0]])
+        };
+        let cycle = d.observe(&snapshot(&[begins], [true; 4]), T0 + 10_000);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
     });
 }
 
@@ -1405,10 +1476,8 @@ fn a_restart_in_the_same_cycle_on_the_same_nodes_keeps_its_place() {
 /// job as Slurm shows it once an operator requeue-held it: pending, held with `reason`,
 /// restarted once.
 fn started_then_requeue_held(reason: &str) -> (Controller, SlurmJob) {
-    let mut c = controller(OrderKind::Fifo);
     let job = held(1, "gres:gpu:2");
-    let cycle = c.observe(&snapshot(std::slice::from_ref(&job), [true; 4]), T0);
-    c.action_done(&cycle.actions[0], T0, Ok(()));
+    let (mut c, cycle) = fifo_released(&job);
     let on = pinned_nodes(&cycle, 1);
     let on: Vec<&str> = on.iter().map(String::as_str).collect();
     c.observe(&snapshot(&[running(&job, &on)], [true; 4]), T0 + 200);
@@ -1485,10 +1554,8 @@ fn an_operator_hold_takes_the_job_out_until_released() {
 #[test]
 fn gantrys_own_requeue_hold_is_not_an_operators() {
     big_stack(|| {
-        let mut c = controller(OrderKind::Fifo);
         let jobs = [held(1, "gres:gpu:2")];
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
-        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let (mut c, cycle) = fifo_released(&jobs[0]);
         let on = pinned_nodes(&cycle, 1);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
         c.observe(&snapshot(&[running(&jobs[0], &on)], [true; 4]), T0 + 200);
@@ -1613,10 +1680,8 @@ fn a_time_limit_past_the_deadline_is_refused_before_release() {
 #[test]
 fn a_user_cancel_is_logged_and_ends_the_job_as_cancelled() {
     big_stack(|| {
-        let mut c = controller(OrderKind::Fifo);
         let jobs = [held(1, "gres:gpu:2")];
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
-        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let (mut c, cycle) = fifo_released(&jobs[0]);
         let on = pinned_nodes(&cycle, 1);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
         let run = running(&jobs[0], &on);
@@ -1647,10 +1712,8 @@ fn a_user_cancel_is_logged_and_ends_the_job_as_cancelled() {
 #[test]
 fn a_job_gantry_requeue_held_and_started_again_is_not_an_operators_hold() {
     big_stack(|| {
-        let mut c = controller(OrderKind::Fifo);
         let jobs = [held(1, "gres:gpu:2")];
-        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
-        c.action_done(&cycle.actions[0], T0, Ok(()));
+        let (mut c, cycle) = fifo_released(&jobs[0]);
         let on = pinned_nodes(&cycle, 1);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
         // Runs elsewhere: gantry requeue-holds it (and the core still runs it).

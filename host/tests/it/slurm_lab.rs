@@ -1502,24 +1502,53 @@ fn slurm_lab_user_cancel_is_logged() {
 /// A requeued job restarts on the node it ran on without Slurm's requeue wait
 /// (`cred_expire` + 1 s: 121 s on this lab, as on a stock Slurm): gantry skips it once the
 /// requeue is `REVOKED_CREDENTIAL_MARGIN_MS` (2 s) old, and the node's slurmd takes the new
-/// credential. The requeue here is an operator's `requeuehold` and `release`; gantry
-/// schedules the job again on the empty partition, where best-fit puts it back on its node.
+/// credential. Two requeues, both an operator's: a plain `scontrol requeue`, which leaves
+/// the job pending where gantry put it (gantry lifts the wait, the core never saw the run
+/// end), and `requeuehold` then `release`, after which gantry schedules the job again on the
+/// empty partition, where best-fit puts it back on its node.
 #[test]
 fn slurm_lab_a_requeued_job_restarts_on_its_old_node_without_slurms_requeue_wait() {
     let _slot = LABS.take();
     let Some(lab) = Lab::up_with("requeue-wait", &["--cred-expire", "120"]) else {
         return;
     };
+    let plain = lab.submit_sleep(&["--time=2", "--gpus=1"], 5);
     let job = lab.submit_sleep(&["--time=2", "--gpus=1"], 10);
     let gantry = Gantry::start(&lab, "requeue-wait", "fifo", &["--exit-when-idle"]);
-    let first = lab.wait_job(job, Duration::from_secs(30), "running", is_running);
+    // Running again on the node it ran on (`ran`), within 30 s of its requeue.
+    let restarted_there = |id: u64, ran: &Value, requeued_at: Instant, how: &str| {
+        let again = lab.wait_job(id, Duration::from_secs(100), "running again", |j| {
+            is_running(j) && j["restart_cnt"] == 1
+        });
+        let waited = requeued_at.elapsed();
+        assert!(
+            waited < Duration::from_secs(30),
+            "restarted {waited:?} after {how} (Slurm's own wait is 121 s):\n{}",
+            gantry.log_text()
+        );
+        assert_eq!(
+            again["nodes"],
+            ran["nodes"],
+            "not restarted on its old node: the test shows nothing\n{}",
+            gantry.log_text()
+        );
+    };
+    let ran = lab.wait_job(plain, Duration::from_secs(30), "running", is_running);
+    lab.run("scontrol", &["requeue", &plain.to_string()]);
+    restarted_there(plain, &ran, Instant::now(), "an operator's requeue");
+    assert!(
+        gantry.log_text().contains(&format!("lift job {plain}")),
+        "{}",
+        gantry.log_text()
+    );
+    let ran = lab.wait_job(job, Duration::from_secs(30), "running", is_running);
     lab.run("scontrol", &["requeuehold", &job.to_string()]);
     let requeued_at = Instant::now();
     let held = |j: &Value| j["job_state"] == "PENDING" && j["priority"] == 0;
     lab.wait_job(job, Duration::from_secs(30), "held", held);
-    // Released only once gantry saw the hold (and let the job go): released before gantry's
-    // next poll, the job would be pending where gantry put it, which gantry leaves to Slurm
-    // (docs/slurm.md, Known limits).
+    // Released only once gantry saw the hold, so the core let the job go and schedules it
+    // again (released before gantry's next poll, it would be pending where gantry put it,
+    // the plain requeue's case above).
     let seen_held = Instant::now();
     while !gantry
         .log_text()
@@ -1533,22 +1562,10 @@ fn slurm_lab_a_requeued_job_restarts_on_its_old_node_without_slurms_requeue_wait
         std::thread::sleep(Duration::from_millis(100));
     }
     lab.run("scontrol", &["release", &job.to_string()]);
-    let again = lab.wait_job(job, Duration::from_secs(100), "running again", |j| {
-        is_running(j) && j["restart_cnt"] == 1
-    });
-    let waited = requeued_at.elapsed();
-    assert!(
-        waited < Duration::from_secs(30),
-        "restarted {waited:?} after its requeue (Slurm's own wait is 121 s):\n{}",
-        gantry.log_text()
-    );
-    assert_eq!(
-        again["nodes"], first["nodes"],
-        "not restarted on its old node: the test shows nothing"
-    );
+    restarted_there(job, &ran, requeued_at, "its requeuehold");
     let summary = gantry.finish(Duration::from_secs(60));
-    lab.assert_completed(&[job]);
-    assert_eq!(summary["jobs_completed"], 1, "{summary}");
+    lab.assert_completed(&[plain, job]);
+    assert_eq!(summary["jobs_completed"], 2, "{summary}");
 }
 
 /// A journal compacted as gantry runs (`--journal-compact-kib 1`: a checkpoint after every
