@@ -1772,8 +1772,7 @@ impl Controller {
         shape: &[(String, u16)],
         cycle: &mut Cycle,
     ) -> Option<Action> {
-        let seen = *self.requeue_seen_ms.entry(id).or_insert(now);
-        if now >= seen.saturating_add(REVOKED_CREDENTIAL_MARGIN_MS) {
+        if now >= self.credential_aged_ms(id, now) {
             self.wait_said.remove(&id);
             return Some(Action::Lift { job: id });
         }
@@ -1784,6 +1783,14 @@ impl Controller {
         );
         self.wait_note(cycle, id, text);
         None
+    }
+
+    /// When a restart of requeued job `id` on the nodes it ran on may skip Slurm's requeue
+    /// wait: [`REVOKED_CREDENTIAL_MARGIN_MS`] after gantry first saw the requeue (noted in
+    /// `desired` and `ends`; `now` if not yet).
+    fn credential_aged_ms(&self, id: u32, now: u64) -> u64 {
+        let seen = self.requeue_seen_ms.get(&id).copied().unwrap_or(now);
+        seen.saturating_add(REVOKED_CREDENTIAL_MARGIN_MS)
     }
 
     /// The start of `slurm` on `shape` as the core placed it, at `now` (Unix ms).
@@ -1797,11 +1804,8 @@ impl Controller {
             None => None,
         };
         let elsewhere = ran.is_some_and(|ran| shape.iter().all(|(n, _)| !ran.contains(n.as_str())));
-        let credential_aged_ms = (slurm.restart_count > 0).then(|| {
-            let seen = self.requeue_seen_ms.get(&slurm.id).copied();
-            seen.unwrap_or(now)
-                .saturating_add(REVOKED_CREDENTIAL_MARGIN_MS)
-        });
+        let credential_aged_ms =
+            (slurm.restart_count > 0).then(|| self.credential_aged_ms(slurm.id, now));
         let start_now = credential_aged_ms.is_some_and(|aged| elsewhere || now >= aged);
         let credential_wait = credential_aged_ms.is_some() && !start_now;
         let gpu_type = job_request(slurm, &self.layout.gpus)
@@ -1901,14 +1905,14 @@ fn exclusive_kept(job: &SlurmJob, gpus: u16, per_node: u16) -> Result<(), String
 /// does not fit Slurm's counts at all).
 type SplitBlocked = (StartPlan, Option<Vec<(String, u16)>>);
 
-/// Whether a placement spans nodes with different GPU counts: Slurm 22.05 can only be
-/// asked for a per-job total there, and splits it itself.
 /// Whether a released pending job is in Slurm's wait after a requeue: requeued at least
 /// once, waiting for its begin time (`BeginTime`), which is still ahead.
 fn requeue_waits(job: &SlurmJob, now: u64) -> bool {
     job.restart_count > 0 && job.reason == "BeginTime" && job.start_s.saturating_mul(1000) > now
 }
 
+/// Whether a placement spans nodes with different GPU counts: Slurm 22.05 can only be
+/// asked for a per-job total there, and splits it itself.
 fn is_uneven(shape: &[(String, u16)]) -> bool {
     shape.iter().any(|(_, c)| *c != shape[0].1)
 }

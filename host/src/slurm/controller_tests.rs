@@ -104,7 +104,6 @@ fn kinds(cycle: &Cycle) -> Vec<(u32, &'static str)> {
     cycle.actions.iter().map(|a| (a.job(), a.kind())).collect()
 }
 
-/// Where the start of `job` pinned it, as node names.
 /// A FIFO controller whose first cycle (at `T0`) released `job` (job 1, held), the release
 /// carried out; with that cycle.
 fn fifo_released(job: &SlurmJob) -> (Controller, Cycle) {
@@ -114,6 +113,7 @@ fn fifo_released(job: &SlurmJob) -> (Controller, Cycle) {
     (c, cycle)
 }
 
+/// Where the start of `job` pinned it, as node names.
 fn pinned_nodes(cycle: &Cycle, job: u32) -> Vec<String> {
     cycle
         .actions
@@ -1304,9 +1304,7 @@ fn a_job_requeued_outside_gantry_has_slurms_requeue_wait_lifted_after_the_margin
         );
         assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
         // A job with a begin time of its own (`--begin`), never requeued, keeps it.
-        let mut d = controller(OrderKind::Fifo);
-        let cycle = d.observe(&snapshot(&jobs, [true; 4]), T0);
-        d.action_done(&cycle.actions[0], T0, Ok(()));
+        let (mut d, cycle) = fifo_released(&jobs[0]);
         let begins = SlurmJob {
             reason: "BeginTime".into(),
             start_s: T0 / 1000 + 600,
