@@ -3,6 +3,8 @@
 //! so a command that fails or times out is simply retried.
 
 use super::command::{CommandError, Invocation, SlurmRunner};
+use super::json::SlurmJob;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// At most this many `scontrol` processes carry out a cycle's updates side by side
@@ -79,6 +81,17 @@ pub enum Action {
         /// The job (an array's record).
         job: u32,
     },
+    /// Split the pending tasks of a job array's record into records of their own
+    /// ([`super::array`]): `scontrol update JobId=A_k Requeue=r`, an update that changes
+    /// nothing (`r` is the array's own setting) but splits task `k` off, one line per task.
+    Split {
+        /// The array's job id.
+        array: u32,
+        /// The tasks to split off.
+        tasks: Vec<u32>,
+        /// The array's `Requeue` setting, written back unchanged.
+        requeue: bool,
+    },
     /// Skip Slurm's requeue wait of a job gantry released, requeued outside gantry (an
     /// operator's `scontrol requeue`, a `requeuehold` released again before gantry saw it)
     /// and pending where the core placed it: `StartTime=now`, nothing else. Slurm then
@@ -98,6 +111,27 @@ pub enum Action {
     },
 }
 
+/// How Slurm commands name jobs: by id, except the task a job array's own record keeps,
+/// `A_k` ([`super::array::command_name`]: the id `A` names every task of the array).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JobNames(BTreeMap<u32, String>);
+
+impl JobNames {
+    /// The names of `jobs` (a poll's listing).
+    pub fn of_jobs(jobs: &[SlurmJob]) -> JobNames {
+        JobNames(
+            jobs.iter()
+                .filter_map(|j| super::array::command_name(j).map(|name| (j.id, name)))
+                .collect(),
+        )
+    }
+
+    /// The name of job `id` in a command.
+    pub fn name(&self, id: u32) -> String {
+        self.0.get(&id).cloned().unwrap_or_else(|| id.to_string())
+    }
+}
+
 /// The prefix of every rejection comment.
 pub const REJECT_PREFIX: &str = "gantry rejected: ";
 
@@ -112,6 +146,7 @@ impl Action {
             | Action::RequeueHold { job }
             | Action::Signal { job, .. }
             | Action::Reject { job, .. } => *job,
+            Action::Split { array, .. } => *array,
         }
     }
 
@@ -123,14 +158,16 @@ impl Action {
             Action::Hold { .. } => "hold",
             Action::HandOver { .. } => "hand-over",
             Action::Lift { .. } => "lift",
+            Action::Split { .. } => "split",
             Action::RequeueHold { .. } => "requeue-hold",
             Action::Signal { .. } => "signal",
             Action::Reject { .. } => "reject",
         }
     }
 
-    /// The command lines that carry it out, in order (program first).
-    pub fn commands(&self) -> Vec<Vec<String>> {
+    /// The command lines that carry it out, in order (program first), each job named as
+    /// `names` says.
+    pub fn commands(&self, names: &JobNames) -> Vec<Vec<String>> {
         let scontrol = |args: &[String]| {
             std::iter::once("scontrol".to_string())
                 .chain(args.iter().cloned())
@@ -138,46 +175,74 @@ impl Action {
         };
         match self {
             Action::Start(plan) => {
-                let mut lines = vec![scontrol(&plan.update_args())];
+                let mut lines = vec![scontrol(&plan.update_args(names))];
                 if plan.release {
-                    lines.push(scontrol(&["release".into(), plan.job.to_string()]));
+                    lines.push(scontrol(&["release".into(), names.name(plan.job)]));
                 }
                 lines
             }
             // A user hold: an administrator hold (`scontrol hold`) is an operator's, which
             // gantry honours.
-            Action::Hold { job } => vec![scontrol(&["uhold".into(), job.to_string()])],
-            Action::HandOver { job } => vec![scontrol(&["release".into(), job.to_string()])],
+            Action::Hold { job } => vec![scontrol(&["uhold".into(), names.name(*job)])],
+            Action::HandOver { job } => vec![scontrol(&["release".into(), names.name(*job)])],
+            Action::Split {
+                array,
+                tasks,
+                requeue,
+            } => tasks
+                .iter()
+                .map(|task| {
+                    scontrol(&[
+                        "update".into(),
+                        format!("JobId={array}_{task}"),
+                        format!("Requeue={}", u8::from(*requeue)),
+                    ])
+                })
+                .collect(),
             Action::Lift { job } => vec![scontrol(&[
                 "update".into(),
-                format!("JobId={job}"),
+                format!("JobId={}", names.name(*job)),
                 "StartTime=now".into(),
             ])],
             Action::RequeueHold { job } => {
-                vec![scontrol(&["requeuehold".into(), job.to_string()])]
+                vec![scontrol(&["requeuehold".into(), names.name(*job)])]
             }
             Action::Signal { job, signal } => vec![vec![
                 "scancel".into(),
                 format!("--signal={signal}"),
                 "--full".into(),
-                job.to_string(),
+                names.name(*job),
             ]],
             Action::Reject { job, reason } => vec![
                 scontrol(&[
                     "update".into(),
-                    format!("JobId={job}"),
+                    format!("JobId={}", names.name(*job)),
                     format!("Comment={REJECT_PREFIX}{reason}"),
                 ]),
-                vec!["scancel".into(), job.to_string()],
+                vec!["scancel".into(), names.name(*job)],
             ],
         }
     }
 
     /// Runs the commands in order. A rejection cancels even when its comment could not be
-    /// written; anything else stops at the first failure.
-    pub fn execute(&self, runner: &mut dyn SlurmRunner) -> Result<(), CommandError> {
+    /// written; a split's lines go to one `scontrol` ([`SlurmRunner::scontrol_each`]), each
+    /// tried (the first failure is returned; the split is planned again from the next
+    /// poll); anything else stops at the first failure.
+    pub fn execute(
+        &self,
+        runner: &mut dyn SlurmRunner,
+        names: &JobNames,
+    ) -> Result<(), CommandError> {
+        if let Action::Split { .. } = self {
+            let lines: Vec<Vec<String>> = self
+                .commands(names)
+                .into_iter()
+                .map(|line| line[1..].to_vec())
+                .collect();
+            return runner.scontrol_each(&lines).into_iter().collect();
+        }
         let mut first_error = None;
-        for line in self.commands() {
+        for line in self.commands(names) {
             if let Err(err) = runner.run(&line[0], &line[1..]) {
                 if !matches!(self, Action::Reject { .. }) {
                     return Err(err);
@@ -193,7 +258,7 @@ impl StartPlan {
     /// `scontrol update JobId=… NodeList=… NumNodes=n-n <GPU request> [StartTime=now]`.
     /// One GPU count on every node becomes a per-node request (exact); different counts a
     /// per-job total over exactly those nodes (Slurm then splits it itself).
-    fn update_args(&self) -> Vec<String> {
+    fn update_args(&self, names: &JobNames) -> Vec<String> {
         let nodes: Vec<&str> = self.shape.iter().map(|(n, _)| n.as_str()).collect();
         let count = nodes.len();
         let gres = |n: u32| match &self.gpu_type {
@@ -202,7 +267,7 @@ impl StartPlan {
         };
         let mut args = vec![
             "update".to_string(),
-            format!("JobId={}", self.job),
+            format!("JobId={}", names.name(self.job)),
             format!("NodeList={}", nodes.join(",")),
             format!("NumNodes={count}-{count}"),
         ];
@@ -249,8 +314,9 @@ impl StartPlan {
 pub fn start_together(
     runner: &mut dyn SlurmRunner,
     plans: &[&StartPlan],
+    names: &JobNames,
 ) -> Vec<(Result<(), CommandError>, Instant)> {
-    let updates: Vec<Vec<String>> = plans.iter().map(|p| p.update_args()).collect();
+    let updates: Vec<Vec<String>> = plans.iter().map(|p| p.update_args(names)).collect();
     // `scontrol` splits its input lines at blanks and quotes: only plain words batch.
     let plain = updates
         .iter()
@@ -274,7 +340,7 @@ pub fn start_together(
     }
     let ids: Vec<String> = to_release
         .iter()
-        .map(|&i| plans[i].job.to_string())
+        .map(|&i| names.name(plans[i].job))
         .collect();
     let release = |ids: String| vec!["release".to_string(), ids];
     let batched = runner.scontrol_each(&[release(ids.join(","))]);
@@ -384,7 +450,11 @@ mod tests {
     }
 
     fn lines(action: &Action) -> Vec<String> {
-        action.commands().iter().map(|l| shell_line(l)).collect()
+        action
+            .commands(&JobNames::default())
+            .iter()
+            .map(|l| shell_line(l))
+            .collect()
     }
 
     #[test]
@@ -469,7 +539,7 @@ mod tests {
             calls: Vec::new(),
             fails,
         };
-        let results = start_together(&mut runner, &[&a, &b]);
+        let results = start_together(&mut runner, &[&a, &b], &JobNames::default());
         let ok = results.iter().map(|(r, _)| r.is_ok()).collect();
         (runner.calls, ok)
     }
@@ -523,7 +593,7 @@ mod tests {
             calls: Vec::new(),
             fails: |l| l.contains("JobId=110 "),
         };
-        let results = start_together(&mut runner, &refs);
+        let results = start_together(&mut runner, &refs, &JobNames::default());
         let scripts = runner
             .calls
             .iter()
@@ -556,7 +626,7 @@ mod tests {
             calls: Vec::new(),
             fails: |_| false,
         };
-        start_together(&mut runner, &[&a]);
+        start_together(&mut runner, &[&a], &JobNames::default());
         assert_eq!(
             runner.calls,
             [

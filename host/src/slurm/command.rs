@@ -127,8 +127,9 @@ impl CommandError {
     }
 }
 
-/// Runs the real commands, each with a time limit, with `SLURM_CONF` and `PATH` inherited
-/// and `SLURM_TIME_FORMAT=%s` (times as Unix seconds).
+/// Runs the real commands, each with a time limit, with `SLURM_CONF` and `PATH` inherited,
+/// `SLURM_TIME_FORMAT=%s` (times as Unix seconds) and `SLURM_BITSTR_LEN=0` (array task
+/// expressions whole).
 #[derive(Debug)]
 pub struct ProcessRunner {
     /// Longest a command may run before it is killed and reported as timed out.
@@ -263,6 +264,9 @@ impl ProcessRunner {
             .args(args)
             // Times as Unix seconds in `squeue`'s compact listing (`compact`).
             .env("SLURM_TIME_FORMAT", "%s")
+            // A job array's pending tasks in full (`squeue` cuts the expression at 64
+            // characters by default), for `array`.
+            .env("SLURM_BITSTR_LEN", "0")
             .stdin(if input.is_some() {
                 Stdio::piped()
             } else {

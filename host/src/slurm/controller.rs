@@ -22,6 +22,7 @@
 //! hold are taken out of the core's view (`GpuDown`) while those jobs run.
 
 use super::action::{Action, StartPlan};
+use super::array::ArrayTasks;
 use super::class::CheckpointMarker;
 use super::foreign::{gpus_to_take_out, outside_gpus_per_machine};
 use super::gres::{GpuRequest, job_request, node_gpus};
@@ -184,6 +185,7 @@ enum Said {
     ReleasedOutside,
     NodesAsked,
     LeftToSlurm,
+    ArraySplit,
 }
 
 /// The reconciler. Owns the core (boxed: about 5 MB).
@@ -668,26 +670,70 @@ impl Controller {
         first
     }
 
-    /// A job array's record or one of its tasks, or a component of a heterogeneous job.
-    /// gantry schedules single jobs: it releases such a job unpinned when held and leaves
-    /// it to Slurm's own scheduler (logged once per array or heterogeneous job); the GPUs of
-    /// its running parts are out of the core's view ([`super::foreign`]). (Releasing an
-    /// array's record releases every pending task of it, so scheduling the record as one
-    /// job ran all its tasks on the GPUs of one; a heterogeneous job starts all its
-    /// components together, which the core, placing each alone, cannot promise.)
-    fn leave_to_slurm(&mut self, job: &SlurmJob, cycle: &mut Cycle) {
-        let (group, kind) = match (job.array_job, job.het_job) {
-            (Some(array), _) => (array, "job array"),
-            (None, het) => (het.unwrap_or(job.id), "heterogeneous job"),
-        };
+    /// A component of a heterogeneous job: Slurm starts all its components together, which
+    /// the core, placing each alone, cannot promise. gantry releases it unpinned when held
+    /// and leaves it to Slurm's own scheduler (logged once per heterogeneous job); the GPUs
+    /// of its running components are out of the core's view ([`super::foreign`]).
+    fn heterogeneous_job_part(&mut self, job: &SlurmJob, cycle: &mut Cycle) {
+        let group = job.het_job.unwrap_or(job.id);
         let text = format!(
-            "job {}: part of {kind} {group}; gantry leaves job arrays and heterogeneous jobs to Slurm's own scheduler and keeps the GPUs of their running parts out of its view",
+            "job {}: part of heterogeneous job {group}; gantry leaves heterogeneous jobs to Slurm's own scheduler (it starts their components together) and keeps the GPUs of their running components out of its view",
             job.id
         );
+        self.leave_to_slurm(job, group, text, cycle);
+    }
+
+    /// Leaves `job` (part of `group`, an array or heterogeneous job) to Slurm's own
+    /// scheduler: `text` logged once per group, the job released unpinned if held.
+    fn leave_to_slurm(&mut self, job: &SlurmJob, group: u32, text: String, cycle: &mut Cycle) {
         self.note(cycle, group, Said::LeftToSlurm, text);
         if job.state == JobStateName::Pending && job.held {
             cycle.actions.push(Action::HandOver { job: job.id });
         }
+    }
+
+    /// A job array's record or task the core does not hold ([`super::array`]). True for a
+    /// pending record of one task that is gantry's to schedule as a single job: held as
+    /// submitted, or released by an operator after their hold (held again, as a single job
+    /// is). A held record of several tasks is split (`Split`, all but the lowest task) and
+    /// scheduled from the next poll. Left to Slurm (released unpinned when held, logged once
+    /// per array, running tasks' GPUs out of the core's view): an array with a throttle
+    /// (`%N`, which Slurm enforces on tasks gantry would release), one whose task expression
+    /// gantry cannot read or that has more than [`MAX_TASKS_SPLIT`](super::array::MAX_TASKS_SPLIT) pending tasks, tasks
+    /// released or started outside gantry.
+    fn array_task_is_gantrys(&mut self, job: &SlurmJob, cycle: &mut Cycle) -> bool {
+        let array = job.array_job.unwrap_or(job.id);
+        let why = match ArrayTasks::parse(&job.array_tasks) {
+            _ if job.state != JobStateName::Pending => "started outside gantry".to_string(),
+            Err(problem) => format!("its pending tasks: {problem}"),
+            Ok(ArrayTasks {
+                throttle: Some(n), ..
+            }) => format!("its throttle, %{n}, is Slurm's to enforce"),
+            Ok(_) if !job.held && self.operator_held.contains(&job.id) => return true,
+            Ok(_) if !job.held => "released outside gantry".to_string(),
+            Ok(ArrayTasks { tasks, .. }) if tasks.len() > 1 => {
+                let text = format!(
+                    "job array {array}: {} pending tasks ({}); gantry splits them into single jobs (task {} keeps job id {array}) and schedules each",
+                    tasks.len(),
+                    job.array_tasks,
+                    tasks[0]
+                );
+                self.note(cycle, array, Said::ArraySplit, text);
+                cycle.actions.push(Action::Split {
+                    array,
+                    tasks: tasks[1..].to_vec(),
+                    requeue: job.requeue,
+                });
+                return false;
+            }
+            Ok(_) => return true,
+        };
+        let text = format!(
+            "job {}: part of job array {array}; gantry leaves this array to Slurm's own scheduler ({why}) and keeps the GPUs of its running tasks out of its view",
+            job.id
+        );
+        self.leave_to_slurm(job, array, text, cycle);
+        false
     }
 
     /// Logs, once per job, a job the core holds queued that Slurm shows `what` (released or
@@ -1124,9 +1170,8 @@ impl Controller {
                     self.note(cycle, job.id, Said::OperatorHold, text);
                     self.operator_held.insert(job.id);
                 }
-                _ if job.array_job.is_some() || job.het_job.is_some() => {
-                    self.leave_to_slurm(job, cycle)
-                }
+                _ if job.het_job.is_some() => self.heterogeneous_job_part(job, cycle),
+                _ if job.array_job.is_some() && !self.array_task_is_gantrys(job, cycle) => {}
                 JobStateName::Pending if job.held => candidates.push(job),
                 JobStateName::Pending if self.operator_held.remove(&job.id) => {
                     self.said.remove(&(job.id, Said::OperatorHold));

@@ -2,6 +2,7 @@
 //! field by field): no Slurm needed.
 
 use super::*;
+use crate::slurm::action::JobNames;
 use crate::slurm::json::{parse_sinfo, parse_squeue};
 use crate::slurm::layout::ClusterLayout;
 
@@ -706,11 +707,12 @@ fn exclusive_part_of_a_node_is_refused_and_a_users_nodelist_is_logged() {
     });
 }
 
-/// A job array is left to Slurm's own scheduler: its held record is released unpinned
-/// (once logged), never submitted to the core as one job, and the GPUs of its running
-/// tasks are kept out of the core's view without a line per task.
+/// A held job array is split into single jobs in the cycle gantry first sees it (every
+/// pending task but the lowest, which keeps the array's id), never submitted to the core as
+/// one job; from the next poll each task is scheduled as a single job, the one in the
+/// array's own record named `A_k` in every command (`A` names every task).
 #[test]
-fn a_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpus() {
+fn a_job_array_is_split_and_each_task_scheduled_as_a_single_job() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let array = SlurmJob {
@@ -720,17 +722,74 @@ fn a_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpus() {
         };
         let single = held(9, "gres:gpu:8");
         let cycle = c.observe(&snapshot(&[array.clone(), single.clone()], [true; 4]), T0);
+        assert_eq!(kinds(&cycle), [(5, "split"), (9, "start")]);
+        assert!(c.core.job(JobId(5)).is_none());
+        assert!(
+            cycle.notes.iter().any(|n| n
+                == "job array 5: 3 pending tasks (0-2); gantry splits them into single jobs (task 0 keeps job id 5) and schedules each"),
+            "{:?}",
+            cycle.notes
+        );
+        let update = |name: &str| {
+            ["scontrol", "update", &format!("JobId={name}"), "Requeue=0"].map(String::from)
+        };
+        assert_eq!(
+            cycle.actions[0].commands(&JobNames::default()),
+            [update("5_1"), update("5_2")]
+        );
+        // Slurm split tasks 1 and 2 off (ids 10 and 11); the record keeps task 0.
+        let task = |id: u32, task: u32| SlurmJob {
+            id,
+            array_tasks: task.to_string(),
+            ..array.clone()
+        };
+        let on = pinned_nodes(&cycle, 9);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        let jobs = [task(5, 0), task(10, 1), task(11, 2), running(&single, &on)];
+        c.action_done(&cycle.actions[1], T0, Ok(()));
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 1_000);
+        let started: Vec<u32> = starts(&cycle).into_iter().map(|(j, _)| j).collect();
+        assert_eq!(started, [5, 10, 11]);
+        let nodes: BTreeSet<String> = started
+            .iter()
+            .flat_map(|&j| pinned_nodes(&cycle, j))
+            .chain(on.iter().map(|n| n.to_string()))
+            .collect();
+        assert_eq!(nodes.len(), 4, "tasks share a node: {:?}", cycle.actions);
+        let names = JobNames::of_jobs(&jobs);
+        let lines = cycle.actions[0].commands(&names);
+        assert_eq!(lines[0][2], "JobId=5_0");
+        assert_eq!(lines[1][1..], ["release", "5_0"]);
+        assert_eq!(cycle.actions[1].commands(&names)[1][2], "10");
+    });
+}
+
+/// A job array with a throttle (`%N`, which Slurm enforces on every task) is left to
+/// Slurm's own scheduler: its held record is released unpinned (once logged), never
+/// submitted to the core, its released tasks are not held again, and the GPUs of its running
+/// tasks are kept out of the core's view without a line per task.
+#[test]
+fn a_throttled_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpus() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let array = SlurmJob {
+            array_job: Some(5),
+            array_tasks: "0-2%2".into(),
+            ..held(5, "gres:gpu:8")
+        };
+        let single = held(9, "gres:gpu:8");
+        let cycle = c.observe(&snapshot(&[array.clone(), single.clone()], [true; 4]), T0);
         assert_eq!(kinds(&cycle), [(5, "hand-over"), (9, "start")]);
         assert!(
             cycle.notes.iter().any(|n| n.starts_with(
-                "job 5: part of job array 5; gantry leaves job arrays and heterogeneous jobs to Slurm's own scheduler"
+                "job 5: part of job array 5; gantry leaves this array to Slurm's own scheduler (its throttle, %2, is Slurm's to enforce)"
             )),
             "{:?}",
             cycle.notes
         );
         assert!(c.core.job(JobId(5)).is_none());
         assert_eq!(
-            cycle.actions[0].commands(),
+            cycle.actions[0].commands(&JobNames::default()),
             [vec!["scontrol".to_string(), "release".into(), "5".into()]]
         );
         // Two tasks run (own ids, n2 and n3); the record still holds task 2, released.
@@ -746,7 +805,7 @@ fn a_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpus() {
             .collect();
         let record = SlurmJob {
             held: false,
-            reason: "Resources".into(),
+            reason: "JobArrayTaskLimit".into(),
             array_tasks: "2".into(),
             ..array.clone()
         };
@@ -1527,7 +1586,7 @@ fn an_operator_hold_takes_the_job_out_until_released() {
         let cycle = c.observe(&snapshot(&[freed], [true; 4]), T0 + 800);
         assert_eq!(kinds(&cycle), [(1, "hold")]);
         assert_eq!(
-            cycle.actions[0].commands()[0],
+            cycle.actions[0].commands(&JobNames::default())[0],
             ["scontrol", "uhold", "1"].map(String::from)
         );
         let user_held = SlurmJob {

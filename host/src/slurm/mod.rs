@@ -15,7 +15,8 @@
 //!   [`compact`]: the poll's `squeue` listing; [`class`]: which jobs may be preempted;
 //!   [`gres`]: GPU counts; [`hostlist`]; [`layout`]: the partition as the core's tree.
 //! - [`controller`]: the reconciler (pure: Slurm's state in, events and actions out);
-//!   [`action`]: actions as command lines; [`journal`]: write-ahead recording and resume.
+//!   [`action`]: actions as command lines; [`journal`]: write-ahead recording and resume;
+//!   [`array`](mod@array): job arrays, split into single jobs.
 //! - [`summary`]: latency, JCT and deadline figures; this module: the flags and the loop.
 //!
 //! Failures on Slurm's side never end the loop: a poll that fails (controller restarting,
@@ -26,6 +27,7 @@
 
 pub mod ack;
 pub mod action;
+pub mod array;
 pub mod class;
 pub mod command;
 pub mod compact;
@@ -49,7 +51,7 @@ use crate::record::RecordHeader;
 use crate::registry::{OrderKind, PlacerKind};
 use crate::sim::SimConfig;
 use crate::tias_config::TiasOverrides;
-use action::{Action, shell_line};
+use action::{Action, JobNames, shell_line};
 use journal::Journal;
 use layout::{ClusterLayout, default_partition};
 use std::collections::BTreeMap;
@@ -244,7 +246,14 @@ fn poll(runner: &mut dyn SlurmRunner, watched: &[u32]) -> Result<Snapshot, Strin
             Err(e) if e.stderr().contains("Invalid job id") => String::new(),
             Err(e) => return Err(e.to_string()),
         };
-        jobs.extend(compact::parse_squeue_compact(&ended).map_err(|e| e.to_string())?);
+        // `--jobs=A` of a job array lists every task of it: keep only the jobs asked for.
+        let asked: std::collections::BTreeSet<u32> = chunk.iter().copied().collect();
+        jobs.extend(
+            compact::parse_squeue_compact(&ended)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .filter(|j| asked.contains(&j.id)),
+        );
     }
     let nodes = compact::parse_sinfo_compact(&nodes).map_err(|e| e.to_string())?;
     Ok(Snapshot { jobs, nodes })
@@ -486,6 +495,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         controller,
         grace_path,
         retry_at: BTreeMap::new(),
+        names: JobNames::default(),
     };
     daemon.run()?;
     let mut summary = daemon.tally.finish();
@@ -511,6 +521,8 @@ struct Daemon<'a> {
     saved_side: SideState,
     /// Per (job, action kind): consecutive failures and when to try again.
     retry_at: RetryAt,
+    /// How this cycle's commands name its jobs (from the last poll).
+    names: JobNames,
     /// `--epilog-ack-dir`: the acknowledgements the site's epilog waits for.
     epilog_acks: Option<ack::EpilogAcks>,
 }
@@ -555,6 +567,7 @@ impl Daemon<'_> {
             self.tally
                 .polled(observed.duration_since(started).as_secs_f64() * 1000.0);
             let cycle = self.controller.observe(&snapshot, unix_ms());
+            self.names = JobNames::of_jobs(&snapshot.jobs);
             let planned = Instant::now();
             for note in &cycle.notes {
                 self.log.line(note);
@@ -566,7 +579,7 @@ impl Daemon<'_> {
             self.tally.summary.jobs_released_outside_gantry += u64::from(cycle.released_outside);
             if self.args.dry_run {
                 for action in &cycle.actions {
-                    for line in action.commands() {
+                    for line in action.commands(&self.names) {
                         crate::cli::write_line(format_args!("would run: {}", shell_line(&line)))?;
                     }
                 }
@@ -698,7 +711,7 @@ impl Daemon<'_> {
         if self.backing_off(action) {
             return;
         }
-        let result = action.execute(self.runner);
+        let result = action.execute(self.runner, &self.names);
         self.record(action, result, Instant::now(), observed);
     }
 
@@ -718,7 +731,7 @@ impl Daemon<'_> {
             return;
         }
         let plans: Vec<&action::StartPlan> = due.iter().map(|(_, p)| *p).collect();
-        let results = action::start_together(self.runner, &plans);
+        let results = action::start_together(self.runner, &plans, &self.names);
         for ((action, _), (result, done)) in due.into_iter().zip(results) {
             self.record(action, result, done, observed);
         }
@@ -841,7 +854,8 @@ mod tests {
             self.asked.push(jobs.unwrap_or("active").to_string());
             Ok(match jobs {
                 None => line(16, "PENDING"),
-                Some("7,15") => line(7, "COMPLETED") + &line(15, "CANCELLED"),
+                // Job 7 is a job array's record: Slurm lists its task 8 too.
+                Some("7,15") => line(7, "COMPLETED") + &line(8, "RUNNING") + &line(15, "CANCELLED"),
                 Some(other) => panic!("asked for {other}"),
             })
         }
@@ -888,7 +902,8 @@ mod tests {
     fn a_poll_lists_active_jobs_and_asks_for_the_watched_ones_it_lacks_by_id() {
         let mut runner = Canned { asked: Vec::new() };
         let snapshot = poll(&mut runner, &[7, 15, 16]).unwrap();
-        // The listing (beside sinfo), then the watched jobs it lacks, in one call.
+        // The listing (beside sinfo), then the watched jobs it lacks, in one call; only
+        // those are kept.
         assert_eq!(runner.asked, ["active", "7,15"]);
         let states: Vec<(u32, JobStateName)> = snapshot
             .jobs

@@ -1407,45 +1407,61 @@ fn slurm_lab_requests_gantry_cannot_place_as_asked_are_refused_with_the_reason()
     assert_eq!(summary["jobs_rejected"], 3, "{summary}");
 }
 
-/// A job array is left to Slurm's own scheduler: gantry releases it unpinned, its tasks
-/// run side by side on nodes Slurm picks (before, gantry pinned the array's record to one
-/// node, so every task queued there), and gantry keeps their GPUs out of its view, so its
-/// own job goes to the node left free.
+/// A job array is split into single jobs that gantry schedules: three 8-GPU tasks run side
+/// by side, each pinned to a node of its own (the task kept in the array's record is named
+/// `A_0`, so its release releases no other task), and count in gantry's summary. An array
+/// with a throttle (`%1`) is left to Slurm, which runs its tasks one at a time. (Before,
+/// gantry left every array to Slurm; before that, it pinned an array's record to one node,
+/// so every task queued there.)
 #[test]
-fn slurm_lab_a_job_array_is_left_to_slurm_and_its_tasks_run_side_by_side() {
+fn slurm_lab_a_job_array_is_split_into_single_jobs_gantry_schedules() {
     let _slot = LABS.take();
     let Some(lab) = Lab::up("array") else {
         return;
     };
-    let array = lab.submit_sleep(&["--time=1", "--gpus=8", "--array=0-2"], 8);
+    let array = lab.submit_sleep(&["--time=1", "--gpus=8", "--array=0-2"], 6);
+    let throttled = lab.submit_sleep(&["--time=1", "--gpus=1", "--array=0-1%1"], 2);
     let gantry = Gantry::start(&lab, "array", "fifo", &["--exit-when-idle"]);
-    // The tasks take three nodes; gantry's own job, submitted then, gets the fourth.
-    lab.wait_job(array, Duration::from_secs(30), "running", is_running);
-    std::thread::sleep(Duration::from_secs(2));
-    let single = lab.submit_sleep(&["--time=1", "--gpus=8"], 1);
     let summary = gantry.finish(Duration::from_secs(120));
     let log = std::fs::read_to_string(lab.dir.join("array.log")).unwrap();
     assert!(
         log.contains(&format!(
-            "part of job array {array}; gantry leaves job arrays and heterogeneous jobs to Slurm's own scheduler"
+            "job array {array}: 3 pending tasks (0-2); gantry splits them into single jobs (task 0 keeps job id {array})"
         )),
         "{log}"
     );
-    let listing = lab.run("squeue", &["-t", "all", "-h", "-o", "%i|%F|%T|%N|%S"]);
-    let tasks: Vec<&str> = listing
-        .lines()
-        .filter(|l| l.split('|').nth(1) == Some(&array.to_string()))
-        .collect();
-    assert_eq!(tasks.len(), 3, "{listing}");
-    let nodes: BTreeSet<&str> = tasks.iter().filter_map(|l| l.split('|').nth(3)).collect();
-    assert_eq!(nodes.len(), 3, "tasks shared nodes:\n{listing}");
-    assert!(tasks.iter().all(|l| l.contains("|COMPLETED|")), "{listing}");
-    let own = lab.state_and_comment(single);
-    assert!(own.contains("|COMPLETED|"), "{own}");
-    assert_eq!(summary["jobs_completed"], 1, "{summary}");
     assert!(
-        !log.contains(&format!("job {single}: waits")),
-        "gantry's job waited for the tasks' GPUs:\n{log}"
+        log.contains(&format!(
+            "part of job array {throttled}; gantry leaves this array to Slurm's own scheduler (its throttle, %1, is Slurm's to enforce)"
+        )),
+        "{log}"
+    );
+    // Every task, by array: job id, state, nodes, start and end (Unix seconds).
+    let listing = lab.run("squeue", &["-t", "all", "-h", "-o", "%i|%F|%T|%N|%S|%e"]);
+    let tasks = |of: u64| -> Vec<Vec<&str>> {
+        listing
+            .lines()
+            .map(|l| l.split('|').collect::<Vec<&str>>())
+            .filter(|f| f[1] == of.to_string())
+            .collect()
+    };
+    let split = tasks(array);
+    assert_eq!(split.len(), 3, "{listing}");
+    assert!(split.iter().all(|f| f[2] == "COMPLETED"), "{listing}");
+    let nodes: BTreeSet<&str> = split.iter().map(|f| f[3]).collect();
+    assert_eq!(nodes.len(), 3, "tasks shared nodes:\n{listing}");
+    assert_eq!(summary["jobs_completed"], 3, "{summary}");
+    assert_eq!(summary["jobs_rejected"], 0, "{summary}");
+    let mut one_at_a_time = tasks(throttled);
+    assert_eq!(one_at_a_time.len(), 2, "{listing}");
+    assert!(
+        one_at_a_time.iter().all(|f| f[2] == "COMPLETED"),
+        "{listing}"
+    );
+    one_at_a_time.sort_by_key(|f| f[4].to_string());
+    assert!(
+        one_at_a_time[0][5] <= one_at_a_time[1][4],
+        "the throttled array's tasks overlapped:\n{listing}"
     );
 }
 
