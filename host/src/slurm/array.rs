@@ -9,10 +9,11 @@
 //! in the cycle it first sees the record; from the next poll on each task is a line of its
 //! own, held as submitted, and the core schedules it as any single job.
 //!
-//! What stays Slurm's (released unpinned, logged once per array): an array with a throttle
-//! (`%N`: Slurm holds a released task back, reason `JobArrayTaskLimit`, while N tasks run,
-//! where the core would count it running), one of more than [`MAX_TASKS_SPLIT`] pending
-//! tasks, and tasks released outside gantry.
+//! A throttle (`%N`) is gantry's to keep: Slurm holds a released task back (reason
+//! `JobArrayTaskLimit`) while N tasks of the array run, split or not, where the core would
+//! count it running; so the core holds at most N of its tasks at once. What stays Slurm's
+//! (released unpinned, logged once per array): an array of more than [`MAX_TASKS_SPLIT`]
+//! pending tasks, or whose expression gantry cannot read, and tasks released outside gantry.
 //!
 //! The record that keeps the lowest task has the array's id, and a command given that id
 //! acts on every task of the array (`scancel A` cancels them all): commands name it `A_k`

@@ -217,6 +217,10 @@ pub struct Controller {
     /// time is in the future, as every requeued job's is, with the reason `BeginTime`, so
     /// the reason alone would make gantry hold it again at every poll.
     held_by_gantry: BTreeSet<u32>,
+    /// Throttles (`%N`) of the job arrays gantry split, by array id: at most N tasks of
+    /// such an array are in the core at once (Slurm would hold a further released task
+    /// back). Kept beside the journal: once split, a record no longer shows its throttle.
+    array_throttles: BTreeMap<u32, u32>,
     /// Jobs an operator holds (`scontrol hold` / `requeuehold`): out of the core until
     /// released.
     operator_held: BTreeSet<u32>,
@@ -334,6 +338,7 @@ impl Controller {
             last_nodes: BTreeMap::new(),
             requeue_seen_ms: BTreeMap::new(),
             held_by_gantry: BTreeSet::new(),
+            array_throttles: BTreeMap::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
             grace: BTreeMap::new(),
@@ -380,6 +385,17 @@ impl Controller {
     /// `BeginTime` would be taken for an operator's hold.
     pub fn restore_held_by_gantry(&mut self, held: BTreeSet<u32>) {
         self.held_by_gantry = held;
+    }
+
+    /// Throttles of the job arrays gantry split (array id → N of `%N`).
+    pub fn array_throttles(&self) -> &BTreeMap<u32, u32> {
+        &self.array_throttles
+    }
+
+    /// Restores [`array_throttles`](Self::array_throttles) as an earlier process left them
+    /// (after a restart).
+    pub fn restore_array_throttles(&mut self, throttles: BTreeMap<u32, u32>) {
+        self.array_throttles = throttles;
     }
 
     /// Re-applies one journal entry to the core and checks the core answers as recorded.
@@ -519,6 +535,12 @@ impl Controller {
         self.operator_held.retain(here);
         self.wait_said.retain(|id, _| here(id));
         self.replayed.started_ever.retain(here);
+        let arrays: BTreeSet<u32> = jobs
+            .values()
+            .filter(|j| !j.state.is_final())
+            .filter_map(|j| j.array_job)
+            .collect();
+        self.array_throttles.retain(|a, _| arrays.contains(a));
     }
 
     /// Entries kept per job, over every per-job map (tests: none once every job left).
@@ -541,6 +563,7 @@ impl Controller {
             + self.grace.len()
             + self.finished_completing.len()
             + self.give_up.len()
+            + self.array_throttles.len()
     }
 
     /// Tells the controller how an action went (the daemon calls this after running it).
@@ -696,24 +719,30 @@ impl Controller {
     /// pending record of one task that is gantry's to schedule as a single job: held as
     /// submitted, or released by an operator after their hold (held again, as a single job
     /// is). A held record of several tasks is split (`Split`, all but the lowest task) and
-    /// scheduled from the next poll. Left to Slurm (released unpinned when held, logged once
-    /// per array, running tasks' GPUs out of the core's view): an array with a throttle
-    /// (`%N`, which Slurm enforces on tasks gantry would release), one whose task expression
-    /// gantry cannot read or that has more than [`MAX_TASKS_SPLIT`](super::array::MAX_TASKS_SPLIT) pending tasks, tasks
-    /// released or started outside gantry.
+    /// scheduled from the next poll; a throttle (`%N`) is kept ([`Self::array_throttles`]).
+    /// Left to Slurm (released unpinned when held, logged once per array, running tasks'
+    /// GPUs out of the core's view): an array whose task expression gantry cannot read or
+    /// that has more than [`MAX_TASKS_SPLIT`](super::array::MAX_TASKS_SPLIT) pending tasks,
+    /// tasks released or started outside gantry.
     fn array_task_is_gantrys(&mut self, job: &SlurmJob, cycle: &mut Cycle) -> bool {
         let array = job.array_job.unwrap_or(job.id);
         let why = match ArrayTasks::parse(&job.array_tasks) {
             _ if job.state != JobStateName::Pending => "started outside gantry".to_string(),
             Err(problem) => format!("its pending tasks: {problem}"),
-            Ok(ArrayTasks {
-                throttle: Some(n), ..
-            }) => format!("its throttle, %{n}, is Slurm's to enforce"),
             Ok(_) if !job.held && self.operator_held.contains(&job.id) => return true,
             Ok(_) if !job.held => "released outside gantry".to_string(),
-            Ok(ArrayTasks { tasks, .. }) if tasks.len() > 1 => {
+            Ok(ArrayTasks { tasks, throttle }) => {
+                if let Some(n) = throttle {
+                    self.array_throttles.insert(array, n);
+                }
+                if tasks.len() == 1 {
+                    return true;
+                }
+                let at_once = throttle.map_or(String::new(), |n| {
+                    format!(", at most {n} at once (its throttle)")
+                });
                 let text = format!(
-                    "job array {array}: {} pending tasks ({}); gantry splits them into single jobs (task {} keeps job id {array}) and schedules each",
+                    "job array {array}: {} pending tasks ({}); gantry splits them into single jobs (task {} keeps job id {array}) and schedules each{at_once}",
                     tasks.len(),
                     job.array_tasks,
                     tasks[0]
@@ -726,7 +755,6 @@ impl Controller {
                 });
                 return false;
             }
-            Ok(_) => return true,
         };
         let text = format!(
             "job {}: part of job array {array}; gantry leaves this array to Slurm's own scheduler ({why}) and keeps the GPUs of its running tasks out of its view",
@@ -1201,7 +1229,12 @@ impl Controller {
             }
         }
         candidates.sort_by_key(|j| (j.submit_s, j.id));
+        let mut throttle_room = self.throttle_room(jobs);
         for job in candidates {
+            let room = job.array_job.and_then(|a| throttle_room.get_mut(&a));
+            if room.as_ref().is_some_and(|left| **left == 0) {
+                continue;
+            }
             if let Some(reason) = self.refused.get(&job.id) {
                 cycle.actions.push(Action::Reject {
                     job: job.id,
@@ -1261,8 +1294,28 @@ impl Controller {
                 ));
                 break;
             }
+            if let Some(left) = room {
+                *left -= 1;
+            }
             self.submit(now, job, &request, cycle);
         }
+    }
+
+    /// How many more tasks of each throttled array ([`Self::array_throttles`]) the core may
+    /// take: its throttle less its tasks the core holds and those running outside it
+    /// (Slurm counts every running task of the array).
+    fn throttle_room(&self, jobs: &BTreeMap<u32, &SlurmJob>) -> BTreeMap<u32, u32> {
+        let mut room = self.array_throttles.clone();
+        for job in jobs.values() {
+            let counted = self.core.job(JobId(job.id)).is_some()
+                || !(job.state == JobStateName::Pending || job.state.is_final());
+            if let Some(left) = job.array_job.and_then(|a| room.get_mut(&a))
+                && counted
+            {
+                *left = left.saturating_sub(1);
+            }
+        }
+        room
     }
 
     fn submit(&mut self, now: u64, job: &SlurmJob, request: &GpuRequest, cycle: &mut Cycle) {

@@ -57,6 +57,25 @@ fn held(id: u32, per_node: &str) -> SlurmJob {
     crate::slurm::json::held_job(id, per_node)
 }
 
+/// Job array `id`'s record, held, its pending tasks `tasks` (`0-2`, `0-3%2`).
+fn held_array(id: u32, tasks: &str, per_node: &str) -> SlurmJob {
+    SlurmJob {
+        array_job: Some(id),
+        array_tasks: tasks.into(),
+        ..held(id, per_node)
+    }
+}
+
+/// Task `task` of `array`, split off as job `id` (the record itself when `id` is the
+/// array's).
+fn array_task(array: &SlurmJob, id: u32, task: u32) -> SlurmJob {
+    SlurmJob {
+        id,
+        array_tasks: task.to_string(),
+        ..array.clone()
+    }
+}
+
 /// The job as Slurm shows it once gantry's start was carried out (released, pinned).
 fn released(job: &SlurmJob, pinned: &[&str]) -> SlurmJob {
     SlurmJob {
@@ -715,11 +734,7 @@ fn exclusive_part_of_a_node_is_refused_and_a_users_nodelist_is_logged() {
 fn a_job_array_is_split_and_each_task_scheduled_as_a_single_job() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
-        let array = SlurmJob {
-            array_job: Some(5),
-            array_tasks: "0-2".into(),
-            ..held(5, "gres:gpu:8")
-        };
+        let array = held_array(5, "0-2", "gres:gpu:8");
         let single = held(9, "gres:gpu:8");
         let cycle = c.observe(&snapshot(&[array.clone(), single.clone()], [true; 4]), T0);
         assert_eq!(kinds(&cycle), [(5, "split"), (9, "start")]);
@@ -738,11 +753,7 @@ fn a_job_array_is_split_and_each_task_scheduled_as_a_single_job() {
             [update("5_1"), update("5_2")]
         );
         // Slurm split tasks 1 and 2 off (ids 10 and 11); the record keeps task 0.
-        let task = |id: u32, task: u32| SlurmJob {
-            id,
-            array_tasks: task.to_string(),
-            ..array.clone()
-        };
+        let task = |id, task| array_task(&array, id, task);
         let on = pinned_nodes(&cycle, 9);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
         let jobs = [task(5, 0), task(10, 1), task(11, 2), running(&single, &on)];
@@ -764,35 +775,82 @@ fn a_job_array_is_split_and_each_task_scheduled_as_a_single_job() {
     });
 }
 
-/// A job array with a throttle (`%N`, which Slurm enforces on every task) is left to
-/// Slurm's own scheduler: its held record is released unpinned (once logged), never
-/// submitted to the core, its released tasks are not held again, and the GPUs of its running
-/// tasks are kept out of the core's view without a line per task.
+/// A job array with a throttle (`%2`, which Slurm enforces on split tasks too) is split as
+/// any array, and the core holds at most two of its tasks at once: a third is submitted
+/// once one of them ended.
 #[test]
-fn a_throttled_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpus() {
+fn a_throttled_job_arrays_tasks_are_scheduled_at_most_n_at_once() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let array = held_array(5, "0-3%2", "gres:gpu:1");
+        let cycle = c.observe(&snapshot(std::slice::from_ref(&array), [true; 4]), T0);
+        assert_eq!(kinds(&cycle), [(5, "split")]);
+        assert!(
+            cycle
+                .notes
+                .iter()
+                .any(|n| n.ends_with("and schedules each, at most 2 at once (its throttle)")),
+            "{:?}",
+            cycle.notes
+        );
+        assert_eq!(c.array_throttles(), &BTreeMap::from([(5, 2)]));
+        let task = |id, task| array_task(&array, id, task);
+        let mut jobs = vec![task(5, 0), task(10, 1), task(11, 2), task(12, 3)];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 1_000);
+        let started: Vec<u32> = starts(&cycle).into_iter().map(|(j, _)| j).collect();
+        assert_eq!(started, [5, 10]);
+        for action in &cycle.actions {
+            c.action_done(action, T0 + 1_000, Ok(()));
+        }
+        jobs[0] = ended(
+            &running(
+                &jobs[0],
+                &pinned_nodes(&cycle, 5)
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+            ),
+            JobStateName::Completed,
+        );
+        let on = pinned_nodes(&cycle, 10);
+        jobs[1] = running(&jobs[1], &on.iter().map(String::as_str).collect::<Vec<_>>());
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 2_000);
+        let started: Vec<u32> = starts(&cycle).into_iter().map(|(j, _)| j).collect();
+        assert_eq!(started, [11]);
+        // Once no task of it is left, its throttle is forgotten.
+        let over: Vec<SlurmJob> = jobs
+            .iter()
+            .map(|j| ended(j, JobStateName::Completed))
+            .collect();
+        c.observe(&snapshot(&over, [true; 4]), T0 + 3_000);
+        assert!(c.array_throttles().is_empty());
+    });
+}
+
+/// A job array released outside gantry (here before gantry saw it) is left to Slurm's own
+/// scheduler: its tasks are not held, nor submitted to the core (logged once), and the GPUs
+/// of its running tasks are kept out of the core's view without a line per task.
+#[test]
+fn a_job_array_released_outside_gantry_is_left_to_slurm_and_its_running_tasks_keep_their_gpus() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let array = SlurmJob {
-            array_job: Some(5),
-            array_tasks: "0-2%2".into(),
-            ..held(5, "gres:gpu:8")
+            held: false,
+            reason: "Resources".into(),
+            ..held_array(5, "0-2", "gres:gpu:8")
         };
         let single = held(9, "gres:gpu:8");
         let cycle = c.observe(&snapshot(&[array.clone(), single.clone()], [true; 4]), T0);
-        assert_eq!(kinds(&cycle), [(5, "hand-over"), (9, "start")]);
+        assert_eq!(kinds(&cycle), [(9, "start")]);
         assert!(
             cycle.notes.iter().any(|n| n.starts_with(
-                "job 5: part of job array 5; gantry leaves this array to Slurm's own scheduler (its throttle, %2, is Slurm's to enforce)"
+                "job 5: part of job array 5; gantry leaves this array to Slurm's own scheduler (released outside gantry)"
             )),
             "{:?}",
             cycle.notes
         );
         assert!(c.core.job(JobId(5)).is_none());
-        assert_eq!(
-            cycle.actions[0].commands(&JobNames::default()),
-            [vec!["scontrol".to_string(), "release".into(), "5".into()]]
-        );
-        // Two tasks run (own ids, n2 and n3); the record still holds task 2, released.
+        // Two tasks run (own ids, n2 and n3); the record still holds task 2, pending.
         let on = pinned_nodes(&cycle, 9);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
         let task = |id: u32, node: &str| SlurmJob {
@@ -804,8 +862,6 @@ fn a_throttled_job_array_is_handed_to_slurm_and_its_running_tasks_keep_their_gpu
             .filter(|n| !on.contains(n))
             .collect();
         let record = SlurmJob {
-            held: false,
-            reason: "JobArrayTaskLimit".into(),
             array_tasks: "2".into(),
             ..array.clone()
         };

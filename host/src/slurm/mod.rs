@@ -435,6 +435,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
         if let Some(side) = load_side_state(&grace_path) {
             controller.restore_grace(side.grace);
             controller.restore_held_by_gantry(side.held_by_gantry);
+            controller.restore_array_throttles(side.array_throttles);
         }
         // Resumed: carry on the tally the earlier process wrote as it went.
         if let Some(mut earlier) = Tally::load(&tally_path) {
@@ -785,13 +786,17 @@ impl Daemon<'_> {
 /// What gantry keeps beside the journal because the journal does not hold it, written
 /// when it changes (`JOURNAL.grace.json`): the jobs signalled for a preemption and not
 /// requeued yet, with when (Unix ms), so a gantry restarted after `kill -9` neither signals
-/// them again nor forgets to requeue them; and the jobs gantry holds itself
-/// ([`Controller::held_by_gantry`]), so their holds are not taken for an operator's.
+/// them again nor forgets to requeue them; the jobs gantry holds itself
+/// ([`Controller::held_by_gantry`]), so their holds are not taken for an operator's; and
+/// the throttles of the job arrays gantry split ([`Controller::array_throttles`]), which
+/// Slurm's listing no longer shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct SideState {
     grace: BTreeMap<u32, u64>,
     #[serde(default)]
     held_by_gantry: std::collections::BTreeSet<u32>,
+    #[serde(default)]
+    array_throttles: BTreeMap<u32, u32>,
 }
 
 /// The side state as the controller holds it.
@@ -799,6 +804,7 @@ fn daemon_side_state(controller: &Controller) -> SideState {
     SideState {
         grace: controller.grace().clone(),
         held_by_gantry: controller.held_by_gantry().clone(),
+        array_throttles: controller.array_throttles().clone(),
     }
 }
 
@@ -873,6 +879,7 @@ mod tests {
         let side = SideState {
             grace: BTreeMap::from([(4, 1_800_000_000_000)]),
             held_by_gantry: [7, 9].into(),
+            array_throttles: [(4, 2)].into(),
         };
         save_side_state(&path, &side).unwrap();
         assert_eq!(load_side_state(&path), Some(side.clone()));

@@ -1409,8 +1409,8 @@ fn slurm_lab_requests_gantry_cannot_place_as_asked_are_refused_with_the_reason()
 
 /// A job array is split into single jobs that gantry schedules: three 8-GPU tasks run side
 /// by side, each pinned to a node of its own (the task kept in the array's record is named
-/// `A_0`, so its release releases no other task), and count in gantry's summary. An array
-/// with a throttle (`%1`) is left to Slurm, which runs its tasks one at a time. (Before,
+/// `A_0`, so its release releases no other task), and count in gantry's summary. The tasks
+/// of an array with a throttle (`%1`) run one at a time, also scheduled by gantry. (Before,
 /// gantry left every array to Slurm; before that, it pinned an array's record to one node,
 /// so every task queued there.)
 #[test]
@@ -1432,7 +1432,7 @@ fn slurm_lab_a_job_array_is_split_into_single_jobs_gantry_schedules() {
     );
     assert!(
         log.contains(&format!(
-            "part of job array {throttled}; gantry leaves this array to Slurm's own scheduler (its throttle, %1, is Slurm's to enforce)"
+            "job array {throttled}: 2 pending tasks (0-1%1); gantry splits them into single jobs (task 0 keeps job id {throttled}) and schedules each, at most 1 at once (its throttle)"
         )),
         "{log}"
     );
@@ -1450,7 +1450,7 @@ fn slurm_lab_a_job_array_is_split_into_single_jobs_gantry_schedules() {
     assert!(split.iter().all(|f| f[2] == "COMPLETED"), "{listing}");
     let nodes: BTreeSet<&str> = split.iter().map(|f| f[3]).collect();
     assert_eq!(nodes.len(), 3, "tasks shared nodes:\n{listing}");
-    assert_eq!(summary["jobs_completed"], 3, "{summary}");
+    assert_eq!(summary["jobs_completed"], 5, "{summary}");
     assert_eq!(summary["jobs_rejected"], 0, "{summary}");
     let mut one_at_a_time = tasks(throttled);
     assert_eq!(one_at_a_time.len(), 2, "{listing}");
