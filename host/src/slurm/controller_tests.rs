@@ -796,6 +796,12 @@ fn a_throttled_job_arrays_tasks_are_scheduled_at_most_n_at_once() {
         assert_eq!(c.array_throttles(), &BTreeMap::from([(5, 2)]));
         let task = |id, task| array_task(&array, id, task);
         let mut jobs = vec![task(5, 0), task(10, 1), task(11, 2), task(12, 3)];
+        // A gantry restarted now (its records show no throttle) keeps the throttle it
+        // finds beside its journal.
+        let mut restarted = controller(OrderKind::Fifo);
+        restarted.restore_array_throttles(c.array_throttles().clone());
+        let cycle = restarted.observe(&snapshot(&jobs, [true; 4]), T0 + 1_000);
+        assert_eq!(starts(&cycle).len(), 2, "{:?}", cycle.actions);
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 1_000);
         let started: Vec<u32> = starts(&cycle).into_iter().map(|(j, _)| j).collect();
         assert_eq!(started, [5, 10]);

@@ -752,12 +752,16 @@ impl Daemon<'_> {
             Ok(()) => {
                 self.retry_at.remove(&key);
                 let latency = done.saturating_duration_since(observed).as_secs_f64() * 1000.0;
-                self.tally.carried_out(action.kind(), action.job(), latency);
+                // A split is bookkeeping (a job array's tasks made jobs), not a decision.
+                if !matches!(action, Action::Split { .. }) {
+                    self.tally.carried_out(action.kind(), action.job(), latency);
+                }
                 let what = match action {
                     Action::Start(plan) => {
                         format!("on {}", controller::shape_text(&plan.shape))
                     }
                     Action::Reject { reason, .. } => format!("({reason})"),
+                    Action::Split { tasks, .. } => format!("into {} more jobs", tasks.len()),
                     _ => String::new(),
                 };
                 self.log.line(&format!(
