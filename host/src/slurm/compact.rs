@@ -18,7 +18,7 @@ use super::json::{JobStateName, SlurmJob, SlurmNode};
 
 /// `squeue -O` fields, in the order [`parse_squeue_compact`] reads them. `Comment` is last
 /// (it may hold `|`); width 0 prints each value whole.
-pub const FIELDS: [&str; 28] = [
+pub const FIELDS: [&str; 29] = [
     "JobID",
     "State",
     "Reason",
@@ -46,6 +46,7 @@ pub const FIELDS: [&str; 28] = [
     "ArrayTaskID",
     "HetJobID",
     "OverSubscribe",
+    "Dependency",
     "Comment",
 ];
 
@@ -293,7 +294,8 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
             het_job: f[25].parse::<u32>().ok().filter(|&h| h > 0),
             // `NO` for `--exclusive` (Slurm's `job_share_string`).
             exclusive: f[26] == "NO",
-            comment: text(f[27]),
+            dependency: text(f[27]),
+            comment: text(f[28]),
         });
     }
     Ok(jobs)
@@ -305,10 +307,10 @@ mod tests {
 
     /// Lines as Slurm 22.05 printed them on the lab (`SLURM_TIME_FORMAT=%s`).
     const LISTING: &str = "\
-16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|(null)
-15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|a gantry:checkpoint | pipe
-7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|
-2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|
+16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|afterok:2(unfulfilled),afterany:5_*(unfulfilled)|(null)
+15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|(null)|a gantry:checkpoint | pipe
+7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|(null)|
+2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|(null)|
 ";
 
     #[test]
@@ -326,6 +328,11 @@ mod tests {
         assert_eq!((held.node_count, held.max_nodes), (1, 0));
         assert_eq!(held.time_limit_min, Some(26 * 60 + 4));
         assert_eq!((held.qos.as_str(), held.comment.as_str()), ("", ""));
+        assert_eq!(
+            held.dependency,
+            "afterok:2(unfulfilled),afterany:5_*(unfulfilled)"
+        );
+        assert_eq!(jobs[1].dependency, "");
         assert!(held.requeue);
         let pinned = &jobs[1];
         assert_eq!((pinned.node_count, pinned.max_nodes), (2, 2));

@@ -24,6 +24,7 @@
 use super::action::{Action, StartPlan};
 use super::array::ArrayTasks;
 use super::class::CheckpointMarker;
+use super::dependency::{self, Verdict};
 use super::foreign::{gpus_to_take_out, outside_gpus_per_machine};
 use super::gres::{GpuRequest, job_request, node_gpus};
 use super::json::{JobStateName, SlurmJob, SlurmNode};
@@ -186,6 +187,8 @@ enum Said {
     NodesAsked,
     LeftToSlurm,
     ArraySplit,
+    DependencyWait,
+    DependencyLeft,
 }
 
 /// The reconciler. Owns the core (boxed: about 5 MB).
@@ -221,6 +224,8 @@ pub struct Controller {
     /// such an array are in the core at once (Slurm would hold a further released task
     /// back). Kept beside the journal: once split, a record no longer shows its throttle.
     array_throttles: BTreeMap<u32, u32>,
+    /// The jobs the held jobs of the last poll depend on (see [`Self::watched_jobs`]).
+    dependency_parents: BTreeSet<u32>,
     /// Jobs an operator holds (`scontrol hold` / `requeuehold`): out of the core until
     /// released.
     operator_held: BTreeSet<u32>,
@@ -339,6 +344,7 @@ impl Controller {
             requeue_seen_ms: BTreeMap::new(),
             held_by_gantry: BTreeSet::new(),
             array_throttles: BTreeMap::new(),
+            dependency_parents: BTreeSet::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
             grace: BTreeMap::new(),
@@ -357,10 +363,12 @@ impl Controller {
     }
 
     /// The jobs whose end the next poll must see even once Slurm lists them no more among
-    /// active jobs: those the core holds and those in a preemption's grace period.
+    /// active jobs: those the core holds, those in a preemption's grace period, and those
+    /// held jobs depend on ([`super::dependency`]; an array's id stands for its tasks).
     pub fn watched_jobs(&self) -> Vec<u32> {
         let mut ids: BTreeSet<u32> = self.core.jobs().map(|j| j.id().0).collect();
         ids.extend(self.grace.keys().copied());
+        ids.extend(self.dependency_parents.iter().copied());
         ids.into_iter().collect()
     }
 
@@ -496,7 +504,9 @@ impl Controller {
         });
         self.ends(now, &jobs, &unusable, &mut cycle);
         self.operator_holds(now, &jobs, &mut cycle);
-        self.submissions(now, &jobs, &mut cycle);
+        // A dependency may name a job of another partition.
+        let listed: BTreeMap<u32, &SlurmJob> = snapshot.jobs.iter().map(|j| (j.id, j)).collect();
+        self.submissions(now, &jobs, &listed, &mut cycle);
         self.deadline_rule(now, &jobs, &mut cycle);
         self.tick(now, &mut cycle);
         if self.batched && cycle.entries.iter().any(|e| e.event != Event::Tick) {
@@ -762,6 +772,71 @@ impl Controller {
         );
         self.leave_to_slurm(job, array, text, cycle);
         false
+    }
+
+    /// Whether a held job's dependency ([`super::dependency`]) lets the core schedule it
+    /// now. Not yet: logged once, the job stays held, and what it waits for is listed by id
+    /// at the next poll should it end. Never (an `afterok` parent that failed), or a kind
+    /// gantry does not judge: released unpinned to Slurm (logged once), which keeps the job
+    /// pending (`DependencyNeverSatisfied`) or cancels it (`kill_invalid_depend`), or runs
+    /// it once its dependency is met, outside gantry's order.
+    fn dependency_met(
+        &mut self,
+        now: u64,
+        job: &SlurmJob,
+        listed: &BTreeMap<u32, &SlurmJob>,
+        cycle: &mut Cycle,
+    ) -> bool {
+        let verdict = self.judge_dependency(now, job, listed);
+        let (what, why) = match verdict {
+            Verdict::Met => return true,
+            Verdict::Waiting(why) => {
+                let text = format!(
+                    "job {}: waits for its dependency ({}): {why}; gantry schedules it once it is met",
+                    job.id, job.dependency
+                );
+                self.note(cycle, job.id, Said::DependencyWait, text);
+                return false;
+            }
+            Verdict::Never(why) => ("can never be met", why),
+            Verdict::NotJudged(why) => ("is not one gantry judges", why),
+        };
+        let text = format!(
+            "job {}: its dependency ({}) {what} ({why}); released to Slurm, which keeps, cancels or runs it by its own rules",
+            job.id, job.dependency
+        );
+        self.note(cycle, job.id, Said::DependencyLeft, text);
+        cycle.actions.push(Action::HandOver { job: job.id });
+        false
+    }
+
+    /// Judges `job`'s dependency against the poll; what it names is watched by id while
+    /// the job is pending, so an ended parent stays in view.
+    fn judge_dependency(
+        &mut self,
+        now: u64,
+        job: &SlurmJob,
+        listed: &BTreeMap<u32, &SlurmJob>,
+    ) -> Verdict {
+        self.dependency_parents
+            .extend(dependency::parents(&job.dependency));
+        dependency::judge(&job.dependency, listed, now / 1000)
+    }
+
+    /// Whether a released pending job out of the core is Slurm's for its dependency: one
+    /// gantry released for that (never met, or not judged; [`Self::dependency_met`]), or one
+    /// Slurm found never met. Not held again.
+    fn dependency_is_slurms(
+        &mut self,
+        now: u64,
+        job: &SlurmJob,
+        listed: &BTreeMap<u32, &SlurmJob>,
+    ) -> bool {
+        job.reason == "DependencyNeverSatisfied"
+            || matches!(
+                self.judge_dependency(now, job, listed),
+                Verdict::Never(_) | Verdict::NotJudged(_)
+            )
     }
 
     /// Logs, once per job, a job the core holds queued that Slurm shows `what` (released or
@@ -1174,10 +1249,19 @@ impl Controller {
         }
     }
 
-    /// New work: held jobs the core does not hold are submitted (in submission order);
-    /// a request gantry cannot honour is rejected with its reason.
-    fn submissions(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+    /// New work: held jobs the core does not hold are submitted (in submission order) once
+    /// their dependency is met; a request gantry cannot honour is rejected with its
+    /// reason. `listed`: every job of the poll, of any partition (a dependency may name
+    /// any).
+    fn submissions(
+        &mut self,
+        now: u64,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        listed: &BTreeMap<u32, &SlurmJob>,
+        cycle: &mut Cycle,
+    ) {
         let mut candidates: Vec<&SlurmJob> = Vec::new();
+        self.dependency_parents.clear();
         for job in jobs.values() {
             let live = self.core.job(JobId(job.id)).is_some();
             let finished =
@@ -1200,7 +1284,11 @@ impl Controller {
                 }
                 _ if job.het_job.is_some() => self.heterogeneous_job_part(job, cycle),
                 _ if job.array_job.is_some() && !self.array_task_is_gantrys(job, cycle) => {}
-                JobStateName::Pending if job.held => candidates.push(job),
+                JobStateName::Pending if job.held => {
+                    if self.dependency_met(now, job, listed, cycle) {
+                        candidates.push(job);
+                    }
+                }
                 JobStateName::Pending if self.operator_held.remove(&job.id) => {
                     self.said.remove(&(job.id, Said::OperatorHold));
                     cycle.notes.push(format!(
@@ -1209,6 +1297,7 @@ impl Controller {
                     ));
                     cycle.actions.push(Action::Hold { job: job.id });
                 }
+                JobStateName::Pending if self.dependency_is_slurms(now, job, listed) => {}
                 JobStateName::Pending => {
                     let text = format!(
                         "job {}: pending but not held (reason {}); holding it so gantry schedules it",

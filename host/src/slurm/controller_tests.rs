@@ -726,6 +726,87 @@ fn exclusive_part_of_a_node_is_refused_and_a_users_nodelist_is_logged() {
     });
 }
 
+/// A held job waits in its hold until its dependency is met (Slurm does not test the
+/// dependencies of held jobs), what it waits for watched by id; one whose dependency can
+/// never be met, or of a kind gantry does not judge, is released to Slurm and not held
+/// again.
+#[test]
+fn a_held_job_is_scheduled_once_its_dependency_is_met() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let parent = held(1, "gres:gpu:8");
+        let child = SlurmJob {
+            dependency: "afterok:1(unfulfilled)".into(),
+            ..held(2, "gres:gpu:8")
+        };
+        let failed = SlurmJob {
+            state: JobStateName::Ended("FAILED".into()),
+            ..held(3, "gres:gpu:1")
+        };
+        let orphan = SlurmJob {
+            dependency: "afterok:3(unfulfilled)".into(),
+            ..held(4, "gres:gpu:1")
+        };
+        let single = SlurmJob {
+            dependency: "singleton(unfulfilled)".into(),
+            ..held(5, "gres:gpu:1")
+        };
+        let jobs = [
+            parent.clone(),
+            child.clone(),
+            failed.clone(),
+            orphan.clone(),
+            single,
+        ];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        assert_eq!(
+            kinds(&cycle),
+            [(4, "hand-over"), (5, "hand-over"), (1, "start")]
+        );
+        let said = |id: u32, text: &str| {
+            assert!(
+                cycle
+                    .notes
+                    .iter()
+                    .any(|n| n.starts_with(&format!("job {id}: {text}"))),
+                "{:?}",
+                cycle.notes
+            )
+        };
+        said(
+            2,
+            "waits for its dependency (afterok:1(unfulfilled)): job 1 has not ended; gantry schedules it once it is met",
+        );
+        said(
+            4,
+            "its dependency (afterok:3(unfulfilled)) can never be met (job 3 ended FAILED); released to Slurm",
+        );
+        said(
+            5,
+            "its dependency (singleton(unfulfilled)) is not one gantry judges",
+        );
+        // What a pending job depends on is listed by id once it ended (job 3 already has).
+        assert!(c.watched_jobs().contains(&1) && c.watched_jobs().contains(&3));
+        c.action_done(&cycle.actions[2], T0, Ok(()));
+        // Job 1 ran and ended; Slurm shows the released jobs pending, job 4 for ever.
+        let on = pinned_nodes(&cycle, 1);
+        let on: Vec<&str> = on.iter().map(String::as_str).collect();
+        let never = SlurmJob {
+            held: false,
+            reason: "DependencyNeverSatisfied".into(),
+            ..orphan
+        };
+        let jobs = [
+            ended(&running(&parent, &on), JobStateName::Completed),
+            child,
+            failed,
+            never,
+        ];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 1_000);
+        assert_eq!(kinds(&cycle), [(2, "start")], "{:?}", cycle.notes);
+    });
+}
+
 /// A held job array is split into single jobs in the cycle gantry first sees it (every
 /// pending task but the lowest, which keeps the array's id), never submitted to the core as
 /// one job; from the next poll each task is scheduled as a single job, the one in the

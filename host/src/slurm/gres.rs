@@ -285,6 +285,7 @@ mod tests {
             array_job: None,
             array_tasks: String::new(),
             het_job: None,
+            dependency: String::new(),
             comment: String::new(),
             ..SlurmJob::default()
         }

@@ -178,6 +178,10 @@ pub struct SlurmJob {
     /// The heterogeneous job it is a component of (`sbatch … : …`), by its first
     /// component's id; `None` for a single job.
     pub het_job: Option<u32>,
+    /// What it waits for (`--dependency`) as Slurm shows it: `afterok:7(unfulfilled)`, items
+    /// joined by `,` (all) or `?` (any); empty for none. Slurm does not update the states
+    /// in brackets while the job is held ([`super::dependency`]).
+    pub dependency: String,
     /// The job's comment (`gantry` writes its rejection reasons here; a site's checkpoint
     /// marker may be a tag in it, see `ControllerConfig::checkpoint_marker`).
     pub comment: String,
@@ -378,6 +382,10 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
         het_job: number(field("het_job_id"))
             .filter(|&h| h > 0)
             .and_then(|h| u32::try_from(h).ok()),
+        dependency: match text(field("dependency")) {
+            d if d == "(null)" => String::new(),
+            d => d,
+        },
         comment: text(field("comment")),
         requeue: field("requeue").as_bool().unwrap_or(false),
         qos: text(field("qos")),
@@ -453,6 +461,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         array_job: None,
         array_tasks: String::new(),
         het_job: None,
+        dependency: String::new(),
         comment: String::new(),
         requeue: false,
         qos: String::new(),

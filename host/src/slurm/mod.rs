@@ -16,7 +16,8 @@
 //!   [`gres`]: GPU counts; [`hostlist`]; [`layout`]: the partition as the core's tree.
 //! - [`controller`]: the reconciler (pure: Slurm's state in, events and actions out);
 //!   [`action`]: actions as command lines; [`journal`]: write-ahead recording and resume;
-//!   [`array`](mod@array): job arrays, split into single jobs.
+//!   [`array`](mod@array): job arrays, split into single jobs; [`dependency`]: when a held
+//!   job's `--dependency` is met.
 //! - [`summary`]: latency, JCT and deadline figures; this module: the flags and the loop.
 //!
 //! Failures on Slurm's side never end the loop: a poll that fails (controller restarting,
@@ -32,6 +33,7 @@ pub mod class;
 pub mod command;
 pub mod compact;
 pub mod controller;
+pub mod dependency;
 pub mod foreign;
 pub mod gres;
 pub mod hostlist;
@@ -246,13 +248,14 @@ fn poll(runner: &mut dyn SlurmRunner, watched: &[u32]) -> Result<Snapshot, Strin
             Err(e) if e.stderr().contains("Invalid job id") => String::new(),
             Err(e) => return Err(e.to_string()),
         };
-        // `--jobs=A` of a job array lists every task of it: keep only the jobs asked for.
-        let asked: std::collections::BTreeSet<u32> = chunk.iter().copied().collect();
+        // `--jobs=A` of a job array lists every task of it: keep those not listed yet (an
+        // array a held job depends on is watched by its id).
+        let known: std::collections::BTreeSet<u32> = jobs.iter().map(|j| j.id).collect();
         jobs.extend(
             compact::parse_squeue_compact(&ended)
                 .map_err(|e| e.to_string())?
                 .into_iter()
-                .filter(|j| asked.contains(&j.id)),
+                .filter(|j| !known.contains(&j.id)),
         );
     }
     let nodes = compact::parse_sinfo_compact(&nodes).map_err(|e| e.to_string())?;
@@ -849,7 +852,7 @@ mod tests {
 
     fn line(id: u32, state: &str) -> String {
         format!(
-            "{id}|{state}|None|1|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|{id}|N/A|N/A|OK|\n"
+            "{id}|{state}|None|1|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|{id}|N/A|N/A|OK|(null)|\n"
         )
     }
 
@@ -864,8 +867,10 @@ mod tests {
             self.asked.push(jobs.unwrap_or("active").to_string());
             Ok(match jobs {
                 None => line(16, "PENDING"),
-                // Job 7 is a job array's record: Slurm lists its task 8 too.
-                Some("7,15") => line(7, "COMPLETED") + &line(8, "RUNNING") + &line(15, "CANCELLED"),
+                // Job 7 is a job array's record: Slurm lists its task 16 too.
+                Some("7,15") => {
+                    line(7, "COMPLETED") + &line(16, "RUNNING") + &line(15, "CANCELLED")
+                }
                 Some(other) => panic!("asked for {other}"),
             })
         }
@@ -913,8 +918,8 @@ mod tests {
     fn a_poll_lists_active_jobs_and_asks_for_the_watched_ones_it_lacks_by_id() {
         let mut runner = Canned { asked: Vec::new() };
         let snapshot = poll(&mut runner, &[7, 15, 16]).unwrap();
-        // The listing (beside sinfo), then the watched jobs it lacks, in one call; only
-        // those are kept.
+        // The listing (beside sinfo), then the watched jobs it lacks, in one call; what it
+        // listed already is not listed twice.
         assert_eq!(runner.asked, ["active", "7,15"]);
         let states: Vec<(u32, JobStateName)> = snapshot
             .jobs

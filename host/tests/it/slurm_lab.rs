@@ -1465,6 +1465,74 @@ fn slurm_lab_a_job_array_is_split_into_single_jobs_gantry_schedules() {
     );
 }
 
+/// A held job with a dependency waits in its hold until it is met (Slurm does not test a
+/// held job's dependencies, so it would not start one gantry released early either: it
+/// would sit on GPUs the core counted busy), then gantry schedules it; one whose dependency
+/// can never be met is released to Slurm, which keeps it pending as
+/// `DependencyNeverSatisfied`. (Before, gantry started both at once: the first waited in
+/// Slurm on its pinned node, the second held its GPUs for ever.)
+#[test]
+fn slurm_lab_a_dependent_job_is_scheduled_once_its_dependency_is_met() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("depend") else {
+        return;
+    };
+    let parent = lab.submit_sleep(&["--time=1", "--gpus=1"], 4);
+    let child = lab.submit_sleep(
+        &[
+            "--time=1",
+            "--gpus=8",
+            &format!("--dependency=afterok:{parent}"),
+        ],
+        1,
+    );
+    let failing = lab.sbatch(
+        &[
+            "--hold",
+            "-o",
+            "/dev/null",
+            "--time=1",
+            "--gpus=1",
+            "--wrap",
+            "exit 3",
+        ]
+        .map(String::from),
+    );
+    let orphan = lab.submit_sleep(
+        &[
+            "--time=1",
+            "--gpus=8",
+            &format!("--dependency=afterok:{failing}"),
+        ],
+        1,
+    );
+    let gantry = Gantry::start(&lab, "depend", "fifo", &["--exit-when-idle"]);
+    lab.wait_job(orphan, Duration::from_secs(60), "never satisfiable", |j| {
+        j["state_reason"] == "DependencyNeverSatisfied"
+    });
+    lab.run("scancel", &[&orphan.to_string()]);
+    let summary = gantry.finish(Duration::from_secs(60));
+    let log = std::fs::read_to_string(lab.dir.join("depend.log")).unwrap();
+    for text in [
+        format!(
+            "job {child}: waits for its dependency (afterok:{parent}(unfulfilled)): job {parent} has not ended"
+        ),
+        format!(
+            "job {orphan}: its dependency (afterok:{failing}(unfulfilled)) can never be met (job {failing} ended FAILED); released to Slurm"
+        ),
+    ] {
+        assert!(log.contains(&text), "{text}\n{log}");
+    }
+    let jobs = lab.squeue();
+    let time = |id: u64, field: &str| jobs[&id][field].as_u64().unwrap();
+    assert_eq!(jobs[&child]["job_state"], "COMPLETED", "{}", jobs[&child]);
+    assert!(
+        time(child, "start_time") >= time(parent, "end_time"),
+        "job {child} started before job {parent} ended:\n{log}"
+    );
+    assert_eq!(summary["jobs_completed"], 2, "{summary}");
+}
+
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
 /// only under sched/backfill) is left to Slurm: both components complete. Before, gantry
 /// placed each component as a job of its own, its update failed ("Job resizing not
