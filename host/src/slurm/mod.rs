@@ -567,6 +567,8 @@ impl Daemon<'_> {
                 ));
                 poll_failures = 0;
             }
+            // Releases an earlier gantry carried out but was killed before it counted.
+            self.tally.settle_releasing(&snapshot.jobs);
             let observed = Instant::now();
             self.tally
                 .polled(observed.duration_since(started).as_secs_f64() * 1000.0);
@@ -608,7 +610,13 @@ impl Daemon<'_> {
                 self.carry_out(action, observed);
             }
             let others_done = Instant::now();
+            if !starts.is_empty() {
+                // Written ahead, so a kill -9 during the releases loses none of their counts.
+                self.tally.releasing(starts.iter().map(|a| a.job()));
+                self.save_tally();
+            }
             self.carry_out_together(&starts, observed);
+            self.tally.released();
             if !starts.is_empty() {
                 // Where a release's time goes, from the poll's start to Slurm's answer.
                 let ms =

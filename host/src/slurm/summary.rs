@@ -7,6 +7,7 @@
 //! statistic over nothing is `None` (`null` in JSON), never a 0.
 
 use super::controller::JobOutcome;
+use super::json::{JobStateName, SlurmJob};
 use std::collections::BTreeSet;
 
 /// The `--json` summary.
@@ -175,6 +176,11 @@ pub struct Tally {
     jcts_s: Samples,
     /// Jobs started and not yet seen ending (so that a restart is not counted twice).
     started_live: BTreeSet<u32>,
+    /// The releases under way when the tally was written (it is written before them): a
+    /// gantry killed before it counted them counts, at its next poll, those Slurm shows
+    /// released ([`settle_releasing`](Self::settle_releasing)), so a kill -9 loses no start.
+    #[serde(default)]
+    releasing: BTreeSet<u32>,
 }
 
 impl Tally {
@@ -197,16 +203,44 @@ impl Tally {
     /// One action carried out `latency_ms` after its poll.
     pub fn carried_out(&mut self, kind: &str, job: u32, latency_ms: f64) {
         self.latencies_ms.add(latency_ms);
-        self.summary.decisions_carried_out += 1;
         match kind {
-            "start" => {
-                self.summary.starts += 1;
-                if self.started_live.insert(job) {
-                    self.summary.jobs_started += 1;
-                }
+            "start" => self.started(job),
+            "reject" => {
+                self.summary.decisions_carried_out += 1;
+                self.summary.jobs_rejected += 1;
             }
-            "reject" => self.summary.jobs_rejected += 1,
-            _ => {}
+            _ => self.summary.decisions_carried_out += 1,
+        }
+    }
+
+    fn started(&mut self, job: u32) {
+        self.summary.decisions_carried_out += 1;
+        self.summary.starts += 1;
+        if self.started_live.insert(job) {
+            self.summary.jobs_started += 1;
+        }
+    }
+
+    /// The releases about to be carried out (the tally is then written, ahead of them).
+    pub fn releasing(&mut self, jobs: impl IntoIterator<Item = u32>) {
+        self.releasing = jobs.into_iter().collect();
+    }
+
+    /// The releases were carried out and counted ([`carried_out`](Self::carried_out)).
+    pub fn released(&mut self) {
+        self.releasing.clear();
+    }
+
+    /// Counts the releases a killed gantry carried out but did not count: those of
+    /// [`releasing`](Self::releasing) that `jobs` (a poll) shows released, running or ended.
+    pub fn settle_releasing(&mut self, jobs: &[SlurmJob]) {
+        for id in std::mem::take(&mut self.releasing) {
+            let released = jobs
+                .iter()
+                .any(|j| j.id == id && !(j.state == JobStateName::Pending && j.held));
+            if released {
+                self.started(id);
+            }
         }
     }
 
@@ -371,6 +405,42 @@ mod tests {
         let late = (0..100_000).filter(|job| job % 3_000 > 1_000).count();
         assert_eq!(s.deadline_misses, late);
         assert_within_1_percent(s.p50_jct_s, 1_500.0);
+    }
+
+    #[test]
+    fn releases_a_killed_gantry_did_not_count_are_counted_from_the_next_poll() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("t.tally.json");
+        let mut tally = Tally::default();
+        tally.carried_out("start", 1, 5.0);
+        // Written ahead of the releases of jobs 2 and 3; killed before counting them.
+        tally.releasing([2, 3]);
+        tally.save(&path).unwrap();
+        let mut resumed = Tally::load(&path).unwrap();
+        let job = |id, held, state| SlurmJob {
+            id,
+            held,
+            state,
+            ..SlurmJob::default()
+        };
+        // Job 2's release went through (it ran and ended); job 3 is still held.
+        resumed.settle_releasing(&[
+            job(2, false, JobStateName::Completed),
+            job(3, true, JobStateName::Pending),
+        ]);
+        assert_eq!(
+            (resumed.summary.starts, resumed.summary.jobs_started),
+            (2, 2)
+        );
+        // Settled once: a later poll counts nothing again.
+        resumed.settle_releasing(&[job(2, false, JobStateName::Running)]);
+        assert_eq!(resumed.summary.starts, 2);
+        // Releases carried out and counted leave nothing to settle.
+        resumed.releasing([4]);
+        resumed.carried_out("start", 4, 1.0);
+        resumed.released();
+        resumed.settle_releasing(&[job(4, false, JobStateName::Running)]);
+        assert_eq!(resumed.summary.starts, 3);
     }
 
     #[test]
