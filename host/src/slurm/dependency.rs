@@ -221,62 +221,44 @@ mod tests {
         }
     }
 
-    fn judge_with(expression: &str, listed: &[SlurmJob], now_s: u64) -> Verdict {
-        let jobs: BTreeMap<u32, &SlurmJob> = listed.iter().map(|j| (j.id, j)).collect();
+    fn judge_with(expression: &str, listed: &[&SlurmJob], now_s: u64) -> Verdict {
+        let jobs: BTreeMap<u32, &SlurmJob> = listed.iter().map(|j| (j.id, *j)).collect();
         judge(expression, &jobs, now_s)
+    }
+
+    /// The verdict's kind, without its words.
+    fn kind(expression: &str, listed: &[&SlurmJob], now_s: u64) -> &'static str {
+        match judge_with(expression, listed, now_s) {
+            Verdict::Met => "met",
+            Verdict::Waiting(_) => "waiting",
+            Verdict::Never(_) => "never",
+            Verdict::NotJudged(_) => "not judged",
+        }
     }
 
     #[test]
     fn each_kind_is_met_waits_or_is_never_met_by_its_parents_state() {
         use JobStateName::{Completed, Pending, Running};
         let failed = JobStateName::Ended("FAILED".into());
-        let (pending, running) = (job(7, Pending, 0), job(7, Running, 100));
-        let (done, bad) = (job(7, Completed, 100), job(7, failed, 100));
-        let waits = |v: Verdict| matches!(v, Verdict::Waiting(_));
-        assert!(waits(judge_with(
-            "afterok:7(unfulfilled)",
-            std::slice::from_ref(&running),
-            200
-        )));
+        let (pending, running) = (&job(7, Pending, 0), &job(7, Running, 100));
+        let (done, bad) = (&job(7, Completed, 100), &job(7, failed, 100));
+        assert_eq!(kind("afterok:7(unfulfilled)", &[running], 200), "waiting");
+        assert_eq!(kind("afterok:7", &[done], 200), "met");
         assert_eq!(
-            judge_with("afterok:7", std::slice::from_ref(&done), 200),
-            Verdict::Met
-        );
-        assert_eq!(
-            judge_with("afterok:7", std::slice::from_ref(&bad), 200),
+            judge_with("afterok:7", &[bad], 200),
             Verdict::Never("job 7 ended FAILED".into())
         );
-        assert_eq!(
-            judge_with("afternotok:7", std::slice::from_ref(&bad), 200),
-            Verdict::Met
-        );
-        assert!(matches!(
-            judge_with("afternotok:7", std::slice::from_ref(&done), 200),
-            Verdict::Never(_)
-        ));
-        assert_eq!(
-            judge_with("afterany:7", std::slice::from_ref(&bad), 200),
-            Verdict::Met
-        );
-        assert!(waits(judge_with(
-            "afterany:7",
-            std::slice::from_ref(&running),
-            200
-        )));
-        assert!(waits(judge_with("after:7", &[pending], 200)));
-        assert_eq!(
-            judge_with("after:7", std::slice::from_ref(&running), 200),
-            Verdict::Met
-        );
-        assert!(waits(judge_with(
-            "after:7+2",
-            std::slice::from_ref(&running),
-            200
-        )));
-        assert_eq!(judge_with("after:7+2", &[running], 220), Verdict::Met);
+        assert_eq!(kind("afternotok:7", &[bad], 200), "met");
+        assert_eq!(kind("afternotok:7", &[done], 200), "never");
+        assert_eq!(kind("afterany:7", &[bad], 200), "met");
+        assert_eq!(kind("afterany:7", &[running], 200), "waiting");
+        assert_eq!(kind("after:7", &[pending], 200), "waiting");
+        assert_eq!(kind("after:7", &[running], 200), "met");
+        assert_eq!(kind("after:7+2", &[running], 200), "waiting");
+        assert_eq!(kind("after:7+2", &[running], 220), "met");
         // A parent Slurm no longer lists: met, as Slurm lifts it.
-        assert_eq!(judge_with("afterok:7", &[], 200), Verdict::Met);
-        assert_eq!(judge_with("", &[], 200), Verdict::Met);
+        assert_eq!(kind("afterok:7", &[], 200), "met");
+        assert_eq!(kind("", &[], 200), "met");
     }
 
     #[test]
@@ -284,28 +266,13 @@ mod tests {
         let done = job(7, JobStateName::Completed, 100);
         let bad = job(8, JobStateName::Ended("CANCELLED".into()), 100);
         let on = job(9, JobStateName::Running, 100);
-        let listed = [done, bad, on];
-        assert!(matches!(
-            judge_with("afterok:7,afterany:9", &listed, 200),
-            Verdict::Waiting(_)
-        ));
-        assert!(matches!(
-            judge_with("afterok:7,afterok:8", &listed, 200),
-            Verdict::Never(_)
-        ));
-        assert_eq!(
-            judge_with("afterok:8?afterok:7", &listed, 200),
-            Verdict::Met
-        );
-        assert!(matches!(
-            judge_with("afterok:8?afterany:9", &listed, 200),
-            Verdict::Waiting(_)
-        ));
+        let listed = [&done, &bad, &on];
+        assert_eq!(kind("afterok:7,afterany:9", &listed, 200), "waiting");
+        assert_eq!(kind("afterok:7,afterok:8", &listed, 200), "never");
+        assert_eq!(kind("afterok:8?afterok:7", &listed, 200), "met");
+        assert_eq!(kind("afterok:8?afterany:9", &listed, 200), "waiting");
         // Several jobs in one item: each must be met.
-        assert!(matches!(
-            judge_with("afterok:7:8", &listed, 200),
-            Verdict::Never(_)
-        ));
+        assert_eq!(kind("afterok:7:8", &listed, 200), "never");
         assert_eq!(parents("afterok:7:8,after:9+1,afterany:5_*"), [7, 8, 9, 5]);
     }
 
@@ -318,22 +285,16 @@ mod tests {
             state,
             ..SlurmJob::default()
         };
-        let listed = [
+        let (first, second, rest) = (
             task(5, "0", JobStateName::Completed),
             task(10, "1", JobStateName::Running),
             task(11, "2-3", JobStateName::Pending),
-        ];
-        assert_eq!(judge_with("afterok:5_0", &listed, 0), Verdict::Met);
-        assert!(matches!(
-            judge_with("afterok:5_*(unfulfilled)", &listed, 0),
-            Verdict::Waiting(_)
-        ));
-        assert!(matches!(
-            judge_with("afterany:5_3", &listed, 0),
-            Verdict::Waiting(_)
-        ));
-        let all_done = [task(5, "0", JobStateName::Completed)];
-        assert_eq!(judge_with("afterok:5_*", &all_done, 0), Verdict::Met);
+        );
+        let listed = [&first, &second, &rest];
+        assert_eq!(kind("afterok:5_0", &listed, 0), "met");
+        assert_eq!(kind("afterok:5_*(unfulfilled)", &listed, 0), "waiting");
+        assert_eq!(kind("afterany:5_3", &listed, 0), "waiting");
+        assert_eq!(kind("afterok:5_*", &[&first], 0), "met");
     }
 
     #[test]
@@ -344,10 +305,7 @@ mod tests {
             "expand:3",
             "afterok:x",
         ] {
-            assert!(
-                matches!(judge_with(expression, &[], 0), Verdict::NotJudged(_)),
-                "{expression}"
-            );
+            assert_eq!(kind(expression, &[], 0), "not judged", "{expression}");
         }
     }
 }

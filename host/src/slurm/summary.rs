@@ -203,18 +203,15 @@ impl Tally {
     /// One action carried out `latency_ms` after its poll.
     pub fn carried_out(&mut self, kind: &str, job: u32, latency_ms: f64) {
         self.latencies_ms.add(latency_ms);
+        self.summary.decisions_carried_out += 1;
         match kind {
             "start" => self.started(job),
-            "reject" => {
-                self.summary.decisions_carried_out += 1;
-                self.summary.jobs_rejected += 1;
-            }
-            _ => self.summary.decisions_carried_out += 1,
+            "reject" => self.summary.jobs_rejected += 1,
+            _ => {}
         }
     }
 
     fn started(&mut self, job: u32) {
-        self.summary.decisions_carried_out += 1;
         self.summary.starts += 1;
         if self.started_live.insert(job) {
             self.summary.jobs_started += 1;
@@ -239,6 +236,7 @@ impl Tally {
                 .iter()
                 .any(|j| j.id == id && !(j.state == JobStateName::Pending && j.held));
             if released {
+                self.summary.decisions_carried_out += 1;
                 self.started(id);
             }
         }
