@@ -16,9 +16,10 @@
 
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 
-/// `squeue -O` fields, in the order [`parse_squeue_compact`] reads them. `Comment` is last
-/// (it may hold `|`); width 0 prints each value whole.
-pub const FIELDS: [&str; 29] = [
+/// `squeue -O` fields, in the order [`parse_squeue_compact`] reads them; width 0 prints
+/// each value whole. The two free texts come last: `Name`, ended by [`NAME_END`], then
+/// `Comment` (either may hold `|`).
+pub const FIELDS: [&str; 31] = [
     "JobID",
     "State",
     "Reason",
@@ -47,8 +48,16 @@ pub const FIELDS: [&str; 29] = [
     "HetJobID",
     "OverSubscribe",
     "Dependency",
+    "UserId",
+    "Name",
     "Comment",
 ];
+
+/// What ends `Name` in the listing, where every other field ends with `|`: the ASCII unit
+/// separator, which a job name may hold only by design (Slurm accepts it). A line whose
+/// name and comment hold more than one is read with no name (its `singleton` dependency is
+/// not judged) and the comment after the last.
+pub const NAME_END: char = '\u{1f}';
 
 /// The states of jobs that are not over, for `squeue --states`.
 pub const ACTIVE_STATES: &str = "PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,REQUEUED,REQUEUE_HOLD,REQUEUE_FED,RESIZING,SIGNALING,STAGE_OUT,STOPPED,SPECIAL_EXIT";
@@ -66,7 +75,7 @@ pub const NODE_FIELDS: [&str; 6] = [
 ];
 
 /// `--Format=` for `fields`: width 0 prints each value whole, `|` ends every value but the
-/// last.
+/// last (`Name` ends with [`NAME_END`]).
 fn format_arg(fields: &[&str]) -> String {
     let format = fields
         .iter()
@@ -74,6 +83,8 @@ fn format_arg(fields: &[&str]) -> String {
         .map(|(i, f)| {
             if i + 1 == fields.len() {
                 format!("{f}:0")
+            } else if *f == "Name" {
+                format!("{f}:0{NAME_END}")
             } else {
                 format!("{f}:0|")
             }
@@ -235,6 +246,16 @@ pub fn parse_sinfo_compact(listing: &str) -> Result<Vec<SlurmNode>, CompactError
     Ok(nodes)
 }
 
+/// A listing's last field, `Name` [`NAME_END`] `Comment`: the name (`None` when the text
+/// holds more than one separator, so that where the name ends is not known) and the comment.
+fn name_and_comment(rest: &str) -> (Option<&str>, &str) {
+    match rest.split_once(NAME_END) {
+        Some((name, comment)) if !comment.contains(NAME_END) => (Some(name), comment),
+        Some(_) => (None, rest.rsplit(NAME_END).next().unwrap_or("")),
+        None => (None, rest),
+    }
+}
+
 /// Parses the listing of [`squeue_args`].
 pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError> {
     let mut jobs = Vec::new();
@@ -243,7 +264,9 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
             continue;
         }
         let fail = |problem: String| compact_error("squeue", index, line, problem);
-        let f = fields(line, FIELDS.len()).map_err(fail)?;
+        // Every field up to `Name` ends with `|`; the rest is `Name`, NAME_END, `Comment`.
+        let f = fields(line, FIELDS.len() - 1).map_err(fail)?;
+        let (name, comment) = name_and_comment(f[29]);
         let id = f[0]
             .parse::<u32>()
             .map_err(|_| fail(format!("job id {:?}", f[0])))?;
@@ -295,7 +318,12 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
             // `NO` for `--exclusive` (Slurm's `job_share_string`).
             exclusive: f[26] == "NO",
             dependency: text(f[27]),
-            comment: text(f[28]),
+            owner: f[28]
+                .parse::<u32>()
+                .ok()
+                .zip(name)
+                .map(|(user, name)| (user, name.to_string())),
+            comment: text(comment),
         });
     }
     Ok(jobs)
@@ -307,10 +335,10 @@ mod tests {
 
     /// Lines as Slurm 22.05 printed them on the lab (`SLURM_TIME_FORMAT=%s`).
     const LISTING: &str = "\
-16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|afterok:2(unfulfilled),afterany:5_*(unfulfilled)|(null)
-15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|(null)|a gantry:checkpoint | pipe
-7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|(null)|
-2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|(null)|
+16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|afterok:2(unfulfilled),afterany:5_*(unfulfilled)|1000|train|v2\u{1f}(null)
+15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|(null)|1000|sweep\u{1f}a gantry:checkpoint | pipe
+7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|(null)|1000|eval\u{1f}
+2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|(null)|1000|prep\u{1f}
 ";
 
     #[test]
@@ -364,6 +392,16 @@ mod tests {
         assert_eq!((running.het_job, held.het_job), (Some(7), None));
         // `--exclusive` shows as OverSubscribe `NO`.
         assert!(running.exclusive && !held.exclusive && !pinned.exclusive);
+        // Owner and name, a `|` in the name and in the comment included.
+        assert_eq!(held.owner, Some((1000, "train|v2".to_string())));
+        assert_eq!(running.owner, Some((1000, "eval".to_string())));
+    }
+
+    #[test]
+    fn a_name_and_comment_with_several_separators_leave_the_name_unknown() {
+        assert_eq!(name_and_comment("a|b\u{1f}c|d"), (Some("a|b"), "c|d"));
+        assert_eq!(name_and_comment("a\u{1f}b\u{1f}c"), (None, "c"));
+        assert_eq!(name_and_comment("no separator"), (None, "no separator"));
     }
 
     /// Nodes as Slurm 22.05's `sinfo` printed them on the lab ([`sinfo_args`]): one mixed

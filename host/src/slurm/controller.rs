@@ -820,7 +820,7 @@ impl Controller {
     ) -> Verdict {
         self.dependency_parents
             .extend(dependency::parents(&job.dependency));
-        dependency::judge(&job.dependency, listed, now / 1000)
+        dependency::judge(job, listed, now / 1000)
     }
 
     /// Whether a released pending job out of the core is Slurm's for its dependency: one

@@ -12,12 +12,17 @@
 //! | `afterany:J` | J ended, in any state | — |
 //! | `afterok:J` | J ended `COMPLETED` | J ended otherwise |
 //! | `afternotok:J` | J ended otherwise than `COMPLETED` | J ended `COMPLETED` |
+//! | `singleton` | no other job of its name and user runs, is suspended, or waits with a lower id | — |
 //!
 //! `J` is a job, an array's task (`A_k`) or every task of an array (`A_*`). A parent Slurm
 //! no longer lists (purged after `MinJobAge`) counts as met, as Slurm lifts such an item.
 //! Items joined by `,` must all be met, by `?` any one. A job still `COMPLETING` has not
-//! ended yet for gantry (its final state shows at the next poll). Other kinds (`singleton`,
-//! `aftercorr`, `afterburstbuffer`, `expand`) are not judged: such a job is Slurm's.
+//! ended yet for gantry (its final state shows at the next poll). `singleton` is Slurm's
+//! own test (`_find_singleton_job` in slurmctld): a job of the same user and name blocks it
+//! while it runs or is suspended, or while it waits (held or not) with a lower job id, so
+//! a chain of same-named jobs runs one at a time in submission order. Other kinds
+//! (`aftercorr`, `afterburstbuffer`, `expand`), and `singleton` where the poll could not
+//! read the job's name, are not judged: such a job is Slurm's.
 
 use super::array::ArrayTasks;
 use super::json::{JobStateName, SlurmJob};
@@ -55,9 +60,11 @@ enum Kind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Item {
-    kind: Kind,
-    parent: Parent,
+enum Item {
+    /// `kind:parent`.
+    On { kind: Kind, parent: Parent },
+    /// `singleton`: no other job of the same name and user running or waiting before it.
+    Singleton,
 }
 
 /// The items of a dependency and whether any one suffices (`?`) or all are needed (`,`).
@@ -70,6 +77,10 @@ fn parse(expression: &str) -> Result<(Vec<Item>, bool), String> {
     for part in expression.split([',', '?']) {
         // `afterok:7:8(unfulfilled)`: the state in brackets is Slurm's, stale while held.
         let part = part.split('(').next().unwrap_or(part);
+        if part == "singleton" {
+            items.push(Item::Singleton);
+            continue;
+        }
         let mut fields = part.split(':');
         let kind_name = fields.next().unwrap_or("");
         let parents: Vec<&str> = fields.collect();
@@ -93,7 +104,7 @@ fn parse(expression: &str) -> Result<(Vec<Item>, bool), String> {
                 Some((a, k)) => Parent::Task(number(a, part)?, number(k, part)?),
                 None => Parent::Job(number(parent, part)?),
             };
-            items.push(Item { kind, parent });
+            items.push(Item::On { kind, parent });
         }
     }
     Ok((items, any))
@@ -109,16 +120,21 @@ pub fn parents(expression: &str) -> Vec<u32> {
     parse(expression).map_or(Vec::new(), |(items, _)| {
         items
             .iter()
-            .map(|i| match i.parent {
+            .filter_map(|i| match *i {
+                Item::On { parent, .. } => Some(parent),
+                Item::Singleton => None,
+            })
+            .map(|parent| match parent {
                 Parent::Job(j) | Parent::Task(j, _) | Parent::Array(j) => j,
             })
             .collect()
     })
 }
 
-/// Judges `expression` (a job's [`SlurmJob::dependency`]) against the jobs of a poll at
+/// Judges `job`'s dependency ([`SlurmJob::dependency`]) against the jobs of a poll at
 /// `now_s` (Unix seconds).
-pub fn judge(expression: &str, jobs: &BTreeMap<u32, &SlurmJob>, now_s: u64) -> Verdict {
+pub fn judge(job: &SlurmJob, jobs: &BTreeMap<u32, &SlurmJob>, now_s: u64) -> Verdict {
+    let expression = job.dependency.as_str();
     if expression.is_empty() {
         return Verdict::Met;
     }
@@ -126,11 +142,15 @@ pub fn judge(expression: &str, jobs: &BTreeMap<u32, &SlurmJob>, now_s: u64) -> V
         Ok(parsed) => parsed,
         Err(why) => return Verdict::NotJudged(why),
     };
-    let verdicts = items.iter().map(|item| judge_item(item, jobs, now_s));
+    let verdicts = items.iter().map(|item| match *item {
+        Item::On { kind, parent } => judge_item(kind, parent, jobs, now_s),
+        Item::Singleton => judge_singleton(job, jobs),
+    });
     let mut waiting = None;
     let mut never = None;
     for verdict in verdicts {
         match verdict {
+            Verdict::NotJudged(why) => return Verdict::NotJudged(why),
             Verdict::Met if any => return Verdict::Met,
             Verdict::Never(why) if !any => return Verdict::Never(why),
             Verdict::Waiting(why) => waiting = waiting.or(Some(why)),
@@ -162,12 +182,40 @@ fn parent_jobs<'a>(parent: Parent, jobs: &BTreeMap<u32, &'a SlurmJob>) -> Vec<&'
     }
 }
 
-fn judge_item(item: &Item, jobs: &BTreeMap<u32, &SlurmJob>, now_s: u64) -> Verdict {
-    let parents = parent_jobs(item.parent, jobs);
+/// Slurm's `singleton` test for `job`: the first other job of its user and name that runs,
+/// is suspended, or waits with a lower id blocks it.
+fn judge_singleton(job: &SlurmJob, jobs: &BTreeMap<u32, &SlurmJob>) -> Verdict {
+    let Some(owner) = &job.owner else {
+        return Verdict::NotJudged("singleton: its name could not be read".into());
+    };
+    let blocker = jobs.values().find(|other| {
+        other.id != job.id
+            && other.owner.as_ref() == Some(owner)
+            && match other.state {
+                JobStateName::Running | JobStateName::Suspended => true,
+                JobStateName::Pending => other.id < job.id,
+                _ => false,
+            }
+    });
+    match blocker {
+        Some(other) if other.state == JobStateName::Pending => Verdict::Waiting(format!(
+            "job {} of the same name and user waits before it",
+            other.id
+        )),
+        Some(other) => Verdict::Waiting(format!(
+            "job {} of the same name and user has not ended",
+            other.id
+        )),
+        None => Verdict::Met,
+    }
+}
+
+fn judge_item(kind: Kind, parent: Parent, jobs: &BTreeMap<u32, &SlurmJob>, now_s: u64) -> Verdict {
+    let parents = parent_jobs(parent, jobs);
     let ended = |j: &SlurmJob| j.state.is_final();
     let ok = |j: &SlurmJob| j.state == JobStateName::Completed;
     let first = |test: &dyn Fn(&SlurmJob) -> bool| parents.iter().find(|j| test(j)).map(|j| j.id);
-    match item.kind {
+    match kind {
         Kind::After { minutes } => {
             if let Some(id) = first(&|j| j.state == JobStateName::Pending) {
                 return Verdict::Waiting(format!("job {id} has not started"));
@@ -223,7 +271,12 @@ mod tests {
 
     fn judge_with(expression: &str, listed: &[&SlurmJob], now_s: u64) -> Verdict {
         let jobs: BTreeMap<u32, &SlurmJob> = listed.iter().map(|j| (j.id, *j)).collect();
-        judge(expression, &jobs, now_s)
+        let child = SlurmJob {
+            id: 100,
+            dependency: expression.into(),
+            ..SlurmJob::default()
+        };
+        judge(&child, &jobs, now_s)
     }
 
     /// The verdict's kind, without its words.
@@ -298,13 +351,52 @@ mod tests {
     }
 
     #[test]
+    fn a_singleton_waits_for_its_name_running_or_waiting_before_it() {
+        let named = |id, name: &str, user, state| SlurmJob {
+            id,
+            state,
+            owner: Some((user, name.to_string())),
+            dependency: if id == 10 {
+                "singleton(unfulfilled)".into()
+            } else {
+                String::new()
+            },
+            ..SlurmJob::default()
+        };
+        use JobStateName::{Completed, Completing, Pending, Running, Suspended};
+        let kind_among = |others: &[SlurmJob]| {
+            let me = named(10, "train", 7, Pending);
+            let mut jobs: BTreeMap<u32, &SlurmJob> = others.iter().map(|j| (j.id, j)).collect();
+            jobs.insert(me.id, &me);
+            match judge(&me, &jobs, 0) {
+                Verdict::Met => "met",
+                Verdict::Waiting(_) => "waiting",
+                Verdict::Never(_) => "never",
+                Verdict::NotJudged(_) => "not judged",
+            }
+        };
+        // Blocked by the same name and user running, suspended, or waiting with a lower id
+        // (held or not: Slurm counts a held one too).
+        assert_eq!(kind_among(&[named(4, "train", 7, Running)]), "waiting");
+        assert_eq!(kind_among(&[named(4, "train", 7, Suspended)]), "waiting");
+        assert_eq!(kind_among(&[named(4, "train", 7, Pending)]), "waiting");
+        // Not by a later one, an ended or ending one, another name or another user.
+        assert_eq!(kind_among(&[named(12, "train", 7, Pending)]), "met");
+        assert_eq!(kind_among(&[named(4, "train", 7, Completed)]), "met");
+        assert_eq!(kind_among(&[named(4, "train", 7, Completing)]), "met");
+        assert_eq!(kind_among(&[named(4, "eval", 7, Running)]), "met");
+        assert_eq!(kind_among(&[named(4, "train", 8, Running)]), "met");
+        // Joined with other items; a name the poll could not read is not judged.
+        let mut unnamed = named(10, "train", 7, Pending);
+        unnamed.owner = None;
+        let jobs = BTreeMap::from([(10, &unnamed)]);
+        assert!(matches!(judge(&unnamed, &jobs, 0), Verdict::NotJudged(_)));
+        assert_eq!(parents("singleton,afterok:3"), [3]);
+    }
+
+    #[test]
     fn kinds_gantry_does_not_judge_are_named() {
-        for expression in [
-            "singleton(unfulfilled)",
-            "aftercorr:5_*",
-            "expand:3",
-            "afterok:x",
-        ] {
+        for expression in ["aftercorr:5_*", "expand:3", "afterok:x"] {
             assert_eq!(kind(expression, &[], 0), "not judged", "{expression}");
         }
     }

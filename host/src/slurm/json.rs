@@ -182,6 +182,10 @@ pub struct SlurmJob {
     /// joined by `,` (all) or `?` (any); empty for none. Slurm does not update the states
     /// in brackets while the job is held ([`super::dependency`]).
     pub dependency: String,
+    /// Its owner's numeric user id and its name (`--job-name`): a `singleton` dependency
+    /// waits for the other jobs of the same name and user. `None` when the listing did not
+    /// say (or could not be read unambiguously).
+    pub owner: Option<(u32, String)>,
     /// The job's comment (`gantry` writes its rejection reasons here; a site's checkpoint
     /// marker may be a tag in it, see `ControllerConfig::checkpoint_marker`).
     pub comment: String,
@@ -386,6 +390,9 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
             d if d == "(null)" => String::new(),
             d => d,
         },
+        owner: number(field("user_id"))
+            .and_then(|u| u32::try_from(u).ok())
+            .map(|u| (u, text(field("name")))),
         comment: text(field("comment")),
         requeue: field("requeue").as_bool().unwrap_or(false),
         qos: text(field("qos")),
@@ -462,6 +469,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         array_tasks: String::new(),
         het_job: None,
         dependency: String::new(),
+        owner: None,
         comment: String::new(),
         requeue: false,
         qos: String::new(),

@@ -1470,7 +1470,9 @@ fn slurm_lab_a_job_array_is_split_into_single_jobs_gantry_schedules() {
 /// would sit on GPUs the core counted busy), then gantry schedules it; one whose dependency
 /// can never be met is released to Slurm, which keeps it pending as
 /// `DependencyNeverSatisfied`. (Before, gantry started both at once: the first waited in
-/// Slurm on its pinned node, the second held its GPUs for ever.)
+/// Slurm on its pinned node, the second held its GPUs for ever.) Two `singleton` jobs of
+/// one name run one after the other, both scheduled by gantry (before, gantry left them
+/// to Slurm).
 #[test]
 fn slurm_lab_a_dependent_job_is_scheduled_once_its_dependency_is_met() {
     let _slot = LABS.take();
@@ -1506,6 +1508,17 @@ fn slurm_lab_a_dependent_job_is_scheduled_once_its_dependency_is_met() {
         ],
         1,
     );
+    let singleton = [
+        "--time=1",
+        "--gpus=1",
+        "-J",
+        "chain",
+        "--dependency=singleton",
+    ];
+    let (first_link, second_link) = (
+        lab.submit_sleep(&singleton, 3),
+        lab.submit_sleep(&singleton, 1),
+    );
     let gantry = Gantry::start(&lab, "depend", "fifo", &["--exit-when-idle"]);
     lab.wait_job(orphan, Duration::from_secs(60), "never satisfiable", |j| {
         j["state_reason"] == "DependencyNeverSatisfied"
@@ -1520,6 +1533,9 @@ fn slurm_lab_a_dependent_job_is_scheduled_once_its_dependency_is_met() {
         format!(
             "job {orphan}: its dependency (afterok:{failing}(unfulfilled)) can never be met (job {failing} ended FAILED); released to Slurm"
         ),
+        format!(
+            "job {second_link}: waits for its dependency (singleton(unfulfilled)): job {first_link} of the same name and user"
+        ),
     ] {
         assert!(log.contains(&text), "{text}\n{log}");
     }
@@ -1530,7 +1546,11 @@ fn slurm_lab_a_dependent_job_is_scheduled_once_its_dependency_is_met() {
         time(child, "start_time") >= time(parent, "end_time"),
         "job {child} started before job {parent} ended:\n{log}"
     );
-    assert_eq!(summary["jobs_completed"], 2, "{summary}");
+    assert!(
+        time(second_link, "start_time") >= time(first_link, "end_time"),
+        "singleton job {second_link} started before job {first_link} ended:\n{log}"
+    );
+    assert_eq!(summary["jobs_completed"], 4, "{summary}");
 }
 
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
