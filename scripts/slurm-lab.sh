@@ -4,7 +4,7 @@
 #   scripts/slurm-lab.sh up DIR [--nodes N] [--gpus G] [--racks R] [--partition P]
 #                               [--auth munge|none] [--timeout S] [--sched builtin|backfill]
 #                               [--epilog-ack ACKDIR] [--submit-doorbell ACKDIR]
-#                               [--cred-expire S]
+#                               [--cred-expire S] [--accounting]
 #   scripts/slurm-lab.sh down DIR
 #
 # `up` writes everything under DIR (config, state, spool, logs, pid files, munge key and
@@ -22,6 +22,10 @@
 # FIFO priority plus backfill, for measuring Slurm alone; DebugFlags=Backfill logs each of
 # its passes), `cred_expire=10` under munge (Slurm's wait before a requeued job may run
 # again on its old nodes is cred_expire + 1 s; a stock Slurm's 120 with `--cred-expire 120`).
+# `--accounting` adds a private MariaDB (socket only, no TCP) and slurmdbd, with limits
+# enforced (`AccountingStorageEnforce=associations,limits,qos`), cluster, account `lab` and
+# user root registered, so that QOS and association limits can be set with `sacctmgr`;
+# installs mariadb-server and slurmdbd when missing.
 # GPUs are fake: GRES File= points at symlinks to /dev/null
 # (Slurm 22.05 drops file-less GPUs and refuses plain files). Ports: a block of N+1 free TCP
 # ports derived from DIR's path, so two labs in two folders do not collide. Installs
@@ -33,7 +37,7 @@ set -euo pipefail
 scripts_dir=$(cd "$(dirname "$0")" && pwd -P)
 
 usage() {
-    sed -n '4,6p' "$0" | sed 's/^# //' >&2
+    sed -n '4,8p' "$0" | sed 's/^# //' >&2
     exit 64
 }
 
@@ -51,6 +55,7 @@ sched=builtin
 epilog_ack=""
 submit_doorbell=""
 cred_expire=10
+accounting=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --nodes) nodes=$2; shift 2 ;;
@@ -63,6 +68,7 @@ while [[ $# -gt 0 ]]; do
         --epilog-ack) epilog_ack=$2; shift 2 ;;
         --submit-doorbell) submit_doorbell=$2; shift 2 ;;
         --cred-expire) cred_expire=$2; shift 2 ;;
+        --accounting) accounting=1; shift ;;
         *) usage ;;
     esac
 done
@@ -164,6 +170,10 @@ down() {
 install_missing() {
     local missing=()
     command -v slurmctld >/dev/null 2>&1 || missing+=(slurm-wlm)
+    if (( accounting )); then
+        command -v slurmdbd >/dev/null 2>&1 || missing+=(slurmdbd)
+        command -v mariadbd >/dev/null 2>&1 || missing+=(mariadb-server)
+    fi
     [[ $auth == munge ]] && ! command -v munged >/dev/null 2>&1 && missing+=(munge)
     (( ${#missing[@]} == 0 )) && return 0
     log "installing ${missing[*]}"
@@ -172,9 +182,10 @@ install_missing() {
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-# A block of nodes+1 consecutive free TCP ports, starting from a base derived from DIR.
+# A block of nodes+1 consecutive free TCP ports (nodes+2 with slurmdbd's), starting from a
+# base derived from DIR.
 pick_ports() {
-    local need=$((nodes + 1)) sum base p busy tries
+    local need=$((nodes + 1 + accounting)) sum base p busy tries
     sum=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
     base=$((20000 + (sum % 400) * 100))
     for tries in $(seq 1 50); do
@@ -202,6 +213,35 @@ AuthInfo=socket=$dir/munge/munge.sock,cred_expire=$cred_expire"
         auth_lines="AuthType=auth/none
 CredType=cred/none"
     fi
+    local accounting_lines="AccountingStorageType=accounting_storage/none"
+    if (( accounting )); then
+        accounting_lines="AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$((last + 1))
+AccountingStorageEnforce=associations,limits,qos
+AccountingStorageTRES=gres/gpu"
+        # Under munge, the socket the tools sign their requests to slurmdbd with.
+        if [[ $auth == munge ]]; then
+            accounting_lines="$accounting_lines
+AccountingStoragePass=$dir/munge/munge.sock"
+        fi
+        # slurmdbd reads slurmdbd.conf beside slurm.conf; it must be private to SlurmUser.
+        {
+            echo "# Written by scripts/slurm-lab.sh: the lab's accounting daemon, on its private MariaDB."
+            grep -v '^CredType=' <<< "$auth_lines"
+            echo "DbdHost=localhost"
+            echo "DbdAddr=127.0.0.1"
+            echo "DbdPort=$((last + 1))"
+            echo "SlurmUser=root"
+            echo "PidFile=$dir/run/slurmdbd.pid"
+            echo "LogFile=$dir/log/slurmdbd.log"
+            echo "StorageType=accounting_storage/mysql"
+            echo "StorageHost=localhost"
+            echo "StorageUser=root"
+            echo "StorageLoc=slurm_acct_db"
+        } > "$dir/etc/slurmdbd.conf"
+        chmod 0600 "$dir/etc/slurmdbd.conf"
+    fi
     local topology_line=""
     if (( racks > 1 )); then topology_line="TopologyPlugin=topology/tree"; fi
     cat > "$conf" <<EOF
@@ -226,7 +266,7 @@ SelectTypeParameters=CR_Core
 GresTypes=gpu
 ProctrackType=proctrack/pgid
 TaskPlugin=task/none
-AccountingStorageType=accounting_storage/none
+$accounting_lines
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 $sched_lines
@@ -302,6 +342,33 @@ fail_up() {
     exit 1
 }
 
+# --accounting: the lab's MariaDB (its socket in DIR/run, no TCP; root by unix socket) and
+# slurmdbd, then the cluster, account `lab` and user root registered, before slurmctld.
+start_accounting() {
+    local base=$1 deadline=$2 db="$dir/db" sock="$dir/run/mysql.sock"
+    if [[ ! -d $db/mysql ]]; then
+        mariadb-install-db --no-defaults --datadir="$db" --user=root \
+            --auth-root-authentication-method=socket --skip-test-db > "$dir/log/mariadb-install.log" 2>&1 ||
+            fail_up "mariadb-install-db failed"
+    fi
+    # Detached, its output in its log: the caller reads this script's stdout to its end.
+    setsid mariadbd --no-defaults --datadir="$db" --socket="$sock" --pid-file="$dir/run/mariadb.pid" \
+        --skip-networking --user=root --log-error="$dir/log/mariadb.log" \
+        --innodb-buffer-pool-size=16M < /dev/null > /dev/null 2>&1 &
+    until mariadb --socket="$sock" -e 'select 1' > /dev/null 2>&1; do
+        (( SECONDS >= deadline )) && fail_up "MariaDB did not answer after ${timeout_s}s"
+        sleep 0.2
+    done
+    MYSQL_UNIX_PORT=$sock SLURM_CONF=$conf slurmdbd || fail_up "slurmdbd did not start"
+    until sacctmgr -n list cluster > /dev/null 2>&1; do
+        (( SECONDS >= deadline )) && fail_up "slurmdbd did not answer after ${timeout_s}s"
+        sleep 0.2
+    done
+    sacctmgr -i add cluster "lab$base" > /dev/null
+    sacctmgr -i add account lab Cluster="lab$base" > /dev/null
+    sacctmgr -i add user root Account=lab Cluster="lab$base" > /dev/null
+}
+
 up() {
     if [[ -n $(live_pids; live_pids munge) ]]; then
         log "$dir already has running daemons ($(live_pids; live_pids munge)); run 'down' first"
@@ -320,6 +387,7 @@ up() {
             --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" \
             --seed-file="$dir/munge/munged.seed" || fail_up "munged did not start"
     fi
+    if (( accounting )); then start_accounting "$base" "$deadline"; fi
     slurmctld -f "$conf" || fail_up "slurmctld did not start"
     local i
     for ((i = 1; i <= nodes; i++)); do
@@ -343,7 +411,9 @@ up() {
         (( SECONDS >= deadline )) && fail_up "no scheduling cycle after ${timeout_s}s"
         sleep 0.2
     done
-    log "up: $nodes nodes x $gpus GPUs in $racks rack(s), partition $partition, ports $base-$((base + nodes)), $SECONDS s"
+    local with=""
+    (( accounting )) && with=", accounting (slurmdbd on port $((base + nodes + 1)))"
+    log "up: $nodes nodes x $gpus GPUs in $racks rack(s), partition $partition, ports $base-$((base + nodes))$with, $SECONDS s"
     echo "export SLURM_CONF=$conf"
 }
 

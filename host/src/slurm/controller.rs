@@ -29,6 +29,7 @@ use super::foreign::{gpus_to_take_out, outside_gpus_per_machine};
 use super::gres::{GpuRequest, job_request, node_gpus};
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
+use super::limit::{Limit, LimitWait};
 use crate::registry::{AnyOrder, AnyPlacer, HOST_JOBS, OrderKind, PlacerKind};
 use crate::sim::{DECISION_BUFFER, HostDecision, HostScheduler, LogEntry};
 use crate::tias_config::{Invalid, TiasOverrides};
@@ -170,6 +171,8 @@ pub struct Cycle {
     /// Jobs the core holds queued that were first seen released or started by someone else
     /// (an operator's `scontrol release`, or a second scheduler on the partition).
     pub released_outside: u32,
+    /// Released jobs taken back for a QOS or association limit ([`super::limit`]).
+    pub limit_holds: u32,
 }
 
 /// Kinds of one-time notes, so a lasting condition is logged once per job.
@@ -189,6 +192,7 @@ enum Said {
     ArraySplit,
     DependencyWait,
     DependencyLeft,
+    LimitLeft,
 }
 
 /// The reconciler. Owns the core (boxed: about 5 MB).
@@ -224,6 +228,9 @@ pub struct Controller {
     /// such an array are in the core at once (Slurm would hold a further released task
     /// back). Kept beside the journal: once split, a record no longer shows its throttle.
     array_throttles: BTreeMap<u32, u32>,
+    /// Released jobs Slurm kept pending for a shared QOS or association limit, taken out
+    /// of the core and held until the limit may have freed ([`super::limit`]).
+    limit_waits: BTreeMap<u32, LimitWait>,
     /// The jobs the held jobs of the last poll depend on (see [`Self::watched_jobs`]).
     dependency_parents: BTreeSet<u32>,
     /// Jobs an operator holds (`scontrol hold` / `requeuehold`): out of the core until
@@ -345,6 +352,7 @@ impl Controller {
             held_by_gantry: BTreeSet::new(),
             array_throttles: BTreeMap::new(),
             dependency_parents: BTreeSet::new(),
+            limit_waits: BTreeMap::new(),
             operator_held: BTreeSet::new(),
             wait_said: BTreeMap::new(),
             grace: BTreeMap::new(),
@@ -504,8 +512,9 @@ impl Controller {
         });
         self.ends(now, &jobs, &unusable, &mut cycle);
         self.operator_holds(now, &jobs, &mut cycle);
-        // A dependency may name a job of another partition.
+        // A dependency or a limit may name a job of another partition.
         let listed: BTreeMap<u32, &SlurmJob> = snapshot.jobs.iter().map(|j| (j.id, j)).collect();
+        self.limit_holds(now, &jobs, &listed, &mut cycle);
         self.submissions(now, &jobs, &listed, &mut cycle);
         self.deadline_rule(now, &jobs, &mut cycle);
         self.tick(now, &mut cycle);
@@ -543,6 +552,7 @@ impl Controller {
         self.replayed.preempted_by_core.retain(here);
         self.held_by_gantry.retain(here);
         self.operator_held.retain(here);
+        self.limit_waits.retain(|id, _| here(id));
         self.wait_said.retain(|id, _| here(id));
         self.replayed.started_ever.retain(here);
         let arrays: BTreeSet<u32> = jobs
@@ -1196,6 +1206,91 @@ impl Controller {
         }
     }
 
+    /// Jobs gantry released that Slurm keeps pending for a QOS or association limit
+    /// ([`super::limit`]): the core counts their GPUs busy while nothing runs there, so
+    /// each leaves the core. One held back by a shared limit is held again and submitted
+    /// once the limit may have freed ([`Self::limit_wait_over`]); one that passes a limit
+    /// alone is left to Slurm, pending where it is.
+    fn limit_holds(
+        &mut self,
+        now: u64,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        listed: &BTreeMap<u32, &SlurmJob>,
+        cycle: &mut Cycle,
+    ) {
+        let released: Vec<u32> = self
+            .core
+            .jobs()
+            .filter(|j| j.state() == JobState::Running)
+            .map(|j| j.id().0)
+            .filter(|id| self.released_at_ms.contains_key(id))
+            .collect();
+        for id in released {
+            let Some(job) = jobs.get(&id) else { continue };
+            if job.state != JobStateName::Pending || job.held {
+                continue;
+            }
+            let Some(limit) = super::limit::limit_of(&job.reason) else {
+                continue;
+            };
+            if !self.withdraw(now, id, cycle) {
+                continue;
+            }
+            self.released_at_ms.remove(&id);
+            self.wait_said.remove(&id);
+            match limit {
+                Limit::Shared => {
+                    let wait = LimitWait::new(job, listed, now);
+                    let on = if wait.blockers.is_empty() {
+                        format!("in {} s", super::limit::RETRY_WITHOUT_BLOCKERS_MS / 1000)
+                    } else {
+                        let ids: Vec<String> = wait.blockers.iter().map(u32::to_string).collect();
+                        format!("once one of jobs {} ends", ids.join(","))
+                    };
+                    cycle.notes.push(format!(
+                        "job {id}: Slurm keeps it pending for a limit of its QOS or account ({}); gantry holds it again, gives its GPUs to others and submits it again {on}",
+                        job.reason
+                    ));
+                    self.limit_waits.insert(id, wait);
+                    cycle.actions.push(Action::Hold { job: id });
+                    cycle.limit_holds += 1;
+                }
+                Limit::JobAlone => {
+                    let text = format!(
+                        "job {id}: Slurm keeps it pending for a limit it passes by itself ({}); it starts only once an operator changes the limit, so gantry leaves it to Slurm and gives its GPUs to others",
+                        job.reason
+                    );
+                    self.note(cycle, id, Said::LimitLeft, text);
+                }
+            }
+        }
+    }
+
+    /// Whether a held job gantry held back for a limit may be submitted again (logged
+    /// then); true for any other job.
+    fn limit_wait_over(
+        &mut self,
+        now: u64,
+        job: &SlurmJob,
+        listed: &BTreeMap<u32, &SlurmJob>,
+        cycle: &mut Cycle,
+    ) -> bool {
+        let Some(wait) = self.limit_waits.get(&job.id) else {
+            return true;
+        };
+        if !wait.over(listed, now) {
+            return false;
+        }
+        cycle.notes.push(format!(
+            "job {}: held back for a limit ({}) for {:.1} s; gantry schedules it again",
+            job.id,
+            wait.reason,
+            now.saturating_sub(wait.since_ms) as f64 / 1000.0
+        ));
+        self.limit_waits.remove(&job.id);
+        true
+    }
+
     /// Takes a job gantry still holds out of the core (an operator hold, Slurm's deadline
     /// rule) and forgets its pending start and preemption; false, with a note, when the core
     /// refuses the cancel.
@@ -1250,9 +1345,9 @@ impl Controller {
     }
 
     /// New work: held jobs the core does not hold are submitted (in submission order) once
-    /// their dependency is met; a request gantry cannot honour is rejected with its
-    /// reason. `listed`: every job of the poll, of any partition (a dependency may name
-    /// any).
+    /// their dependency is met and no limit holds them back; a request gantry cannot
+    /// honour is rejected with its reason. `listed`: every job of the poll, of any
+    /// partition (a dependency or a limit may name any).
     fn submissions(
         &mut self,
         now: u64,
@@ -1285,7 +1380,9 @@ impl Controller {
                 _ if job.het_job.is_some() => self.heterogeneous_job_part(job, cycle),
                 _ if job.array_job.is_some() && !self.array_task_is_gantrys(job, cycle) => {}
                 JobStateName::Pending if job.held => {
-                    if self.dependency_met(now, job, listed, cycle) {
+                    if self.limit_wait_over(now, job, listed, cycle)
+                        && self.dependency_met(now, job, listed, cycle)
+                    {
                         candidates.push(job);
                     }
                 }
@@ -1297,7 +1394,16 @@ impl Controller {
                     ));
                     cycle.actions.push(Action::Hold { job: job.id });
                 }
+                // Held back for a limit in this cycle: its hold is on its way.
+                JobStateName::Pending
+                    if self
+                        .limit_waits
+                        .get(&job.id)
+                        .is_some_and(|w| w.since_ms == now) => {}
                 JobStateName::Pending if self.dependency_is_slurms(now, job, listed) => {}
+                // A limit it passes alone: Slurm's until an operator changes the limit.
+                JobStateName::Pending
+                    if super::limit::limit_of(&job.reason) == Some(Limit::JobAlone) => {}
                 JobStateName::Pending => {
                     let text = format!(
                         "job {}: pending but not held (reason {}); holding it so gantry schedules it",

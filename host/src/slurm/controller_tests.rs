@@ -2625,3 +2625,106 @@ fn gantrys_own_hold_stays_gantrys_across_a_restart() {
         );
     });
 }
+
+fn as_str(nodes: &[String]) -> Vec<&str> {
+    nodes.iter().map(String::as_str).collect()
+}
+
+/// A released job Slurm keeps pending for a shared QOS limit leaves the core, so its GPUs
+/// go to the next job, is held again, and is submitted again once a job of its user that
+/// ran when it was held back ends; one pending for a limit it passes alone is left to Slurm.
+#[test]
+fn a_job_pending_for_a_qos_limit_gives_its_gpus_to_others_until_the_limit_may_free() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        // Jobs 1 and 2 of user 7, 3 to 6 of user 8, a whole node each: 5 and 6 queue.
+        let mut jobs: Vec<SlurmJob> = (1..=6)
+            .map(|id| SlurmJob {
+                owner: Some((if id <= 2 { 7 } else { 8 }, format!("job{id}"))),
+                ..held(id, "gres:gpu:8")
+            })
+            .collect();
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        assert_eq!(starts(&cycle).len(), 4, "{:?}", cycle.actions);
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+        }
+        let on = |cycle: &Cycle, id: u32| pinned_nodes(cycle, id);
+        let (on1, on2, on3, on4) = (on(&cycle, 1), on(&cycle, 2), on(&cycle, 3), on(&cycle, 4));
+        jobs[0] = running(&jobs[0], &as_str(&on1));
+        // User 7 may hold 8 GPUs: Slurm keeps job 2 pending where gantry pinned it.
+        jobs[1] = SlurmJob {
+            reason: "QOSMaxGRESPerUser".into(),
+            ..released(&jobs[1], &as_str(&on2))
+        };
+        jobs[2] = running(&jobs[2], &as_str(&on3));
+        jobs[3] = running(&jobs[3], &as_str(&on4));
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 1_000);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 2: Slurm keeps it pending for a limit of its QOS or account (QOSMaxGRESPerUser); gantry holds it again, gives its GPUs to others and submits it again once one of jobs 1 ends"),
+            "{text}"
+        );
+        assert_eq!(cycle.limit_holds, 1);
+        assert!(c.core().job(JobId(2)).is_none(), "the core let it go");
+        assert_eq!(kinds(&cycle), [(2, "hold"), (5, "start")]);
+        assert_eq!(on(&cycle, 5), on2, "job 5 took job 2's node");
+        for action in &cycle.actions {
+            c.action_done(action, T0 + 1_000, Ok(()));
+        }
+        let on5 = on(&cycle, 5);
+        jobs[1] = SlurmJob {
+            held: true,
+            reason: "JobHeldUser".into(),
+            ..jobs[1].clone()
+        };
+        jobs[4] = running(&jobs[4], &as_str(&on5));
+        // While job 1 runs, job 2 stays held and out of the core.
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 2_000);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(c.core().job(JobId(2)).is_none());
+        // Job 1 ends: job 2 is submitted again, behind job 6 (the core takes it as a new
+        // arrival), which takes job 1's node.
+        jobs[0] = ended(&jobs[0], JobStateName::Completed);
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 3_000);
+        assert!(
+            cycle.notes.join("\n").contains(
+                "job 2: held back for a limit (QOSMaxGRESPerUser) for 2.0 s; gantry schedules it again"
+            ),
+            "{:?}",
+            cycle.notes
+        );
+        assert!(c.core().job(JobId(2)).is_some());
+        assert_eq!(starts(&cycle), [(6, shape_text(&[(on1[0].clone(), 8)]))]);
+        for action in &cycle.actions {
+            c.action_done(action, T0 + 3_000, Ok(()));
+        }
+        jobs[5] = released(&jobs[5], &as_str(&on1));
+        // Job 3 ends: job 2 starts on its node.
+        jobs[2] = ended(&jobs[2], JobStateName::Completed);
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 4_000);
+        assert_eq!(starts(&cycle), [(2, shape_text(&[(on3[0].clone(), 8)]))]);
+        for action in &cycle.actions {
+            c.action_done(action, T0 + 4_000, Ok(()));
+        }
+        // Job 6 passes a per-job limit by itself: out of the core, left pending to Slurm,
+        // not held again.
+        jobs[1] = running(&jobs[1], &as_str(&on3));
+        jobs[5].reason = "QOSMaxWallDurationPerJobLimit".into();
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 5_000);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(c.core().job(JobId(6)).is_none());
+        assert!(
+            cycle.notes.join("\n").contains(
+                "job 6: Slurm keeps it pending for a limit it passes by itself (QOSMaxWallDurationPerJobLimit)"
+            ),
+            "{:?}",
+            cycle.notes
+        );
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 6_000);
+        assert!(
+            cycle.actions.is_empty() && cycle.notes.is_empty(),
+            "{cycle:?}"
+        );
+    });
+}

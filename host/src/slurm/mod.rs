@@ -40,6 +40,7 @@ pub mod hostlist;
 pub mod journal;
 pub mod json;
 pub mod layout;
+pub mod limit;
 pub mod session;
 /// Slurm's allocation rule, from the cluster model ([`crate::cluster::slurm_split`]).
 pub use crate::cluster::slurm_split as shape;
@@ -583,6 +584,7 @@ impl Daemon<'_> {
             self.tally.summary.restarts_seen += u64::from(cycle.restarts_seen);
             self.tally.summary.unexpected += u64::from(cycle.unexpected);
             self.tally.summary.jobs_released_outside_gantry += u64::from(cycle.released_outside);
+            self.tally.summary.limit_holds += u64::from(cycle.limit_holds);
             if self.args.dry_run {
                 for action in &cycle.actions {
                     for line in action.commands(&self.names) {

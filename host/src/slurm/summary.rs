@@ -65,6 +65,10 @@ pub struct Summary {
     /// operator, or a second scheduler on the partition), each counted once.
     #[serde(default)]
     pub jobs_released_outside_gantry: u64,
+    /// Released jobs Slurm kept pending for a QOS or association limit, which gantry took
+    /// back and held until the limit could free ([`super::limit`]), each time counted.
+    #[serde(default)]
+    pub limit_holds: u64,
     /// Actions carried out (starts, holds, requeue-holds, rejections).
     pub decisions_carried_out: usize,
     /// Median time from the poll that showed a change to its action done, ms.

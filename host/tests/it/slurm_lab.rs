@@ -1553,6 +1553,64 @@ fn slurm_lab_a_dependent_job_is_scheduled_once_its_dependency_is_met() {
     assert_eq!(summary["jobs_completed"], 4, "{summary}");
 }
 
+/// A job Slurm keeps pending for a QOS limit (its QOS may hold one GPU; lab with
+/// accounting, one node of two GPUs) leaves the core and is held again, so the next job
+/// runs on the GPU it was pinned to; it runs once the job holding the limit ended. (Before,
+/// the core counted that GPU busy and the next job waited for the first to end.)
+#[test]
+fn slurm_lab_a_job_pending_for_a_qos_limit_gives_its_gpus_to_others() {
+    let _slot = LABS.take();
+    let flags = [
+        "--accounting",
+        "--nodes",
+        "1",
+        "--racks",
+        "1",
+        "--gpus",
+        "2",
+    ];
+    let Some(lab) = Lab::up_with("limit", &flags) else {
+        return;
+    };
+    lab.run(
+        "sacctmgr",
+        &["-i", "add", "qos", "one", "GrpTRES=gres/gpu=1"],
+    );
+    lab.run(
+        "sacctmgr",
+        &[
+            "-i",
+            "modify",
+            "user",
+            "where",
+            "name=root",
+            "set",
+            "qos+=one",
+        ],
+    );
+    let limited = ["--time=1", "--gpus=1", "--qos=one"];
+    let first = lab.submit_sleep(&limited, 6);
+    let second = lab.submit_sleep(&limited, 1);
+    let other = lab.submit_sleep(&["--time=1", "--gpus=1"], 1);
+    let gantry = Gantry::start(&lab, "limit", "fifo", &["--exit-when-idle"]);
+    let summary = gantry.finish(Duration::from_secs(90));
+    let log = std::fs::read_to_string(lab.dir.join("limit.log")).unwrap();
+    let text = format!(
+        "job {second}: Slurm keeps it pending for a limit of its QOS or account (QOSGrpGRES); gantry holds it again"
+    );
+    assert!(log.contains(&text), "{text}\n{log}");
+    lab.assert_completed(&[first, second, other]);
+    let jobs = lab.squeue();
+    let time = |id: u64, field: &str| jobs[&id][field].as_u64().unwrap();
+    assert!(
+        time(other, "start_time") < time(first, "end_time"),
+        "job {other} waited for job {first}'s end:\n{log}"
+    );
+    assert!(time(second, "start_time") >= time(first, "end_time"));
+    assert_eq!(summary["jobs_completed"], 3, "{summary}");
+    assert!(summary["limit_holds"].as_u64() >= Some(1), "{summary}");
+}
+
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
 /// only under sched/backfill) is left to Slurm: both components complete. Before, gantry
 /// placed each component as a job of its own, its update failed ("Job resizing not
