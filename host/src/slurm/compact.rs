@@ -19,7 +19,7 @@ use super::json::{JobStateName, SlurmJob, SlurmNode};
 /// `squeue -O` fields, in the order [`parse_squeue_compact`] reads them; width 0 prints
 /// each value whole. The two free texts come last: `Name`, ended by [`NAME_END`], then
 /// `Comment` (either may hold `|`).
-pub const FIELDS: [&str; 31] = [
+pub const FIELDS: [&str; 32] = [
     "JobID",
     "State",
     "Reason",
@@ -48,6 +48,7 @@ pub const FIELDS: [&str; 31] = [
     "HetJobID",
     "OverSubscribe",
     "Dependency",
+    "Reservation",
     "UserId",
     "Name",
     "Comment",
@@ -266,7 +267,7 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
         let fail = |problem: String| compact_error("squeue", index, line, problem);
         // Every field up to `Name` ends with `|`; the rest is `Name`, NAME_END, `Comment`.
         let f = fields(line, FIELDS.len() - 1).map_err(fail)?;
-        let (name, comment) = name_and_comment(f[29]);
+        let (name, comment) = name_and_comment(f[30]);
         let id = f[0]
             .parse::<u32>()
             .map_err(|_| fail(format!("job id {:?}", f[0])))?;
@@ -318,7 +319,8 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
             // `NO` for `--exclusive` (Slurm's `job_share_string`).
             exclusive: f[26] == "NO",
             dependency: text(f[27]),
-            owner: f[28]
+            reservation: text(f[28]),
+            owner: f[29]
                 .parse::<u32>()
                 .ok()
                 .zip(name)
@@ -335,10 +337,10 @@ mod tests {
 
     /// Lines as Slurm 22.05 printed them on the lab (`SLURM_TIME_FORMAT=%s`).
     const LISTING: &str = "\
-16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|afterok:2(unfulfilled),afterany:5_*(unfulfilled)|1000|train|v2\u{1f}(null)
-15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|(null)|1000|sweep\u{1f}a gantry:checkpoint | pipe
-7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|(null)|1000|eval\u{1f}
-2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|(null)|1000|prep\u{1f}
+16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|afterok:2(unfulfilled),afterany:5_*(unfulfilled)|team|1000|train|v2\u{1f}(null)
+15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|(null)|(null)|1000|sweep\u{1f}a gantry:checkpoint | pipe
+7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|(null)|(null)|1000|eval\u{1f}
+2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|(null)|(null)|1000|prep\u{1f}
 ";
 
     #[test]
@@ -395,6 +397,10 @@ mod tests {
         // Owner and name, a `|` in the name and in the comment included.
         assert_eq!(held.owner, Some((1000, "train|v2".to_string())));
         assert_eq!(running.owner, Some((1000, "eval".to_string())));
+        assert_eq!(
+            (held.reservation.as_str(), running.reservation.as_str()),
+            ("team", "")
+        );
     }
 
     #[test]

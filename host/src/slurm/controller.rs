@@ -14,9 +14,11 @@
 //! | ended (completed, failed, cancelled, …)      | `Finish`                  | `Cancel`            | —             |
 //! | gone from `squeue`                           | `Finish`                  | `Cancel`            | —             |
 //!
-//! Nodes: a node that turns unusable (DOWN, DRAIN, FAIL, …) sends `GpuDown` for each of its
-//! GPUs (the core preempts and requeues its job, Slurm has usually requeued it already); a
-//! node usable again sends `GpuUp`. A difference gantry did not expect (a job running on
+//! Nodes: a node that goes down (DOWN, powered off) sends `GpuDown` for each of its GPUs
+//! (the core preempts and requeues its job, Slurm has usually requeued it already); a node
+//! closed to new jobs (DRAIN, FAIL, RESERVED, MAINT) keeps the GPUs of the jobs Slurm runs
+//! there and sends `GpuDown` for the rest as they free (`NodeUse::Closed`); a node usable
+//! again sends `GpuUp`. A difference gantry did not expect (a job running on
 //! other nodes than chosen, a state it does not know, a job released outside gantry) is
 //! logged once and reconciled as the table says. GPUs that jobs running outside gantry
 //! hold are taken out of the core's view (`GpuDown`) while those jobs run.
@@ -175,6 +177,18 @@ pub struct Cycle {
     pub limit_holds: u32,
 }
 
+/// What a node is to gantry, from `sinfo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NodeUse {
+    /// Slurm starts jobs there: its GPUs are the core's (less those of jobs outside gantry).
+    Open,
+    /// Slurm starts no new job there but its running jobs go on (drained, failing, in a
+    /// reservation or maintenance): they keep their GPUs, the rest leave the core's view.
+    Closed,
+    /// Down, or powered off: its jobs are gone, and so are its GPUs.
+    Down,
+}
+
 /// Kinds of one-time notes, so a lasting condition is logged once per job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Said {
@@ -204,7 +218,7 @@ pub struct Controller {
     /// What the journal's replay rebuilds (and a checkpoint keeps).
     replayed: Replayed,
     /// Node usability as last seen, by machine index (for transition notes).
-    usable: Vec<Option<bool>>,
+    node_use: Vec<Option<NodeUse>>,
     restarts: BTreeMap<u32, u32>,
     refused: BTreeMap<u32, String>,
     start_failures: BTreeMap<u32, (u32, String)>,
@@ -339,7 +353,7 @@ impl Controller {
             config,
             batched: order.batches_instants(),
             replayed: Replayed::default(),
-            usable: vec![None; machines],
+            node_use: vec![None; machines],
             restarts: BTreeMap::new(),
             refused: BTreeMap::new(),
             start_failures: BTreeMap::new(),
@@ -503,7 +517,7 @@ impl Controller {
         let unusable: BTreeSet<&str> = snapshot
             .nodes
             .iter()
-            .filter(|n| !n.usable())
+            .filter(|n| !n.keeps_jobs())
             .map(|n| n.name.as_str())
             .collect();
         self.finished_completing.retain(|id| {
@@ -518,6 +532,7 @@ impl Controller {
         self.submissions(now, &jobs, &listed, &mut cycle);
         self.deadline_rule(now, &jobs, &mut cycle);
         self.tick(now, &mut cycle);
+        self.close_nodes(now, &jobs, &mut cycle);
         if self.batched && cycle.entries.iter().any(|e| e.event != Event::Tick) {
             self.handle(now, Event::Tick, &mut cycle).ok();
         }
@@ -726,7 +741,7 @@ impl Controller {
         self.leave_to_slurm(job, group, text, cycle);
     }
 
-    /// Leaves `job` (part of `group`, an array or heterogeneous job) to Slurm's own
+    /// Leaves `job` (part of `group`, an array or heterogeneous job, or itself) to Slurm's own
     /// scheduler: `text` logged once per group, the job released unpinned if held.
     fn leave_to_slurm(&mut self, job: &SlurmJob, group: u32, text: String, cycle: &mut Cycle) {
         self.note(cycle, group, Said::LeftToSlurm, text);
@@ -913,9 +928,13 @@ impl Controller {
             // node that was usable keeps its GPUs while NOT_RESPONDING: Slurm keeps its jobs
             // until `SlurmdTimeout` sets it DOWN.)
             let silent = node.is_some_and(|n| n.states.iter().any(|s| s == "NOT_RESPONDING"));
-            let usable = node.is_some_and(SlurmNode::usable)
-                && !(silent && self.usable[index] == Some(false));
-            if self.usable[index] != Some(usable) {
+            let node_use = match node {
+                _ if silent && self.node_use[index] == Some(NodeUse::Down) => NodeUse::Down,
+                Some(n) if n.usable() => NodeUse::Open,
+                Some(n) if n.keeps_jobs() => NodeUse::Closed,
+                _ => NodeUse::Down,
+            };
+            if self.node_use[index] != Some(node_use) {
                 let state = node.map_or("missing from sinfo".to_string(), |n| {
                     let mut s = n.states.join("+");
                     if !n.reason.is_empty() {
@@ -923,43 +942,82 @@ impl Controller {
                     }
                     s
                 });
-                if self.usable[index].is_some() || !usable {
-                    cycle.notes.push(format!(
-                        "node {} is {state}: its {} GPUs are {} for gantry",
-                        machine.name,
-                        machine.gpus,
-                        if usable { "back" } else { "down" }
-                    ));
+                if self.node_use[index].is_some() || node_use != NodeUse::Open {
+                    let what = match node_use {
+                        NodeUse::Open => format!("its {} GPUs are back for gantry", machine.gpus),
+                        NodeUse::Closed => "closed to new jobs: its running jobs go on, and gantry starts nothing there".to_string(),
+                        NodeUse::Down => format!("its {} GPUs are down for gantry", machine.gpus),
+                    };
+                    cycle
+                        .notes
+                        .push(format!("node {} is {state}: {what}", machine.name));
                 }
-                self.usable[index] = Some(usable);
+                self.node_use[index] = Some(node_use);
             }
             let gpus = machine.first_gpu..machine.first_gpu + machine.gpus;
-            let taken_out = if usable {
-                self.taken_out(gpus.clone(), outside_gpus, jobs)
-            } else {
-                Vec::new()
+            // A closed node: every GPU out but those of the core's jobs, which the sweep
+            // at the end of the cycle takes unless Slurm runs the job ([`Self::close_nodes`]).
+            let taken_out = match node_use {
+                NodeUse::Open => self.taken_out(gpus.clone(), outside_gpus, true, jobs),
+                NodeUse::Closed => self.taken_out(gpus.clone(), machine.gpus, false, jobs),
+                NodeUse::Down => Vec::new(),
             };
-            for g in gpus {
-                let gpu = GpuId(g);
-                let up = usable && !taken_out.contains(&g);
-                if up != self.core.is_healthy(gpu) {
-                    let event = if up {
-                        Event::GpuUp(gpu)
-                    } else {
-                        Event::GpuDown(gpu)
-                    };
-                    match self.handle(now, event, cycle) {
-                        Ok(()) => gpus_back |= up,
-                        Err(err) => cycle.notes.push(format!("core refused {event:?}: {err}")),
-                    }
-                }
-            }
+            gpus_back |= self.set_gpus(now, gpus, node_use != NodeUse::Down, &taken_out, cycle);
         }
         self.nodes_joined(nodes, cycle);
         // Batched orders get their one pass from `observe`'s Tick.
         if gpus_back && !self.batched {
             let _ = self.handle(now, Event::Tick, cycle);
         }
+    }
+
+    /// Brings the core's view of one machine's GPUs (`gpus`) to: up where `up` and not in
+    /// `taken_out`, down elsewhere. Returns whether a GPU came back.
+    fn set_gpus(
+        &mut self,
+        now: u64,
+        gpus: core::ops::Range<u16>,
+        up: bool,
+        taken_out: &[u16],
+        cycle: &mut Cycle,
+    ) -> bool {
+        let mut back = false;
+        for g in gpus {
+            let gpu = GpuId(g);
+            let up = up && !taken_out.contains(&g);
+            if up != self.core.is_healthy(gpu) {
+                let event = if up {
+                    Event::GpuUp(gpu)
+                } else {
+                    Event::GpuDown(gpu)
+                };
+                match self.handle(now, event, cycle) {
+                    Ok(()) => back |= up,
+                    Err(err) => cycle.notes.push(format!("core refused {event:?}: {err}")),
+                }
+            }
+        }
+        back
+    }
+
+    /// Closed nodes (drained, failing, reserved, in maintenance: Slurm starts no new job
+    /// there, its running ones go on), at the end of the cycle: every GPU leaves the core's
+    /// view but those of jobs Slurm runs there. So the GPUs a job freed this cycle, and
+    /// those of a start Slurm has not run (a pass of this cycle, or a release pending there
+    /// when the node closed), go; the core places those jobs elsewhere before anything is
+    /// released. The jobs it takes back never ran there: not counted as preemptions.
+    fn close_nodes(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        let preemptions = cycle.preemptions;
+        for index in 0..self.layout.machines.len() {
+            if self.node_use[index] != Some(NodeUse::Closed) {
+                continue;
+            }
+            let machine = &self.layout.machines[index];
+            let gpus = machine.first_gpu..machine.first_gpu + machine.gpus;
+            let taken_out = self.taken_out(gpus.clone(), machine.gpus, true, jobs);
+            self.set_gpus(now, gpus, true, &taken_out, cycle);
+        }
+        cycle.preemptions = preemptions;
     }
 
     /// Whether `job` holds GPUs of the partition outside gantry: Slurm runs it and the core
@@ -971,12 +1029,13 @@ impl Controller {
             && !self.grace.contains_key(&job.id)
     }
 
-    /// The GPUs of one usable machine to keep out of the core's view for the `want` GPUs
-    /// jobs outside gantry hold there ([`gpus_to_take_out`]).
+    /// The GPUs of one machine to keep out of the core's view for the `want` GPUs jobs
+    /// outside gantry hold there, or that a closed node holds back ([`gpus_to_take_out`]).
     fn taken_out(
         &self,
         gpus: core::ops::Range<u16>,
         want: u16,
+        owned_too: bool,
         jobs: &BTreeMap<u32, &SlurmJob>,
     ) -> Vec<u16> {
         let owner_runs = |g: u16| {
@@ -984,7 +1043,13 @@ impl Controller {
                 .gpu_owner(GpuId(g))
                 .map(|id| jobs.get(&id.0).is_some_and(|j| j.state.holds_nodes()))
         };
-        gpus_to_take_out(gpus, want, |g| self.core.is_healthy(GpuId(g)), owner_runs)
+        gpus_to_take_out(
+            gpus,
+            want,
+            owned_too,
+            |g| self.core.is_healthy(GpuId(g)),
+            owner_runs,
+        )
     }
 
     /// Says once per node that a node with GPUs joined the partition after gantry started:
@@ -1379,6 +1444,13 @@ impl Controller {
                 }
                 _ if job.het_job.is_some() => self.heterogeneous_job_part(job, cycle),
                 _ if job.array_job.is_some() && !self.array_task_is_gantrys(job, cycle) => {}
+                JobStateName::Pending if !job.reservation.is_empty() => {
+                    let text = format!(
+                        "job {}: asks for advance reservation {}; gantry leaves such jobs to Slurm's own scheduler, which starts them on the reservation's nodes",
+                        job.id, job.reservation
+                    );
+                    self.leave_to_slurm(job, job.id, text, cycle);
+                }
                 JobStateName::Pending if job.held => {
                     if self.limit_wait_over(now, job, listed, cycle)
                         && self.dependency_met(now, job, listed, cycle)

@@ -2728,3 +2728,102 @@ fn a_job_pending_for_a_qos_limit_gives_its_gpus_to_others_until_the_limit_may_fr
         );
     });
 }
+
+/// The four nodes of [`nodes`], all up, with `states` on node `name`.
+fn nodes_with(name: &str, states: &[&str]) -> Vec<SlurmNode> {
+    let mut all = nodes([true; 4]);
+    for node in all.iter_mut().filter(|n| n.name == name) {
+        node.states = states.iter().map(|s| s.to_string()).collect();
+        node.reason = "maintenance".into();
+    }
+    all
+}
+
+/// A drained node (Slurm starts nothing new there, its running jobs go on) keeps its
+/// running job, which runs to its end; its GPUs then leave the core's view, so the next
+/// job starts elsewhere, and they come back when the node is resumed. A node in a
+/// reservation is closed the same way. (Before, a drain made gantry requeue the job.)
+#[test]
+fn a_drained_node_keeps_its_running_job_and_gets_no_new_one() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut jobs: Vec<SlurmJob> = (1..=5).map(|id| held(id, "gres:gpu:8")).collect();
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        assert_eq!(starts(&cycle).len(), 4);
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+        }
+        let on: Vec<Vec<String>> = (1..=4).map(|id| pinned_nodes(&cycle, id)).collect();
+        for id in 0..4 {
+            jobs[id] = running(&jobs[id], &as_str(&on[id]));
+        }
+        let drained = on[0][0].clone();
+        let observe = |c: &mut Controller, jobs: &[SlurmJob], states: &[&str], at: u64| {
+            let snapshot = Snapshot {
+                jobs: jobs.to_vec(),
+                nodes: nodes_with(&drained, states),
+            };
+            c.observe(&snapshot, T0 + at)
+        };
+        // `scontrol update nodename=… state=drain` while job 1 runs there.
+        let cycle = observe(&mut c, &jobs, &["ALLOCATED", "DRAIN"], 1_000);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(
+            cycle.notes.join("\n").contains(&format!(
+                "node {drained} is ALLOCATED+DRAIN (maintenance): closed to new jobs: its running jobs go on"
+            )),
+            "{:?}",
+            cycle.notes
+        );
+        assert_eq!(
+            c.core().job(JobId(1)).map(|j| j.state()),
+            Some(JobState::Running)
+        );
+        // Job 1 ends: job 5 waits (nothing starts on the drained node).
+        jobs[0] = ended(&jobs[0], JobStateName::Completed);
+        let cycle = observe(&mut c, &jobs, &["IDLE", "DRAIN"], 2_000);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(
+            cycle.preemptions, 0,
+            "a start never released is not a preemption"
+        );
+        assert_ne!(
+            c.core().job(JobId(5)).map(|j| j.state()),
+            Some(JobState::Running)
+        );
+        assert_eq!(c.core().healthy_gpu_count(), 24);
+        // Job 2 ends: job 5 takes its node.
+        jobs[1] = ended(&jobs[1], JobStateName::Completed);
+        let cycle = observe(&mut c, &jobs, &["IDLE", "DRAIN"], 3_000);
+        assert_eq!(pinned_nodes(&cycle, 5), on[1]);
+        for action in &cycle.actions {
+            c.action_done(action, T0 + 3_000, Ok(()));
+        }
+        jobs[4] = running(&jobs[4], &as_str(&on[1]));
+        // Resumed: the node's GPUs are back.
+        let cycle = observe(&mut c, &jobs, &["IDLE"], 4_000);
+        assert!(
+            cycle.notes.join("\n").contains("GPUs are back for gantry"),
+            "{:?}",
+            cycle.notes
+        );
+        assert_eq!(c.core().healthy_gpu_count(), 32);
+        // In a reservation gantry's jobs are not part of: closed too.
+        let cycle = observe(&mut c, &jobs, &["IDLE", "RESERVED"], 5_000);
+        assert!(
+            cycle.notes.join("\n").contains("closed to new jobs"),
+            "{:?}",
+            cycle.notes
+        );
+        assert_eq!(c.core().healthy_gpu_count(), 24);
+        // A job that asks for a reservation is Slurm's to start there.
+        let member = SlurmJob {
+            reservation: "team".into(),
+            ..held(9, "gres:gpu:1")
+        };
+        jobs.push(member);
+        let cycle = observe(&mut c, &jobs, &["IDLE", "RESERVED"], 6_000);
+        assert_eq!(kinds(&cycle), [(9, "hand-over")]);
+        assert!(c.core().job(JobId(9)).is_none());
+    });
+}

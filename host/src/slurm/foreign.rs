@@ -66,22 +66,23 @@ fn per_node_gpus(job: &SlurmJob, layout: &ClusterLayout) -> Vec<(String, u16)> {
 
 /// Which GPUs of one machine (`gpus`, core ids) to keep out of the core's view so that
 /// `want` are: those already out first (so the choice does not move from poll to poll),
-/// then GPUs free in the core, then GPUs of core jobs that are not running in Slurm (a
-/// start gantry released that Slurm gave to the job outside instead: the core preempts
-/// and places it again); never a GPU of a job Slurm runs. Highest ids first, so the
+/// then GPUs free in the core, then, with `owned_too`, GPUs of core jobs that are not
+/// running in Slurm (a start gantry released that Slurm gave to the job outside instead:
+/// the core preempts and places it again); never a GPU of a job Slurm runs. Highest ids first, so the
 /// placer's lowest-first choices keep their GPUs. `healthy(g)`: the GPU is in the
 /// core's view; `owner_runs(g)`: `None` when free in the core, else whether its job runs
 /// in Slurm.
 pub fn gpus_to_take_out(
     gpus: core::ops::Range<u16>,
     want: u16,
+    owned_too: bool,
     healthy: impl Fn(u16) -> bool,
     owner_runs: impl Fn(u16) -> Option<bool>,
 ) -> Vec<u16> {
     let mut out: Vec<u16> = gpus.clone().rev().filter(|&g| !healthy(g)).collect();
     out.truncate(usize::from(want));
     let free = |g: u16| owner_runs(g).is_none();
-    let not_run_by_slurm = |g: u16| owner_runs(g) == Some(false);
+    let not_run_by_slurm = |g: u16| owned_too && owner_runs(g) == Some(false);
     for take in [&free as &dyn Fn(u16) -> bool, &not_run_by_slurm] {
         for g in gpus.clone().rev() {
             if out.len() >= usize::from(want) {
@@ -176,13 +177,21 @@ mod tests {
             2 | 3 => Some(false),
             _ => None,
         };
-        assert_eq!(gpus_to_take_out(0..8, 2, healthy, owner), [7, 6]);
-        assert_eq!(gpus_to_take_out(0..8, 1, healthy, owner), [7]);
-        assert_eq!(gpus_to_take_out(0..8, 4, healthy, owner), [7, 6, 5, 4]);
+        assert_eq!(gpus_to_take_out(0..8, 2, true, healthy, owner), [7, 6]);
+        assert_eq!(gpus_to_take_out(0..8, 1, true, healthy, owner), [7]);
         assert_eq!(
-            gpus_to_take_out(0..8, 8, healthy, owner),
+            gpus_to_take_out(0..8, 4, true, healthy, owner),
+            [7, 6, 5, 4]
+        );
+        assert_eq!(
+            gpus_to_take_out(0..8, 8, true, healthy, owner),
             [7, 6, 5, 4, 3, 2]
         );
-        assert!(gpus_to_take_out(0..8, 0, healthy, owner).is_empty());
+        assert!(gpus_to_take_out(0..8, 0, true, healthy, owner).is_empty());
+        // Free GPUs only: a start not yet run keeps its GPUs.
+        assert_eq!(
+            gpus_to_take_out(0..8, 8, false, healthy, owner),
+            [7, 6, 5, 4]
+        );
     }
 }

@@ -182,6 +182,8 @@ pub struct SlurmJob {
     /// joined by `,` (all) or `?` (any); empty for none. Slurm does not update the states
     /// in brackets while the job is held ([`super::dependency`]).
     pub dependency: String,
+    /// The advance reservation it asks for (`--reservation`), empty for none.
+    pub reservation: String,
     /// Its owner's numeric user id and its name (`--job-name`): a `singleton` dependency
     /// waits for the other jobs of the same name and user. `None` when the listing did not
     /// say (or could not be read unambiguously).
@@ -217,30 +219,42 @@ pub struct SlurmNode {
 }
 
 impl SlurmNode {
-    /// Whether Slurm would start jobs on it: its base state is idle, mixed, allocated or
-    /// completing, and it is not drained, failed or powered down. `NOT_RESPONDING` alone
-    /// does not count: Slurm keeps the node's jobs until `SlurmdTimeout` marks it DOWN.
+    /// Whether Slurm would start jobs on it: it keeps its jobs ([`keeps_jobs`](Self::keeps_jobs))
+    /// and is not closed to new ones (drained, failing, in a reservation or maintenance,
+    /// due for a reboot).
     pub fn usable(&self) -> bool {
-        let has = |name: &str| self.states.iter().any(|s| s == name);
-        let base_ok = ["IDLE", "MIXED", "ALLOCATED", "ALLOC", "COMPLETING"]
-            .iter()
-            .any(|b| self.states.first().is_some_and(|s| s == b));
-        let blocked = [
+        let closed = [
             "DRAIN",
             "DRAINING",
             "DRAINED",
             "FAIL",
             "FAILING",
-            "POWERED_DOWN",
-            "POWERING_DOWN",
-            "POWER_DOWN",
             "REBOOT_ISSUED",
             "MAINTENANCE",
             "MAINT",
+            "RESERVED",
         ]
         .iter()
-        .any(|f| has(f));
-        base_ok && !blocked
+        .any(|f| self.has(f));
+        self.keeps_jobs() && !closed
+    }
+
+    /// Whether the jobs running there go on: its base state is idle, mixed, allocated or
+    /// completing, and it is not powered down. A drain, a failing mark or a reservation
+    /// closes a node to new jobs only; `NOT_RESPONDING` alone does not count either: Slurm
+    /// keeps the node's jobs until `SlurmdTimeout` marks it DOWN.
+    pub fn keeps_jobs(&self) -> bool {
+        let base_ok = ["IDLE", "MIXED", "ALLOCATED", "ALLOC", "COMPLETING"]
+            .iter()
+            .any(|b| self.states.first().is_some_and(|s| s == b));
+        let off = ["POWERED_DOWN", "POWERING_DOWN", "POWER_DOWN"]
+            .iter()
+            .any(|f| self.has(f));
+        base_ok && !off
+    }
+
+    fn has(&self, state: &str) -> bool {
+        self.states.iter().any(|s| s == state)
     }
 }
 
@@ -390,6 +404,7 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
             d if d == "(null)" => String::new(),
             d => d,
         },
+        reservation: text(field("resv_name")),
         owner: number(field("user_id"))
             .and_then(|u| u32::try_from(u).ok())
             .map(|u| (u, text(field("name")))),
@@ -469,6 +484,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         array_tasks: String::new(),
         het_job: None,
         dependency: String::new(),
+        reservation: String::new(),
         owner: None,
         comment: String::new(),
         requeue: false,

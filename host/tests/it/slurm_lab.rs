@@ -1611,6 +1611,54 @@ fn slurm_lab_a_job_pending_for_a_qos_limit_gives_its_gpus_to_others() {
     assert!(summary["limit_holds"].as_u64() >= Some(1), "{summary}");
 }
 
+/// An operator drains the node a job runs on: the job runs to its end (Slurm lets it), and
+/// gantry starts nothing more there; the next job goes to a node that frees. (Before, the
+/// drain took the node's GPUs from the core, which requeued the job: killed after a few
+/// seconds and run again elsewhere.)
+#[test]
+fn slurm_lab_a_drained_node_lets_its_job_finish_and_gets_no_new_one() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("drain") else {
+        return;
+    };
+    let long = lab.submit_sleep(&["--time=1", "--gpus=8", "--requeue"], 8);
+    let short: Vec<u64> = (0..3)
+        .map(|_| lab.submit_sleep(&["--time=1", "--gpus=8"], 3))
+        .collect();
+    let next = lab.submit_sleep(&["--time=1", "--gpus=8"], 1);
+    let gantry = Gantry::start(&lab, "drain", "fifo", &["--exit-when-idle"]);
+    let running = lab.wait_job(long, Duration::from_secs(30), "running", is_running);
+    let node = running["nodes"].as_str().unwrap().to_string();
+    lab.run(
+        "scontrol",
+        &[
+            "update",
+            &format!("nodename={node}"),
+            "state=drain",
+            "reason=maint-test",
+        ],
+    );
+    let summary = gantry.finish(Duration::from_secs(90));
+    let log = std::fs::read_to_string(lab.dir.join("drain.log")).unwrap();
+    let closed = format!("node {node} is ALLOCATED+DRAIN (maint-test): closed to new jobs");
+    assert!(log.contains(&closed), "{closed}\n{log}");
+    let mut all = short.clone();
+    all.extend([long, next]);
+    lab.assert_completed(&all);
+    let jobs = lab.squeue();
+    assert_eq!(
+        jobs[&long]["restart_cnt"], 0,
+        "job {long} was requeued:\n{log}"
+    );
+    assert_ne!(
+        jobs[&next]["nodes"].as_str(),
+        Some(node.as_str()),
+        "job {next} started on the drained node:\n{log}"
+    );
+    assert_eq!(summary["preemptions"], 0, "{summary}");
+    assert_eq!(summary["jobs_completed"], 5, "{summary}");
+}
+
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
 /// only under sched/backfill) is left to Slurm: both components complete. Before, gantry
 /// placed each component as a job of its own, its update failed ("Job resizing not
