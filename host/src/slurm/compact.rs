@@ -66,12 +66,13 @@ pub const ACTIVE_STATES: &str = "PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURIN
 /// `sinfo -O` fields, in the order [`parse_sinfo_compact`] reads them. `Reason` is last (an
 /// operator's text may hold `|`). `StateComplete` is the base state and its flags joined by
 /// `+` (`idle+drain`), the same names `sinfo --json` gives as `state` and `state_flags`.
-pub const NODE_FIELDS: [&str; 6] = [
+pub const NODE_FIELDS: [&str; 7] = [
     "NodeList",
     "StateComplete",
     "Gres",
     "GresUsed",
     "Partition",
+    "Available",
     "Reason",
 ];
 
@@ -215,8 +216,14 @@ pub fn parse_sinfo_compact(listing: &str) -> Result<Vec<SlurmNode>, CompactError
             return Err(fail("no node name".into()));
         }
         let partition = text(f[4].trim_end_matches('*'));
+        // The partition's availability: `up`, `drain` (starts what is queued), `down` or
+        // `inact` (starts nothing).
+        let closed = matches!(f[5], "down" | "inact" | "inactive");
         if let Some(known) = nodes.iter_mut().find(|n| n.name == name) {
             if !partition.is_empty() && !known.partitions.contains(&partition) {
+                if closed {
+                    known.closed_partitions.push(partition.clone());
+                }
                 known.partitions.push(partition);
             }
             continue;
@@ -232,15 +239,19 @@ pub fn parse_sinfo_compact(listing: &str) -> Result<Vec<SlurmNode>, CompactError
             states,
             gres: text(f[2]),
             gres_used: text(f[3]),
+            closed_partitions: (closed && !partition.is_empty())
+                .then(|| partition.clone())
+                .into_iter()
+                .collect(),
             partitions: (!partition.is_empty())
                 .then_some(partition)
                 .into_iter()
                 .collect(),
             // sinfo prints `none` where the node has no reason.
-            reason: if f[5] == "none" {
+            reason: if f[6] == "none" {
                 String::new()
             } else {
-                text(f[5])
+                text(f[6])
             },
         });
     }
@@ -412,13 +423,13 @@ mod tests {
 
     /// Nodes as Slurm 22.05's `sinfo` printed them on the lab ([`sinfo_args`]): one mixed
     /// (a 3-GPU job), one down, one drained, each with its reason; plus a second partition
-    /// of n1, written by hand.
+    /// of n1, set down, written by hand.
     const NODES: &str = "\
-n1|mixed|gpu:8|gpu:3|gpu*|none
-n2|idle|gpu:8|gpu:0|gpu*|none
-n3|down|gpu:8|gpu:0|gpu*|fan failed
-n4|idle+drain|gpu:8|gpu:0|gpu*|maintenance | room 2
-n1|mixed|gpu:8|gpu:3|debug|none
+n1|mixed|gpu:8|gpu:3|gpu*|up|none
+n2|idle|gpu:8|gpu:0|gpu*|up|none
+n3|down|gpu:8|gpu:0|gpu*|up|fan failed
+n4|idle+drain|gpu:8|gpu:0|gpu*|up|maintenance | room 2
+n1|mixed|gpu:8|gpu:3|debug|down|none
 ";
 
     #[test]
@@ -427,6 +438,9 @@ n1|mixed|gpu:8|gpu:3|debug|none
         let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
         assert_eq!(names, ["n1", "n2", "n3", "n4"]);
         assert_eq!(nodes[0].partitions, ["gpu", "debug"]);
+        // `scontrol update partitionname=debug state=down`.
+        assert_eq!(nodes[0].closed_partitions, ["debug"]);
+        assert!(nodes[1].closed_partitions.is_empty());
         assert_eq!(
             (nodes[0].gres.as_str(), nodes[0].gres_used.as_str()),
             ("gpu:8", "gpu:3")
@@ -444,7 +458,7 @@ n1|mixed|gpu:8|gpu:3|debug|none
         );
         assert_eq!(
             sinfo_args()[3],
-            "--Format=NodeList:0|,StateComplete:0|,Gres:0|,GresUsed:0|,Partition:0|,Reason:0"
+            "--Format=NodeList:0|,StateComplete:0|,Gres:0|,GresUsed:0|,Partition:0|,Available:0|,Reason:0"
         );
     }
 

@@ -928,9 +928,11 @@ impl Controller {
             // node that was usable keeps its GPUs while NOT_RESPONDING: Slurm keeps its jobs
             // until `SlurmdTimeout` sets it DOWN.)
             let silent = node.is_some_and(|n| n.states.iter().any(|s| s == "NOT_RESPONDING"));
+            let partition_closed =
+                node.is_some_and(|n| n.closed_partitions.contains(&self.layout.partition));
             let node_use = match node {
                 _ if silent && self.node_use[index] == Some(NodeUse::Down) => NodeUse::Down,
-                Some(n) if n.usable() => NodeUse::Open,
+                Some(n) if n.usable() && !partition_closed => NodeUse::Open,
                 Some(n) if n.keeps_jobs() => NodeUse::Closed,
                 _ => NodeUse::Down,
             };
@@ -939,6 +941,12 @@ impl Controller {
                     let mut s = n.states.join("+");
                     if !n.reason.is_empty() {
                         s.push_str(&format!(" ({})", n.reason));
+                    }
+                    if partition_closed {
+                        s.push_str(&format!(
+                            " in partition {}, which is set DOWN or INACTIVE",
+                            self.layout.partition
+                        ));
                     }
                     s
                 });

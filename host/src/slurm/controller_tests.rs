@@ -32,6 +32,7 @@ fn nodes(usable: [bool; 4]) -> Vec<SlurmNode> {
             } else {
                 "test".into()
             },
+            closed_partitions: Vec::new(),
         })
         .collect()
 }
@@ -2825,5 +2826,53 @@ fn a_drained_node_keeps_its_running_job_and_gets_no_new_one() {
         let cycle = observe(&mut c, &jobs, &["IDLE", "RESERVED"], 6_000);
         assert_eq!(kinds(&cycle), [(9, "hand-over")]);
         assert!(c.core().job(JobId(9)).is_none());
+    });
+}
+
+/// A partition set DOWN (`scontrol update partitionname=gpu state=down`: Slurm starts none
+/// of its jobs, its running ones go on) closes every node: the running job keeps its GPUs,
+/// nothing new is released, and the GPUs come back when the partition is up again.
+#[test]
+fn a_partition_set_down_closes_every_node() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut jobs = vec![held(1, "gres:gpu:8")];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        c.action_done(&cycle.actions[0], T0, Ok(()));
+        jobs[0] = running(&jobs[0], &as_str(&pinned_nodes(&cycle, 1)));
+        jobs.push(held(2, "gres:gpu:8"));
+        let partition_down = |down: bool| {
+            let mut all = nodes([true; 4]);
+            for node in &mut all {
+                node.closed_partitions = if down { vec!["gpu".into()] } else { vec![] };
+            }
+            all
+        };
+        let down = Snapshot {
+            jobs: jobs.clone(),
+            nodes: partition_down(true),
+        };
+        let cycle = c.observe(&down, T0 + 1_000);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("in partition gpu, which is set DOWN or INACTIVE: closed to new jobs"),
+            "{:?}",
+            cycle.notes
+        );
+        assert_eq!(
+            c.core().job(JobId(1)).map(|j| j.state()),
+            Some(JobState::Running)
+        );
+        assert_eq!(c.core().healthy_gpu_count(), 8);
+        let up = Snapshot {
+            jobs,
+            nodes: partition_down(false),
+        };
+        let cycle = c.observe(&up, T0 + 2_000);
+        assert_eq!(kinds(&cycle), [(2, "start")]);
+        assert_eq!(c.core().healthy_gpu_count(), 32);
     });
 }

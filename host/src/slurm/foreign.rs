@@ -110,6 +110,7 @@ mod tests {
                 gres_used: "gpu:8".into(),
                 partitions: vec!["gpu".into()],
                 reason: String::new(),
+                closed_partitions: Vec::new(),
             })
             .collect();
         ClusterLayout::discover("gpu", &nodes, "").unwrap()
@@ -134,6 +135,7 @@ mod tests {
                 gres_used: format!("gpu:{used}"),
                 partitions: vec!["gpu".into()],
                 reason: String::new(),
+                closed_partitions: Vec::new(),
             });
         }
         nodes

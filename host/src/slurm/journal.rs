@@ -615,6 +615,7 @@ mod tests {
                 gres_used: "gpu:0".into(),
                 partitions: vec!["gpu".into()],
                 reason: String::new(),
+                closed_partitions: Vec::new(),
             })
             .collect()
     }

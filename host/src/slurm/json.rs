@@ -216,6 +216,9 @@ pub struct SlurmNode {
     pub partitions: Vec<String>,
     /// Why it is down or drained.
     pub reason: String,
+    /// Its partitions that are set DOWN or INACTIVE (`scontrol update partitionname=P
+    /// state=down`): Slurm starts no job of theirs, and lets their running jobs go on.
+    pub closed_partitions: Vec<String>,
 }
 
 impl SlurmNode {
@@ -449,6 +452,7 @@ pub fn parse_sinfo(json: &str) -> Result<Vec<SlurmNode>, JsonError> {
             gres_used: text(field("gres_used")),
             partitions: strings(field("partitions")),
             reason: text(field("reason")),
+            closed_partitions: Vec::new(),
         });
     }
     Ok(nodes)

@@ -276,6 +276,7 @@ mod tests {
             gres_used: String::new(),
             partitions: vec!["gpu".into()],
             reason: String::new(),
+            closed_partitions: Vec::new(),
         }
     }
 

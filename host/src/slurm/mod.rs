@@ -870,7 +870,7 @@ mod tests {
         fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError> {
             if program == "sinfo" {
                 return Ok(
-                    "n1|mixed|gpu:8|gpu:4|gpu*|none\nn2|idle|gpu:8|gpu:0|gpu*|none\n".into(),
+                    "n1|mixed|gpu:8|gpu:4|gpu*|up|none\nn2|idle|gpu:8|gpu:0|gpu*|up|none\n".into(),
                 );
             }
             let jobs = args.iter().find_map(|a| a.strip_prefix("--jobs="));

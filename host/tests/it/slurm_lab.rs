@@ -1659,6 +1659,46 @@ fn slurm_lab_a_drained_node_lets_its_job_finish_and_gets_no_new_one() {
     assert_eq!(summary["jobs_completed"], 5, "{summary}");
 }
 
+/// An operator sets the partition DOWN (Slurm starts none of its jobs, lets the running
+/// ones go on): gantry releases nothing while it is down, and the job submitted meanwhile
+/// starts once it is up again. (Before, gantry released it and it sat pinned as
+/// `PartitionDown` while the core counted it running.)
+#[test]
+fn slurm_lab_a_partition_set_down_gets_no_new_job_until_it_is_up() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("partdown") else {
+        return;
+    };
+    let first = lab.submit_sleep(&["--time=1", "--gpus=8"], 6);
+    let gantry = Gantry::start(&lab, "partdown", "fifo", &["--exit-when-idle"]);
+    lab.wait_job(first, Duration::from_secs(30), "running", is_running);
+    lab.run("scontrol", &["update", "partitionname=gpu", "state=down"]);
+    let log_path = lab.dir.join("partdown.log");
+    let closed = "in partition gpu, which is set DOWN or INACTIVE: closed to new jobs";
+    let started = Instant::now();
+    while !std::fs::read_to_string(&log_path)
+        .unwrap_or_default()
+        .contains(closed)
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no closed note"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let second = lab.submit_sleep(&["--time=1", "--gpus=8"], 1);
+    std::thread::sleep(Duration::from_secs(2));
+    let held = &lab.squeue()[&second];
+    assert_eq!(
+        held["state_reason"], "JobHeldUser",
+        "released while down: {held}"
+    );
+    lab.run("scontrol", &["update", "partitionname=gpu", "state=up"]);
+    let summary = gantry.finish(Duration::from_secs(60));
+    lab.assert_completed(&[first, second]);
+    assert_eq!(summary["jobs_completed"], 2, "{summary}");
+}
+
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
 /// only under sched/backfill) is left to Slurm: both components complete. Before, gantry
 /// placed each component as a job of its own, its update failed ("Job resizing not
