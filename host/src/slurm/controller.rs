@@ -927,7 +927,7 @@ impl Controller {
             // runs nothing Slurm releases onto it: its GPUs come back once it responds. (A
             // node that was usable keeps its GPUs while NOT_RESPONDING: Slurm keeps its jobs
             // until `SlurmdTimeout` sets it DOWN.)
-            let silent = node.is_some_and(|n| n.states.iter().any(|s| s == "NOT_RESPONDING"));
+            let silent = node.is_some_and(|n| n.has("NOT_RESPONDING"));
             let partition_closed =
                 node.is_some_and(|n| n.closed_partitions.contains(&self.layout.partition));
             let node_use = match node {
@@ -1031,7 +1031,7 @@ impl Controller {
     /// Whether `job` holds GPUs of the partition outside gantry: Slurm runs it and the core
     /// does not hold it (nor is it one of gantry's own, finished while Slurm completes it).
     fn runs_outside(&self, job: &SlurmJob) -> bool {
-        matches!(job.state, JobStateName::Running | JobStateName::Suspended)
+        job.state.runs()
             && self.core.job(JobId(job.id)).is_none()
             && !self.finished_completing.contains(&job.id)
             && !self.grace.contains_key(&job.id)
@@ -1268,8 +1268,6 @@ impl Controller {
             if !self.withdraw(now, id, cycle) {
                 continue;
             }
-            self.released_at_ms.remove(&id);
-            self.wait_said.remove(&id);
             self.operator_held.insert(id);
             self.said.insert((id, Said::OperatorHold));
             cycle.notes.push(format!(
@@ -1309,8 +1307,6 @@ impl Controller {
             if !self.withdraw(now, id, cycle) {
                 continue;
             }
-            self.released_at_ms.remove(&id);
-            self.wait_said.remove(&id);
             match limit {
                 Limit::Shared => {
                     let wait = LimitWait::new(job, listed, now);
@@ -1364,9 +1360,9 @@ impl Controller {
         true
     }
 
-    /// Takes a job gantry still holds out of the core (an operator hold, Slurm's deadline
-    /// rule) and forgets its pending start and preemption; false, with a note, when the core
-    /// refuses the cancel.
+    /// Takes a job gantry still holds out of the core (an operator hold, a limit, Slurm's
+    /// deadline rule) and forgets its release, pending start, preemption and wait note;
+    /// false, with a note, when the core refuses the cancel.
     fn withdraw(&mut self, now: u64, id: u32, cycle: &mut Cycle) -> bool {
         if let Err(err) = self.handle(now, Event::Cancel(JobId(id)), cycle) {
             cycle
@@ -1377,6 +1373,8 @@ impl Controller {
         self.replayed.start_seq.remove(&id);
         self.replayed.preempted_seq.remove(&id);
         self.held_by_gantry.remove(&id);
+        self.released_at_ms.remove(&id);
+        self.wait_said.remove(&id);
         true
     }
 

@@ -121,11 +121,11 @@ pub fn parents(expression: &str) -> Vec<u32> {
         items
             .iter()
             .filter_map(|i| match *i {
-                Item::On { parent, .. } => Some(parent),
+                Item::On {
+                    parent: Parent::Job(j) | Parent::Task(j, _) | Parent::Array(j),
+                    ..
+                } => Some(j),
                 Item::Singleton => None,
-            })
-            .map(|parent| match parent {
-                Parent::Job(j) | Parent::Task(j, _) | Parent::Array(j) => j,
             })
             .collect()
     })
@@ -191,11 +191,7 @@ fn judge_singleton(job: &SlurmJob, jobs: &BTreeMap<u32, &SlurmJob>) -> Verdict {
     let blocker = jobs.values().find(|other| {
         other.id != job.id
             && other.owner.as_ref() == Some(owner)
-            && match other.state {
-                JobStateName::Running | JobStateName::Suspended => true,
-                JobStateName::Pending => other.id < job.id,
-                _ => false,
-            }
+            && (other.state.runs() || (other.state == JobStateName::Pending && other.id < job.id))
     });
     match blocker {
         Some(other) if other.state == JobStateName::Pending => Verdict::Waiting(format!(

@@ -7,7 +7,7 @@
 //! other GPUs were free.
 
 use super::gres::{job_request, node_gpus};
-use super::json::{JobStateName, SlurmJob, SlurmNode};
+use super::json::{SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
 
 /// How many GPUs each machine of `layout` (by index) gives to `outside`, the running jobs
@@ -22,7 +22,7 @@ pub fn outside_gpus_per_machine<'a>(
 ) -> Vec<u16> {
     let mut held = vec![0u16; layout.machines.len()];
     for job in outside {
-        if !matches!(job.state, JobStateName::Running | JobStateName::Suspended) {
+        if !job.state.runs() {
             continue;
         }
         for (node, gpus) in per_node_gpus(job, layout) {
@@ -99,6 +99,7 @@ pub fn gpus_to_take_out(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slurm::json::JobStateName;
     use crate::slurm::json::held_job;
 
     fn layout() -> ClusterLayout {

@@ -99,6 +99,12 @@ impl JobStateName {
         matches!(self, JobStateName::Completed | JobStateName::Ended(_))
     }
 
+    /// Whether the job is started and not ending (running or suspended): what Slurm counts
+    /// against limits and `singleton`, and what a job outside gantry holds GPUs for.
+    pub fn runs(&self) -> bool {
+        matches!(self, JobStateName::Running | JobStateName::Suspended)
+    }
+
     /// Whether the job holds nodes now (running, suspended or completing).
     pub fn holds_nodes(&self) -> bool {
         matches!(
@@ -256,7 +262,8 @@ impl SlurmNode {
         base_ok && !off
     }
 
-    fn has(&self, state: &str) -> bool {
+    /// Whether `state` (upper case) is its base state or one of its flags.
+    pub(crate) fn has(&self, state: &str) -> bool {
         self.states.iter().any(|s| s == state)
     }
 }

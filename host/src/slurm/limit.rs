@@ -13,7 +13,7 @@
 //! limit ([`Limit::JobAlone`]: `…PerJob…`, `…Min…`, `QOSNotAllowed`) never starts until an
 //! operator changes it: gantry leaves it to Slurm, out of the core.
 
-use super::json::{JobStateName, SlurmJob};
+use super::json::SlurmJob;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// With no job of the same user or QOS running when a job was held back, it is submitted
@@ -63,7 +63,7 @@ impl LimitWait {
         let user = job.owner.as_ref().map(|(uid, _)| *uid);
         let blockers = listed
             .values()
-            .filter(|other| other.id != job.id && runs(other))
+            .filter(|other| other.id != job.id && other.state.runs())
             .filter(|other| {
                 let same_user = user.is_some() && other.owner.as_ref().map(|(u, _)| *u) == user;
                 let same_qos = !job.qos.is_empty() && other.qos == job.qos;
@@ -90,18 +90,14 @@ impl LimitWait {
         }
         self.blockers
             .iter()
-            .any(|id| !listed.get(id).is_some_and(|j| runs(j)))
+            .any(|id| !listed.get(id).is_some_and(|j| j.state.runs()))
     }
-}
-
-/// Whether the job holds its resources in Slurm's count of limits: running or suspended.
-fn runs(job: &SlurmJob) -> bool {
-    matches!(job.state, JobStateName::Running | JobStateName::Suspended)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slurm::json::JobStateName;
 
     #[test]
     fn reasons_name_shared_limits_limits_a_job_passes_alone_or_none() {
