@@ -126,7 +126,7 @@ pub fn squeue_args(states: &str, jobs: &[u32]) -> Vec<String> {
 #[derive(Debug, thiserror::Error)]
 #[error("{command} (compact): line {line}: {problem}: {text:?}")]
 pub struct CompactError {
-    /// `squeue` or `sinfo`.
+    /// `squeue`, `sinfo` or `scontrol show reservation`.
     pub command: &'static str,
     /// 1-based line number.
     pub line: usize,

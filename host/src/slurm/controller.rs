@@ -32,6 +32,7 @@ use super::gres::{GpuRequest, job_request, node_gpus};
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
 use super::limit::{Limit, LimitWait};
+use super::reservation::{ReservedMachines, SlurmReservation};
 use crate::registry::{AnyOrder, AnyPlacer, HOST_JOBS, OrderKind, PlacerKind};
 use crate::sim::{DECISION_BUFFER, HostDecision, HostScheduler, LogEntry};
 use crate::tias_config::{Invalid, TiasOverrides};
@@ -59,6 +60,8 @@ pub struct Snapshot {
     pub jobs: Vec<SlurmJob>,
     /// The nodes, from `sinfo` ([`super::compact`]).
     pub nodes: Vec<SlurmNode>,
+    /// The advance reservations, from `scontrol show reservation` ([`super::reservation`]).
+    pub reservations: Vec<SlurmReservation>,
 }
 
 /// Settings of the reconciler.
@@ -207,6 +210,7 @@ enum Said {
     DependencyWait,
     DependencyLeft,
     LimitLeft,
+    ReservationWait,
 }
 
 /// The reconciler. Owns the core (boxed: about 5 MB).
@@ -263,6 +267,10 @@ pub struct Controller {
     finished_completing: BTreeSet<u32>,
     /// Nodes that joined the partition after the start, already logged.
     joined_said: BTreeSet<String>,
+    /// Nodes closed to new jobs ahead of an advance reservation, by machine index, with the
+    /// reservation's name: the core placed a job there whose time limit runs into it
+    /// ([`super::reservation`]). Open again once the reservation is over or gone.
+    closed_for_reservation: BTreeMap<usize, String>,
 }
 
 /// What the journal's replay rebuilds in a controller ([`Controller::replay_entry`]) beside
@@ -359,6 +367,7 @@ impl Controller {
             start_failures: BTreeMap::new(),
             give_up: Vec::new(),
             joined_said: BTreeSet::new(),
+            closed_for_reservation: BTreeMap::new(),
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
             last_nodes: BTreeMap::new(),
@@ -529,12 +538,27 @@ impl Controller {
         // A dependency or a limit may name a job of another partition.
         let listed: BTreeMap<u32, &SlurmJob> = snapshot.jobs.iter().map(|j| (j.id, j)).collect();
         self.limit_holds(now, &jobs, &listed, &mut cycle);
-        self.submissions(now, &jobs, &listed, &mut cycle);
+        let machine_names = self.layout.machines.iter().map(|m| m.name.as_str());
+        let reservations = &ReservedMachines::new(&snapshot.reservations, machine_names);
+        self.reservation_holds(now, &jobs, reservations, &mut cycle);
+        self.submissions(now, &jobs, &listed, reservations, &mut cycle);
         self.deadline_rule(now, &jobs, &mut cycle);
         self.tick(now, &mut cycle);
+        self.close_for_reservations(now, &jobs, reservations, &mut cycle);
         self.close_nodes(now, &jobs, &mut cycle);
         if self.batched && cycle.entries.iter().any(|e| e.event != Event::Tick) {
             self.handle(now, Event::Tick, &mut cycle).ok();
+        }
+        // The core's new places for the jobs the sweep took back may run into a
+        // reservation too: each round closes at least one more node.
+        for _ in 0..self.layout.machines.len() {
+            if !self.close_for_reservations(now, &jobs, reservations, &mut cycle) {
+                break;
+            }
+            self.close_nodes(now, &jobs, &mut cycle);
+            if self.batched {
+                self.handle(now, Event::Tick, &mut cycle).ok();
+            }
         }
         self.desired(now, &jobs, &snapshot.nodes, &mut cycle);
         self.forget_departed(&jobs);
@@ -930,9 +954,18 @@ impl Controller {
             let silent = node.is_some_and(|n| n.has("NOT_RESPONDING"));
             let partition_closed =
                 node.is_some_and(|n| n.closed_partitions.contains(&self.layout.partition));
+            let reserved_ahead = self.closed_for_reservation.get(&index).is_some_and(|name| {
+                snapshot
+                    .reservations
+                    .iter()
+                    .any(|r| &r.name == name && !r.over(now))
+            });
+            if !reserved_ahead {
+                self.closed_for_reservation.remove(&index);
+            }
             let node_use = match node {
                 _ if silent && self.node_use[index] == Some(NodeUse::Down) => NodeUse::Down,
-                Some(n) if n.usable() && !partition_closed => NodeUse::Open,
+                Some(n) if n.usable() && !partition_closed && !reserved_ahead => NodeUse::Open,
                 Some(n) if n.keeps_jobs() => NodeUse::Closed,
                 _ => NodeUse::Down,
             };
@@ -947,6 +980,9 @@ impl Controller {
                             " in partition {}, which is set DOWN or INACTIVE",
                             self.layout.partition
                         ));
+                    }
+                    if let Some(name) = self.closed_for_reservation.get(&index) {
+                        s.push_str(&format!(" ahead of advance reservation {name}"));
                     }
                     s
                 });
@@ -1335,6 +1371,156 @@ impl Controller {
         }
     }
 
+    /// Whether a held job waits for advance reservations that keep it from starting
+    /// anywhere ([`ReservedMachines::everywhere`]), logged once per wait.
+    fn reservation_wait(
+        &mut self,
+        now: u64,
+        job: &SlurmJob,
+        reservations: &ReservedMachines,
+        cycle: &mut Cycle,
+    ) -> bool {
+        let blocking = reservations.everywhere(now, job.time_limit_min);
+        if blocking.is_empty() {
+            self.said.remove(&(job.id, Said::ReservationWait));
+            return false;
+        }
+        let text = format!(
+            "job {}: waits for advance reservation {}: its time limit ({}) runs into it on every node of the partition, so Slurm would not start it before the reservation ends; gantry schedules it once it can start",
+            job.id,
+            names(&blocking),
+            limit_text(job.time_limit_min)
+        );
+        self.note(cycle, job.id, Said::ReservationWait, text);
+        true
+    }
+
+    /// Waiting jobs of the core whose time limit now runs into advance reservations on
+    /// every node ([`ReservedMachines::everywhere`]; a maintenance of the whole partition
+    /// comes nearer): out of the core, still held, until they can start
+    /// ([`Self::reservation_wait`]), so that the core gives their turn to jobs that end
+    /// before the reservation, as Slurm's backfill would.
+    fn reservation_holds(
+        &mut self,
+        now: u64,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        reservations: &ReservedMachines,
+        cycle: &mut Cycle,
+    ) {
+        if reservations.on_none() {
+            return;
+        }
+        let waiting: Vec<u32> = self
+            .core
+            .jobs()
+            .filter(|j| matches!(j.state(), JobState::Waiting | JobState::Preempted))
+            .map(|j| j.id().0)
+            .collect();
+        for id in waiting {
+            let Some(job) = jobs.get(&id) else { continue };
+            if job.state != JobStateName::Pending || !job.held {
+                continue;
+            }
+            let blocking = reservations.everywhere(now, job.time_limit_min);
+            if !blocking.is_empty() {
+                self.hold_for_reservations(now, job, &blocking, cycle);
+            }
+        }
+    }
+
+    /// Takes `job`, whose time limit runs into `blocking` on every node, out of the core and
+    /// keeps it held until it can start ([`Self::reservation_wait`]); false when the core
+    /// refuses.
+    fn hold_for_reservations(
+        &mut self,
+        now: u64,
+        job: &SlurmJob,
+        blocking: &[&SlurmReservation],
+        cycle: &mut Cycle,
+    ) -> bool {
+        // Still gantry's hold: a requeued job's reason reads `BeginTime`, which must not
+        // pass for an operator's hold once it is out of the core.
+        let held_by_gantry = self.held_by_gantry.contains(&job.id);
+        if !self.withdraw(now, job.id, cycle) {
+            return false;
+        }
+        if held_by_gantry {
+            self.held_by_gantry.insert(job.id);
+        }
+        if !job.held {
+            cycle.actions.push(Action::Hold { job: job.id });
+        }
+        self.said.insert((job.id, Said::ReservationWait));
+        cycle.notes.push(format!(
+            "job {}: its time limit ({}) runs into advance reservation {} on every node of the partition; gantry takes it out of its queue, held, and schedules it once it can start",
+            job.id,
+            limit_text(job.time_limit_min),
+            names(blocking)
+        ));
+        true
+    }
+
+    /// Starts Slurm would not run where the core placed them: a job the core runs that
+    /// Slurm has not started, whose time limit, counted from now, runs into an advance
+    /// reservation on a node of its placement. Each such node closes to new jobs until the
+    /// reservation is over ([`super::reservation`]), and the sweep that follows
+    /// ([`Self::close_nodes`]) has the core place the job elsewhere before anything is
+    /// released; a job that would run into reservations on every node (released before
+    /// gantry read them) leaves the core instead ([`Self::hold_for_reservations`]).
+    /// Returns whether it changed anything. O(GPUs of open reserved nodes).
+    fn close_for_reservations(
+        &mut self,
+        now: u64,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        reservations: &ReservedMachines,
+        cycle: &mut Cycle,
+    ) -> bool {
+        let mut changed = false;
+        if reservations.on_none() {
+            return false;
+        }
+        for index in 0..self.layout.machines.len() {
+            if self.node_use[index] != Some(NodeUse::Open) {
+                continue;
+            }
+            let machine = &self.layout.machines[index];
+            let name = machine.name.clone();
+            let gpus = machine.first_gpu..machine.first_gpu + machine.gpus;
+            let here: Vec<&SlurmReservation> = reservations.on(index).collect();
+            if here.is_empty() {
+                continue;
+            }
+            // Jobs Slurm runs here are past the rule; a pending one is a start not made yet.
+            let conflict = gpus
+                .filter_map(|g| self.core.gpu_owner(GpuId(g)))
+                .filter_map(|id| jobs.get(&id.0))
+                .filter(|job| job.state == JobStateName::Pending)
+                .find_map(|job| {
+                    let blocking = here.iter().find(|r| r.blocks(now, job.time_limit_min))?;
+                    Some((job, *blocking))
+                });
+            let Some((job, reservation)) = conflict else {
+                continue;
+            };
+            let everywhere = reservations.everywhere(now, job.time_limit_min);
+            if !everywhere.is_empty() {
+                changed |= self.hold_for_reservations(now, job, &everywhere, cycle);
+                continue;
+            }
+            cycle.notes.push(format!(
+                "node {name} is closed to new jobs until advance reservation {} is over: the core placed job {} there, whose time limit ({}) runs into it; its running jobs go on",
+                reservation.describe(),
+                job.id,
+                limit_text(job.time_limit_min)
+            ));
+            self.node_use[index] = Some(NodeUse::Closed);
+            self.closed_for_reservation
+                .insert(index, reservation.name.clone());
+            changed = true;
+        }
+        changed
+    }
+
     /// Whether a held job gantry held back for a limit may be submitted again (logged
     /// then); true for any other job.
     fn limit_wait_over(
@@ -1424,6 +1610,7 @@ impl Controller {
         now: u64,
         jobs: &BTreeMap<u32, &SlurmJob>,
         listed: &BTreeMap<u32, &SlurmJob>,
+        reservations: &ReservedMachines,
         cycle: &mut Cycle,
     ) {
         let mut candidates: Vec<&SlurmJob> = Vec::new();
@@ -1460,6 +1647,7 @@ impl Controller {
                 JobStateName::Pending if job.held => {
                     if self.limit_wait_over(now, job, listed, cycle)
                         && self.dependency_met(now, job, listed, cycle)
+                        && !self.reservation_wait(now, job, reservations, cycle)
                     {
                         candidates.push(job);
                     }
@@ -2255,6 +2443,17 @@ fn node_count_kept(
     Err(format!(
         "asks for {asked}, but gantry places its {gpus} GPUs on the nodes it chooses ({fewest} to {most} of them) and cannot keep a node count; submit it without -N (e.g. --gpus={gpus})"
     ))
+}
+
+/// Reservation names for a note: `m1, m2`.
+fn names(reservations: &[&SlurmReservation]) -> String {
+    let names: Vec<String> = reservations.iter().map(|r| r.describe()).collect();
+    names.join(", ")
+}
+
+/// A time limit for a note: `90 min`, or `none`.
+fn limit_text(limit_min: Option<u64>) -> String {
+    limit_min.map_or("none".to_string(), |m| format!("{m} min"))
 }
 
 /// Whether gantry can keep a job's `--exclusive`: only for whole nodes' worth of GPUs.

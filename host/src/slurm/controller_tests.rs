@@ -107,6 +107,7 @@ fn snapshot(jobs: &[SlurmJob], usable: [bool; 4]) -> Snapshot {
     Snapshot {
         jobs: jobs.to_vec(),
         nodes: nodes(usable),
+        ..Snapshot::default()
     }
 }
 
@@ -587,6 +588,7 @@ fn gpus_of_a_job_running_outside_gantry_are_left_to_it_until_it_ends() {
             &Snapshot {
                 jobs: jobs.clone(),
                 nodes: used.clone(),
+                ..Snapshot::default()
             },
             T0,
         );
@@ -603,6 +605,7 @@ fn gpus_of_a_job_running_outside_gantry_are_left_to_it_until_it_ends() {
             &Snapshot {
                 jobs: jobs.clone(),
                 nodes: used,
+                ..Snapshot::default()
             },
             T0 + 1_000,
         );
@@ -636,6 +639,7 @@ fn gpus_another_partitions_job_holds_on_a_shared_node_are_left_to_it() {
             &Snapshot {
                 jobs: vec![other.clone()],
                 nodes: used,
+                ..Snapshot::default()
             },
             T0,
         );
@@ -973,6 +977,7 @@ fn a_job_array_released_outside_gantry_is_left_to_slurm_and_its_running_tasks_ke
             &Snapshot {
                 jobs: now,
                 nodes: used,
+                ..Snapshot::default()
             },
             T0 + 1_000,
         );
@@ -1230,7 +1235,14 @@ fn the_lab_fixtures_reconcile_cleanly() {
             ControllerConfig::default(),
         )
         .unwrap();
-        let cycle = c.observe(&Snapshot { jobs, nodes }, T0);
+        let cycle = c.observe(
+            &Snapshot {
+                jobs,
+                nodes,
+                ..Snapshot::default()
+            },
+            T0,
+        );
         let text = cycle.notes.join("\n");
         assert!(
             text.contains("job 1: RUNNING on n2 but not started by gantry"),
@@ -1254,6 +1266,7 @@ fn the_lab_fixtures_reconcile_cleanly() {
             &Snapshot {
                 jobs: vec![],
                 nodes: down,
+                ..Snapshot::default()
             },
             T0 + 1_000,
         );
@@ -2216,6 +2229,7 @@ fn a_preemption_signals_first_and_requeues_after_the_grace_period() {
             let s = Snapshot {
                 jobs: jobs.to_vec(),
                 nodes: all_used(),
+                ..Snapshot::default()
             };
             c.observe(&s, T0 + t)
         };
@@ -2250,6 +2264,7 @@ fn a_job_that_ends_in_its_grace_period_is_requeued_not_finished() {
             &Snapshot {
                 jobs: vec![big.clone(), urgent.clone()],
                 nodes: all_used(),
+                ..Snapshot::default()
             },
             T0 + 5_000,
         );
@@ -2261,6 +2276,7 @@ fn a_job_that_ends_in_its_grace_period_is_requeued_not_finished() {
             &Snapshot {
                 jobs: vec![exited.clone(), urgent.clone()],
                 nodes: nodes([true; 4]),
+                ..Snapshot::default()
             },
             T0 + 7_000,
         );
@@ -2280,6 +2296,7 @@ fn a_job_that_ends_in_its_grace_period_is_requeued_not_finished() {
             &Snapshot {
                 jobs: vec![requeued, urgent.clone()],
                 nodes: nodes([true; 4]),
+                ..Snapshot::default()
             },
             T0 + 7_500,
         );
@@ -2294,6 +2311,7 @@ fn a_restart_keeps_the_grace_period_and_sends_no_second_signal() {
         let s = Snapshot {
             jobs: vec![big.clone(), urgent.clone()],
             nodes: all_used(),
+            ..Snapshot::default()
         };
         let cycle = first.observe(&s, T0 + 5_000);
         assert_eq!(kinds(&cycle), [(1, "signal")]);
@@ -2425,6 +2443,7 @@ fn a_node_back_from_down_moves_no_running_job() {
                 &Snapshot {
                     jobs: jobs.to_vec(),
                     nodes,
+                    ..Snapshot::default()
                 },
                 t,
             );
@@ -2556,6 +2575,7 @@ fn a_node_that_joins_the_partition_is_logged_once_and_not_used() {
         let with_n5 = |jobs: &[SlurmJob]| Snapshot {
             jobs: jobs.to_vec(),
             nodes: more.clone(),
+            ..Snapshot::default()
         };
         let cycle = c.observe(&with_n5(&jobs), T0);
         let said: Vec<&String> = cycle.notes.iter().filter(|n| n.contains("n5")).collect();
@@ -2763,6 +2783,7 @@ fn a_drained_node_keeps_its_running_job_and_gets_no_new_one() {
             let snapshot = Snapshot {
                 jobs: jobs.to_vec(),
                 nodes: nodes_with(&drained, states),
+                ..Snapshot::default()
             };
             c.observe(&snapshot, T0 + at)
         };
@@ -2851,6 +2872,7 @@ fn a_partition_set_down_closes_every_node() {
         let down = Snapshot {
             jobs: jobs.clone(),
             nodes: partition_down(true),
+            ..Snapshot::default()
         };
         let cycle = c.observe(&down, T0 + 1_000);
         assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
@@ -2870,9 +2892,172 @@ fn a_partition_set_down_closes_every_node() {
         let up = Snapshot {
             jobs,
             nodes: partition_down(false),
+            ..Snapshot::default()
         };
         let cycle = c.observe(&up, T0 + 2_000);
         assert_eq!(kinds(&cycle), [(2, "start")]);
         assert_eq!(c.core().healthy_gpu_count(), 32);
+    });
+}
+
+/// An advance reservation from `ahead_s` after `T0` for an hour, on `nodes`.
+fn reservation(name: &str, ahead_s: u64, nodes: &[&str]) -> SlurmReservation {
+    let start_s = T0 / 1000 + ahead_s;
+    SlurmReservation {
+        name: name.into(),
+        start_s,
+        end_s: start_s + 3_600,
+        nodes: nodes.iter().map(|n| n.to_string()).collect(),
+    }
+}
+
+/// A held job of `gpus` GPUs on one node with a time limit.
+fn limited(id: u32, gpus: u16, limit_min: u64) -> SlurmJob {
+    SlurmJob {
+        time_limit_min: Some(limit_min),
+        ..held(id, &format!("gres:gpu:{gpus}"))
+    }
+}
+
+/// A maintenance of the whole partition ten minutes ahead: Slurm would start no job whose
+/// time limit runs into it, so such a job stays out of the core (held) while jobs that end
+/// before it run, a waiting job leaves the core once its limit reaches the reservation,
+/// and both are scheduled once it is over.
+#[test]
+fn a_job_whose_limit_runs_into_a_reservation_of_every_node_waits_out_of_the_core() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let maint = reservation("maint", 600, &["n1", "n2", "n3", "n4"]);
+        let observe = |c: &mut Controller, jobs: &[SlurmJob], at_s: u64| {
+            let snapshot = Snapshot {
+                reservations: vec![maint.clone()],
+                ..snapshot(jobs, [true; 4])
+            };
+            c.observe(&snapshot, T0 + at_s * 1000)
+        };
+        // Job 1 (30 min) would run into it; jobs 2-5 (5 min) fill the nodes; job 6 (8 min)
+        // fits for now and waits in the core.
+        let mut jobs = vec![limited(1, 8, 30)];
+        jobs.extend((2..=5).map(|id| limited(id, 8, 5)));
+        jobs.push(limited(6, 8, 8));
+        let cycle = observe(&mut c, &jobs, 0);
+        let started: Vec<u32> = starts(&cycle).iter().map(|(id, _)| *id).collect();
+        assert_eq!(started, [2, 3, 4, 5]);
+        assert!(c.core().job(JobId(1)).is_none());
+        assert_eq!(
+            c.core().job(JobId(6)).map(|j| j.state()),
+            Some(JobState::Waiting)
+        );
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 1: waits for advance reservation maint (from")
+                && text.contains("its time limit (30 min) runs into it on every node"),
+            "{text}"
+        );
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+        }
+        for id in 2..=5 {
+            let on = pinned_nodes(&cycle, id);
+            jobs[id as usize - 1] = running(&jobs[id as usize - 1], &as_str(&on));
+        }
+        // Three minutes on, job 6's 8 minutes reach the reservation: it leaves the core.
+        let cycle = observe(&mut c, &jobs, 180);
+        assert!(c.core().job(JobId(6)).is_none());
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 6: its time limit (8 min) runs into advance reservation maint"),
+            "{:?}",
+            cycle.notes
+        );
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        // Job 2 ends: job 7 (1 min) takes its node; jobs 1 and 6 stay held.
+        jobs[1] = ended(&jobs[1], JobStateName::Completed);
+        jobs.push(limited(7, 8, 1));
+        let cycle = observe(&mut c, &jobs, 200);
+        assert_eq!(kinds(&cycle), [(7, "start")]);
+        // The reservation is over: both are scheduled again.
+        jobs = vec![jobs[0].clone(), jobs[5].clone()];
+        let cycle = observe(&mut c, &jobs, 600 + 3_600);
+        let started: Vec<u32> = starts(&cycle).iter().map(|(id, _)| *id).collect();
+        assert_eq!(started, [1, 6]);
+    });
+}
+
+/// Reservations ahead on three nodes: the core's start of a 30-minute job on one of them
+/// would wait in Slurm (and, under `sched/builtin`, hold back every later start pinned
+/// there), so each such node closes to new jobs and the job is placed on the fourth. The
+/// nodes open again once the reservations are gone.
+#[test]
+fn a_start_that_would_run_into_a_reservation_closes_its_node_and_goes_elsewhere() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let ahead = vec![
+            reservation("m1", 600, &["n1"]),
+            reservation("m2", 600, &["n2", "n3"]),
+        ];
+        let jobs = [limited(1, 8, 30)];
+        let with = |reservations: Vec<SlurmReservation>| Snapshot {
+            reservations,
+            ..snapshot(&jobs, [true; 4])
+        };
+        let cycle = c.observe(&with(ahead.clone()), T0);
+        assert_eq!(pinned_nodes(&cycle, 1), ["n4"]);
+        assert_eq!(cycle.preemptions, 0, "a start never released");
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("is closed to new jobs until advance reservation m")
+                && text.contains(
+                    "the core placed job 1 there, whose time limit (30 min) runs into it"
+                ),
+            "{text}"
+        );
+        let closed = c.core().healthy_gpu_count();
+        assert!(closed < 32, "{closed}");
+        // The reservations are deleted: the nodes open again.
+        let cycle = c.observe(&with(Vec::new()), T0 + 1_000);
+        assert!(
+            cycle.notes.join("\n").contains("GPUs are back for gantry"),
+            "{:?}",
+            cycle.notes
+        );
+        assert_eq!(c.core().healthy_gpu_count(), 32);
+    });
+}
+
+/// A reservation of every node that gantry reads after it released a job whose limit runs
+/// into it (the reservation was made in the seconds between two reads): the job is held
+/// again and leaves the core, and no node closes.
+#[test]
+fn a_release_that_would_run_into_a_reservation_of_every_node_is_held_again() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut jobs = vec![limited(1, 8, 30)];
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+        }
+        jobs[0] = released(&jobs[0], &as_str(&pinned_nodes(&cycle, 1)));
+        let maint = reservation("maint", 600, &["n1", "n2", "n3", "n4"]);
+        let cycle = c.observe(
+            &Snapshot {
+                reservations: vec![maint],
+                ..snapshot(&jobs, [true; 4])
+            },
+            T0 + 1_000,
+        );
+        assert_eq!(kinds(&cycle), [(1, "hold")]);
+        assert!(c.core().job(JobId(1)).is_none());
+        assert_eq!(c.core().healthy_gpu_count(), 32);
+        assert!(
+            cycle
+                .notes
+                .join("\n")
+                .contains("job 1: its time limit (30 min) runs into advance reservation maint"),
+            "{:?}",
+            cycle.notes
+        );
     });
 }

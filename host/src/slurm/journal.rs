@@ -662,6 +662,7 @@ mod tests {
             let snapshot = Snapshot {
                 jobs: vec![held(1), held(2)],
                 nodes: nodes(),
+                ..Snapshot::default()
             };
             let cycle = first.observe(&snapshot, 1_000);
             journal.append(&cycle.entries).unwrap();
@@ -719,6 +720,7 @@ mod tests {
             let snapshot = Snapshot {
                 jobs: vec![held(1)],
                 nodes: nodes(),
+                ..Snapshot::default()
             };
             journal
                 .append(&first.observe(&snapshot, 1_000).entries)
@@ -783,6 +785,7 @@ mod tests {
             let snapshot = Snapshot {
                 jobs: self.jobs.values().cloned().collect(),
                 nodes: nodes(),
+                ..Snapshot::default()
             };
             let now = self.now();
             let cycle = c.observe(&snapshot, now);

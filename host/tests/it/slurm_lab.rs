@@ -1699,6 +1699,74 @@ fn slurm_lab_a_partition_set_down_gets_no_new_job_until_it_is_up() {
     assert_eq!(summary["jobs_completed"], 2, "{summary}");
 }
 
+/// Advance reservations ahead (a maintenance window): Slurm starts no job whose time limit
+/// runs into one on its nodes. With one ahead on three nodes, the two 10-minute jobs run on
+/// the fourth, one after the other, and the nodes the core placed them on first close to new
+/// jobs; with one ahead on every node, a job that would run into it waits out of the core,
+/// held, while a shorter one runs, and starts once the reservation is deleted. (On the
+/// build before, the first job was released onto a reserved node, where it sat pending,
+/// `ReqNodeNotAvail`, while the core counted it running, and every later start pinned
+/// there waited behind it.)
+#[test]
+fn slurm_lab_a_reservation_ahead_gets_no_job_that_would_run_into_it() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("resv") else {
+        return;
+    };
+    let reserve = |name: &str, nodes: &str| {
+        let name = format!("reservationname={name}");
+        let nodes = format!("nodes={nodes}");
+        let args = [
+            "create",
+            "reservation",
+            &name,
+            "starttime=now+300",
+            "duration=10",
+        ];
+        let rest = ["users=root", "flags=maint,ignore_jobs", &nodes];
+        lab.run("scontrol", &[&args[..], &rest[..]].concat());
+    };
+    let completed = |j: &Value| j["job_state"] == "COMPLETED";
+    reserve("ahead", "n[1-3]");
+    let long: Vec<u64> = (0..2)
+        .map(|_| lab.submit_sleep(&["--time=10", "--gpus=8"], 2))
+        .collect();
+    let short = lab.submit_sleep(&["--time=1", "--gpus=1"], 1);
+    let gantry = Gantry::start(&lab, "resv", "fifo", &["--exit-when-idle"]);
+    let log_path = lab.dir.join("resv.log");
+    for &id in &long {
+        let job = lab.wait_job(id, Duration::from_secs(30), "completed", completed);
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        assert_eq!(job["nodes"], "n4", "job {id}:\n{log}");
+    }
+    lab.wait_job(short, Duration::from_secs(30), "completed", completed);
+    lab.run("scontrol", &["delete", "reservationname=ahead"]);
+    reserve("whole", "ALL");
+    let waits = lab.submit_sleep(&["--time=10", "--gpus=1"], 1);
+    let fits = lab.submit_sleep(&["--time=1", "--gpus=1"], 1);
+    lab.wait_job(fits, Duration::from_secs(30), "completed", completed);
+    let held = &lab.squeue()[&waits];
+    assert_eq!(held["state_reason"], "JobHeldUser", "released: {held}");
+    lab.run("scontrol", &["delete", "reservationname=whole"]);
+    let summary = gantry.finish(Duration::from_secs(60));
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let closed = "is closed to new jobs until advance reservation ahead";
+    assert!(log.contains(closed), "{closed}\n{log}");
+    // Kept out of the core, or, when gantry read the reservation after it released the job
+    // (reservations are read every 10 s), held again.
+    let kept = format!("job {waits}: waits for advance reservation whole");
+    let held_again =
+        format!("job {waits}: its time limit (10 min) runs into advance reservation whole");
+    assert!(
+        log.contains(&kept) || log.contains(&held_again),
+        "{kept}\n{log}"
+    );
+    let mut all = long.clone();
+    all.extend([short, waits, fits]);
+    lab.assert_completed(&all);
+    assert_eq!(summary["jobs_completed"], 5, "{summary}");
+}
+
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
 /// only under sched/backfill) is left to Slurm: both components complete. Before, gantry
 /// placed each component as a job of its own, its update failed ("Job resizing not
