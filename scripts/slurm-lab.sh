@@ -4,7 +4,7 @@
 #   scripts/slurm-lab.sh up DIR [--nodes N] [--gpus G] [--racks R] [--partition P]
 #                               [--auth munge|none] [--timeout S] [--sched builtin|backfill]
 #                               [--epilog-ack ACKDIR] [--submit-doorbell ACKDIR]
-#                               [--cred-expire S] [--accounting]
+#                               [--cred-expire S] [--accounting] [--licenses SPEC]
 #   scripts/slurm-lab.sh down DIR
 #
 # `up` writes everything under DIR (config, state, spool, logs, pid files, munge key and
@@ -25,7 +25,8 @@
 # `--accounting` adds a private MariaDB (socket only, no TCP) and slurmdbd, with limits
 # enforced (`AccountingStorageEnforce=associations,limits,qos`), cluster, account `lab` and
 # user root registered, so that QOS and association limits can be set with `sacctmgr`;
-# installs mariadb-server and slurmdbd when missing.
+# installs mariadb-server and slurmdbd when missing. `--licenses SPEC` (`sim:1,cad:2`) sets
+# the cluster's licenses (`Licenses=SPEC`), which jobs ask for with `-L`.
 # GPUs are fake: GRES File= points at symlinks to /dev/null
 # (Slurm 22.05 drops file-less GPUs and refuses plain files). Ports: a block of N+1 free TCP
 # ports derived from DIR's path, so two labs in two folders do not collide. Installs
@@ -56,6 +57,7 @@ epilog_ack=""
 submit_doorbell=""
 cred_expire=10
 accounting=0
+licenses=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --nodes) nodes=$2; shift 2 ;;
@@ -69,6 +71,7 @@ while [[ $# -gt 0 ]]; do
         --submit-doorbell) submit_doorbell=$2; shift 2 ;;
         --cred-expire) cred_expire=$2; shift 2 ;;
         --accounting) accounting=1; shift ;;
+        --licenses) licenses=$2; shift 2 ;;
         *) usage ;;
     esac
 done
@@ -328,6 +331,11 @@ if [[ -n $submit_doorbell ]]; then
         "$scripts_dir/gantry-job-submit.lua" > "$dir/etc/job_submit.lua"
     sched_lines="$sched_lines
 JobSubmitPlugins=lua"
+fi
+
+if [[ -n $licenses ]]; then
+    sched_lines="$sched_lines
+Licenses=$licenses"
 fi
 
 fail_up() {

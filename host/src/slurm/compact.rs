@@ -19,7 +19,7 @@ use super::json::{JobStateName, SlurmJob, SlurmNode};
 /// `squeue -O` fields, in the order [`parse_squeue_compact`] reads them; width 0 prints
 /// each value whole. The two free texts come last: `Name`, ended by [`NAME_END`], then
 /// `Comment` (either may hold `|`).
-pub const FIELDS: [&str; 32] = [
+pub const FIELDS: [&str; 33] = [
     "JobID",
     "State",
     "Reason",
@@ -49,6 +49,7 @@ pub const FIELDS: [&str; 32] = [
     "OverSubscribe",
     "Dependency",
     "Reservation",
+    "Licenses",
     "UserId",
     "Name",
     "Comment",
@@ -278,7 +279,7 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
         let fail = |problem: String| compact_error("squeue", index, line, problem);
         // Every field up to `Name` ends with `|`; the rest is `Name`, NAME_END, `Comment`.
         let f = fields(line, FIELDS.len() - 1).map_err(fail)?;
-        let (name, comment) = name_and_comment(f[30]);
+        let (name, comment) = name_and_comment(f[31]);
         let id = f[0]
             .parse::<u32>()
             .map_err(|_| fail(format!("job id {:?}", f[0])))?;
@@ -331,7 +332,8 @@ pub fn parse_squeue_compact(listing: &str) -> Result<Vec<SlurmJob>, CompactError
             exclusive: f[26] == "NO",
             dependency: text(f[27]),
             reservation: text(f[28]),
-            owner: f[29]
+            licenses: text(f[29]),
+            owner: f[30]
                 .parse::<u32>()
                 .ok()
                 .zip(name)
@@ -348,10 +350,10 @@ mod tests {
 
     /// Lines as Slurm 22.05 printed them on the lab (`SLURM_TIME_FORMAT=%s`).
     const LISTING: &str = "\
-16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|afterok:2(unfulfilled),afterany:5_*(unfulfilled)|team|1000|train|v2\u{1f}(null)
-15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|(null)|(null)|1000|sweep\u{1f}a gantry:checkpoint | pipe
-7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|(null)|(null)|1000|eval\u{1f}
-2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|(null)|(null)|1000|prep\u{1f}
+16|PENDING|JobHeldUser|0|gpu|||1|1|1|0|gres:gpu:2|N/A|N/A|N/A|1796308432|N/A|N/A|N/A|1-02:04:00|1|(null)|0|16|N/A|N/A|OK|afterok:2(unfulfilled),afterany:5_*(unfulfilled)|team|(null)|1000|train|v2\u{1f}(null)
+15|PENDING|JobHeldUser|0|gpu|||2|2|2|0|N/A|gres:gpu:3|N/A|N/A|1796308432|N/A|N/A|1796309032|1:00|1|(null)|0|9|1-3|N/A|OK|(null)|(null)|sim:1,cad:2|1000|sweep\u{1f}a gantry:checkpoint | pipe
+7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|(null)|(null)|(null)|1000|eval\u{1f}
+2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|(null)|(null)|(null)|1000|prep\u{1f}
 ";
 
     #[test]
@@ -411,6 +413,10 @@ mod tests {
         assert_eq!(
             (held.reservation.as_str(), running.reservation.as_str()),
             ("team", "")
+        );
+        assert_eq!(
+            (pinned.licenses.as_str(), held.licenses.as_str()),
+            ("sim:1,cad:2", "")
         );
     }
 

@@ -1352,9 +1352,13 @@ impl Controller {
                         let ids: Vec<String> = wait.blockers.iter().map(u32::to_string).collect();
                         format!("once one of jobs {} ends", ids.join(","))
                     };
+                    let what = if job.reason == super::limit::LICENSES {
+                        format!("licenses it asks for ({})", job.licenses)
+                    } else {
+                        format!("a limit of its QOS or account ({})", job.reason)
+                    };
                     cycle.notes.push(format!(
-                        "job {id}: Slurm keeps it pending for a limit of its QOS or account ({}); gantry holds it again, gives its GPUs to others and submits it again {on}",
-                        job.reason
+                        "job {id}: Slurm keeps it pending for {what}; gantry holds it again, gives its GPUs to others and submits it again {on}"
                     ));
                     self.limit_waits.insert(id, wait);
                     cycle.actions.push(Action::Hold { job: id });

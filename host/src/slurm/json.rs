@@ -190,6 +190,8 @@ pub struct SlurmJob {
     pub dependency: String,
     /// The advance reservation it asks for (`--reservation`), empty for none.
     pub reservation: String,
+    /// The licenses it asks for (`-L sim:1,cad:2`), empty for none.
+    pub licenses: String,
     /// Its owner's numeric user id and its name (`--job-name`): a `singleton` dependency
     /// waits for the other jobs of the same name and user. `None` when the listing did not
     /// say (or could not be read unambiguously).
@@ -415,6 +417,7 @@ fn parse_job(command: &'static str, index: usize, raw: &Value) -> Result<SlurmJo
             d => d,
         },
         reservation: text(field("resv_name")),
+        licenses: text(field("licenses")),
         owner: number(field("user_id"))
             .and_then(|u| u32::try_from(u).ok())
             .map(|u| (u, text(field("name")))),
@@ -496,6 +499,7 @@ pub(crate) fn held_job(id: u32, per_node: &str) -> SlurmJob {
         het_job: None,
         dependency: String::new(),
         reservation: String::new(),
+        licenses: String::new(),
         owner: None,
         comment: String::new(),
         requeue: false,

@@ -1,14 +1,16 @@
 //! QOS and association limits (`sacctmgr … MaxTRESPerUser=gres/gpu=8`, `GrpTRES`,
-//! `MaxJobsPerUser`, …): Slurm keeps a released job pending while starting it would pass a
-//! limit of its QOS or account, whatever nodes are free. gantry does not read the limits;
+//! `MaxJobsPerUser`, …) and licenses (`-L sim:1` against `Licenses=sim:4`): Slurm keeps a
+//! released job pending while starting it would pass a limit of its QOS or account, or take
+//! more licenses than are free, whatever nodes are free. gantry does not read the limits;
 //! it learns of one from the reason Slurm gives a job it released (`QOSMaxGRESPerUser`,
-//! `AssocGrpGRES`, …).
+//! `AssocGrpGRES`, `Licenses`, …).
 //!
 //! Such a job would hold, in the core, GPUs that nothing runs on until the limit frees, so
 //! gantry takes it out of the core and holds it again ([`Limit::Shared`]), and submits it
 //! again once a job that may hold the limit ends: one of the same user or QOS that ran
-//! when it was held back, or, with none such (an account's limit, or a limit Slurm counts
-//! over time), after [`RETRY_WITHOUT_BLOCKERS_MS`]; at the latest after
+//! when it was held back (for licenses: one that holds a license it asks for), or, with
+//! none such (an account's limit, or a limit Slurm counts over time), after
+//! [`RETRY_WITHOUT_BLOCKERS_MS`]; at the latest after
 //! [`RETRY_AT_LEAST_EVERY_MS`] (an operator may raise the limit). A job that alone passes a
 //! limit ([`Limit::JobAlone`]: `…PerJob…`, `…Min…`, `QOSNotAllowed`) never starts until an
 //! operator changes it: gantry leaves it to Slurm, out of the core.
@@ -33,8 +35,11 @@ pub enum Limit {
 }
 
 /// The limit Slurm's pending reason names, if any: the reasons of QOS (`QOS…`) and
-/// association (`Assoc…`) limits.
+/// association (`Assoc…`) limits, and `Licenses` (licenses other jobs hold).
 pub fn limit_of(reason: &str) -> Option<Limit> {
+    if reason == LICENSES {
+        return Some(Limit::Shared);
+    }
     let rest = reason
         .strip_prefix("QOS")
         .or_else(|| reason.strip_prefix("Assoc"))?;
@@ -43,6 +48,18 @@ pub fn limit_of(reason: &str) -> Option<Limit> {
     } else {
         Some(Limit::Shared)
     }
+}
+
+/// Slurm's pending reason for a job whose licenses are not free.
+pub const LICENSES: &str = "Licenses";
+
+/// The license names of a `-L` request (`sim:1,cad:2` → `sim`, `cad`; `sim` alone asks
+/// for one).
+fn license_names(request: &str) -> impl Iterator<Item = &str> {
+    request
+        .split(',')
+        .map(|l| l.split(':').next().unwrap_or("").trim())
+        .filter(|name| !name.is_empty())
 }
 
 /// A job gantry held back for a shared limit, and what it waits for.
@@ -57,18 +74,24 @@ pub struct LimitWait {
 }
 
 impl LimitWait {
-    /// `job`, held back at `now_ms` for `reason`, waiting on the jobs of `listed` (every
-    /// job of the poll) that run with its user or its QOS.
+    /// `job`, held back at `now_ms` for its reason, waiting on the jobs of `listed` (every
+    /// job of the poll) that run with its user or its QOS, or, held back for licenses, that
+    /// hold one of its licenses.
     pub fn new(job: &SlurmJob, listed: &BTreeMap<u32, &SlurmJob>, now_ms: u64) -> Self {
         let user = job.owner.as_ref().map(|(uid, _)| *uid);
+        let shares = |other: &SlurmJob| {
+            if job.reason == LICENSES {
+                return license_names(&other.licenses)
+                    .any(|held| license_names(&job.licenses).any(|asked| asked == held));
+            }
+            let same_user = user.is_some() && other.owner.as_ref().map(|(u, _)| *u) == user;
+            let same_qos = !job.qos.is_empty() && other.qos == job.qos;
+            same_user || same_qos
+        };
         let blockers = listed
             .values()
             .filter(|other| other.id != job.id && other.state.runs())
-            .filter(|other| {
-                let same_user = user.is_some() && other.owner.as_ref().map(|(u, _)| *u) == user;
-                let same_qos = !job.qos.is_empty() && other.qos == job.qos;
-                same_user || same_qos
-            })
+            .filter(|other| shares(other))
             .map(|other| other.id)
             .collect();
         Self {
@@ -109,6 +132,7 @@ mod tests {
             "AssocMaxJobsLimit",
             "AssociationJobLimit",
             "QOSJobLimit",
+            "Licenses",
         ] {
             assert_eq!(limit_of(shared), Some(Limit::Shared), "{shared}");
         }
@@ -172,5 +196,28 @@ mod tests {
         assert!(alone.blockers.is_empty());
         assert!(!alone.over(&listed(&[&other]), 1_000 + RETRY_WITHOUT_BLOCKERS_MS - 1));
         assert!(alone.over(&listed(&[&other]), 1_000 + RETRY_WITHOUT_BLOCKERS_MS));
+    }
+
+    /// Held back for licenses: it waits for the running jobs that hold one of the licenses
+    /// it asks for, of any user.
+    #[test]
+    fn a_job_held_back_for_licenses_waits_for_a_job_holding_one_of_them() {
+        use JobStateName::{Pending, Running};
+        let with = |id: u32, uid: u32, licenses: &str, state: JobStateName| SlurmJob {
+            licenses: licenses.into(),
+            ..job(id, uid, "normal", state)
+        };
+        let me = SlurmJob {
+            reason: LICENSES.into(),
+            ..with(9, 7, "sim:1,cad", Pending)
+        };
+        let cad = with(1, 8, "cad:2", Running);
+        let (mine, fluent) = (with(2, 7, "", Running), with(3, 8, "fluent", Running));
+        let wait = LimitWait::new(&me, &listed(&[&me, &cad, &mine, &fluent]), 1_000);
+        assert_eq!(wait.blockers, BTreeSet::from([1]));
+        assert_eq!(
+            license_names("sim:1,cad").collect::<Vec<_>>(),
+            ["sim", "cad"]
+        );
     }
 }

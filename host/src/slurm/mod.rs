@@ -903,7 +903,7 @@ mod tests {
 
     fn line(id: u32, state: &str) -> String {
         format!(
-            "{id}|{state}|None|1|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|{id}|N/A|N/A|OK|(null)|(null)|0|job\u{1f}\n"
+            "{id}|{state}|None|1|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|{id}|N/A|N/A|OK|(null)|(null)|(null)|0|job\u{1f}\n"
         )
     }
 

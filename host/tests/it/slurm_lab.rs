@@ -1553,6 +1553,9 @@ fn slurm_lab_a_dependent_job_is_scheduled_once_its_dependency_is_met() {
     assert_eq!(summary["jobs_completed"], 4, "{summary}");
 }
 
+/// `scripts/slurm-lab.sh` flags for the limit tests' lab: one node of two GPUs.
+const ONE_NODE_OF_TWO_GPUS: [&str; 6] = ["--nodes", "1", "--racks", "1", "--gpus", "2"];
+
 /// A job Slurm keeps pending for a QOS limit (its QOS may hold one GPU; lab with
 /// accounting, one node of two GPUs) leaves the core and is held again, so the next job
 /// runs on the GPU it was pinned to; it runs once the job holding the limit ended. (Before,
@@ -1560,15 +1563,7 @@ fn slurm_lab_a_dependent_job_is_scheduled_once_its_dependency_is_met() {
 #[test]
 fn slurm_lab_a_job_pending_for_a_qos_limit_gives_its_gpus_to_others() {
     let _slot = LABS.take();
-    let flags = [
-        "--accounting",
-        "--nodes",
-        "1",
-        "--racks",
-        "1",
-        "--gpus",
-        "2",
-    ];
+    let flags = [&["--accounting"], &ONE_NODE_OF_TWO_GPUS[..]].concat();
     let Some(lab) = Lab::up_with("limit", &flags) else {
         return;
     };
@@ -1588,27 +1583,56 @@ fn slurm_lab_a_job_pending_for_a_qos_limit_gives_its_gpus_to_others() {
             "qos+=one",
         ],
     );
-    let limited = ["--time=1", "--gpus=1", "--qos=one"];
-    let first = lab.submit_sleep(&limited, 6);
-    let second = lab.submit_sleep(&limited, 1);
-    let other = lab.submit_sleep(&["--time=1", "--gpus=1"], 1);
-    let gantry = Gantry::start(&lab, "limit", "fifo", &["--exit-when-idle"]);
-    let summary = gantry.finish(Duration::from_secs(90));
-    let log = std::fs::read_to_string(lab.dir.join("limit.log")).unwrap();
-    let text = format!(
-        "job {second}: Slurm keeps it pending for a limit of its QOS or account (QOSGrpGRES); gantry holds it again"
+    lab.held_back_for_a_limit(
+        "limit",
+        &["--qos=one"],
+        "a limit of its QOS or account (QOSGrpGRES)",
     );
-    assert!(log.contains(&text), "{text}\n{log}");
-    lab.assert_completed(&[first, second, other]);
-    let jobs = lab.squeue();
-    let time = |id: u64, field: &str| jobs[&id][field].as_u64().unwrap();
-    assert!(
-        time(other, "start_time") < time(first, "end_time"),
-        "job {other} waited for job {first}'s end:\n{log}"
-    );
-    assert!(time(second, "start_time") >= time(first, "end_time"));
-    assert_eq!(summary["jobs_completed"], 3, "{summary}");
-    assert!(summary["limit_holds"].as_u64() >= Some(1), "{summary}");
+}
+
+impl Lab {
+    /// Three one-GPU jobs on a lab of one node of two GPUs: the first (6 s) and the second
+    /// (1 s) with `limited` (flags that take a limit only one job at a time passes), the
+    /// third without. gantry releases the first two; Slurm keeps the second pending for
+    /// the limit (`for_what` in the log line), gantry holds it back, and the third runs on
+    /// its GPU before the first ends; the second runs after the first.
+    fn held_back_for_a_limit(&self, name: &str, limited: &[&str], for_what: &str) {
+        let limited = [&["--time=1", "--gpus=1"], limited].concat();
+        let first = self.submit_sleep(&limited, 6);
+        let second = self.submit_sleep(&limited, 1);
+        let other = self.submit_sleep(&["--time=1", "--gpus=1"], 1);
+        let gantry = Gantry::start(self, name, "fifo", &["--exit-when-idle"]);
+        let summary = gantry.finish(Duration::from_secs(90));
+        let log = std::fs::read_to_string(self.dir.join(format!("{name}.log"))).unwrap();
+        let text = format!(
+            "job {second}: Slurm keeps it pending for {for_what}; gantry holds it again, gives its GPUs to others and submits it again once one of jobs {first} ends"
+        );
+        assert!(log.contains(&text), "{text}\n{log}");
+        self.assert_completed(&[first, second, other]);
+        let jobs = self.squeue();
+        let time = |id: u64, field: &str| jobs[&id][field].as_u64().unwrap();
+        assert!(
+            time(other, "start_time") < time(first, "end_time"),
+            "job {other} waited for job {first}'s end:\n{log}"
+        );
+        assert!(time(second, "start_time") >= time(first, "end_time"));
+        assert_eq!(summary["jobs_completed"], 3, "{summary}");
+        assert!(summary["limit_holds"].as_u64() >= Some(1), "{summary}");
+    }
+}
+
+/// A job Slurm keeps pending for a license another job holds (one `sim` license; one node
+/// of two GPUs) leaves the core and is held again, so the next job runs on the GPU it was
+/// pinned to; it runs once the job holding the license ended. (On the build before, the
+/// core counted that GPU busy and the next job waited for the first to end.)
+#[test]
+fn slurm_lab_a_job_pending_for_a_license_gives_its_gpus_to_others() {
+    let _slot = LABS.take();
+    let flags = [&ONE_NODE_OF_TWO_GPUS[..], &["--licenses", "sim:1"]].concat();
+    let Some(lab) = Lab::up_with("license", &flags) else {
+        return;
+    };
+    lab.held_back_for_a_limit("license", &["-L", "sim:1"], "licenses it asks for (sim:1)");
 }
 
 /// An operator drains the node a job runs on: the job runs to its end (Slurm lets it), and
