@@ -271,6 +271,9 @@ pub struct Controller {
     /// reservation's name: the core placed a job there whose time limit runs into it
     /// ([`super::reservation`]). Open again once the reservation is over or gone.
     closed_for_reservation: BTreeMap<usize, String>,
+    /// Whether the partition was last logged set DOWN or INACTIVE (one line for all its
+    /// nodes, and one when it is up again).
+    partition_down_said: bool,
 }
 
 /// What the journal's replay rebuilds in a controller ([`Controller::replay_entry`]) beside
@@ -368,6 +371,7 @@ impl Controller {
             give_up: Vec::new(),
             joined_said: BTreeSet::new(),
             closed_for_reservation: BTreeMap::new(),
+            partition_down_said: false,
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
             last_nodes: BTreeMap::new(),
@@ -944,6 +948,12 @@ impl Controller {
             snapshot.jobs.iter().filter(|j| self.runs_outside(j)),
             nodes,
         );
+        let partition = self.layout.partition.clone();
+        let partition_down = nodes
+            .iter()
+            .any(|n| n.closed_partitions.contains(&partition));
+        // Nodes closed or opened by the partition alone: one line for them all.
+        let (mut closing, mut opening) = (Vec::new(), Vec::new());
         for (index, &outside_gpus) in outside.iter().enumerate() {
             let machine = self.layout.machines[index].clone();
             let node = nodes.iter().find(|n| n.name == machine.name);
@@ -986,7 +996,12 @@ impl Controller {
                     }
                     s
                 });
-                if self.node_use[index].is_some() || node_use != NodeUse::Open {
+                let by_partition = node.is_some_and(SlurmNode::usable) && !reserved_ahead;
+                if by_partition && partition_closed && node_use == NodeUse::Closed {
+                    closing.push(machine.name.clone());
+                } else if by_partition && self.partition_down_said && node_use == NodeUse::Open {
+                    opening.push(machine.name.clone());
+                } else if self.node_use[index].is_some() || node_use != NodeUse::Open {
                     let what = match node_use {
                         NodeUse::Open => format!("its {} GPUs are back for gantry", machine.gpus),
                         NodeUse::Closed => "closed to new jobs: its running jobs go on, and gantry starts nothing there".to_string(),
@@ -1008,6 +1023,20 @@ impl Controller {
             };
             gpus_back |= self.set_gpus(now, gpus, node_use != NodeUse::Down, &taken_out, cycle);
         }
+        if !closing.is_empty() {
+            cycle.notes.push(format!(
+                "partition {partition} is set DOWN or INACTIVE: nodes {} are closed to new jobs: their running jobs go on, and gantry starts nothing there",
+                closing.join(",")
+            ));
+            self.partition_down_said = true;
+        }
+        if !opening.is_empty() {
+            cycle.notes.push(format!(
+                "partition {partition} is up again: the GPUs of nodes {} are back for gantry",
+                opening.join(",")
+            ));
+        }
+        self.partition_down_said &= partition_down;
         self.nodes_joined(nodes, cycle);
         // Batched orders get their one pass from `observe`'s Tick.
         if gpus_back && !self.batched {

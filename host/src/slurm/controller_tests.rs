@@ -2876,13 +2876,12 @@ fn a_partition_set_down_closes_every_node() {
         };
         let cycle = c.observe(&down, T0 + 1_000);
         assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
-        assert!(
-            cycle
-                .notes
-                .join("\n")
-                .contains("in partition gpu, which is set DOWN or INACTIVE: closed to new jobs"),
-            "{:?}",
-            cycle.notes
+        // One line for the partition's four nodes.
+        assert_eq!(
+            cycle.notes,
+            [
+                "partition gpu is set DOWN or INACTIVE: nodes n1,n2,n3,n4 are closed to new jobs: their running jobs go on, and gantry starts nothing there"
+            ]
         );
         assert_eq!(
             c.core().job(JobId(1)).map(|j| j.state()),
@@ -2897,6 +2896,12 @@ fn a_partition_set_down_closes_every_node() {
         let cycle = c.observe(&up, T0 + 2_000);
         assert_eq!(kinds(&cycle), [(2, "start")]);
         assert_eq!(c.core().healthy_gpu_count(), 32);
+        assert!(
+            cycle.notes[0]
+                .starts_with("partition gpu is up again: the GPUs of nodes n1,n2,n3,n4 are back"),
+            "{:?}",
+            cycle.notes
+        );
     });
 }
 

@@ -1698,7 +1698,7 @@ fn slurm_lab_a_partition_set_down_gets_no_new_job_until_it_is_up() {
     lab.wait_job(first, Duration::from_secs(30), "running", is_running);
     lab.run("scontrol", &["update", "partitionname=gpu", "state=down"]);
     let log_path = lab.dir.join("partdown.log");
-    let closed = "in partition gpu, which is set DOWN or INACTIVE: closed to new jobs";
+    let closed = "partition gpu is set DOWN or INACTIVE: nodes n1,n2,n3,n4 are closed to new jobs";
     let started = Instant::now();
     while !std::fs::read_to_string(&log_path)
         .unwrap_or_default()
