@@ -1395,7 +1395,7 @@ impl Controller {
                 }
                 Limit::JobAlone => {
                     let text = format!(
-                        "job {id}: Slurm keeps it pending for a limit it passes by itself ({}); it starts only once an operator changes the limit, so gantry leaves it to Slurm and gives its GPUs to others",
+                        "job {id}: Slurm keeps it pending for a limit it passes by itself ({}); it starts only once the limit or the job is changed, so gantry leaves it to Slurm and gives its GPUs to others",
                         job.reason
                     );
                     self.note(cycle, id, Said::LimitLeft, text);

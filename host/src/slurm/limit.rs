@@ -12,7 +12,8 @@
 //! none such (an account's limit, or a limit Slurm counts over time), after
 //! [`RETRY_WITHOUT_BLOCKERS_MS`]; at the latest after
 //! [`RETRY_AT_LEAST_EVERY_MS`] (an operator may raise the limit). A job that alone passes a
-//! limit ([`Limit::JobAlone`]: `…PerJob…`, `…Min…`, `QOSNotAllowed`) never starts until an
+//! limit ([`Limit::JobAlone`]: `…PerJob…`, `…Min…`, `QOSNotAllowed`, or a partition's
+//! `MaxTime`, node count or size: `PartitionTimeLimit`, …) never starts until an
 //! operator changes it: gantry leaves it to Slurm, out of the core.
 
 use super::json::SlurmJob;
@@ -30,15 +31,21 @@ pub enum Limit {
     /// A limit other jobs use up (per user, per account, per QOS): it frees as they end.
     Shared,
     /// A limit the job passes by itself (a per-job maximum, a minimum, a QOS the partition
-    /// does not allow): it never starts as it is.
+    /// does not allow, a partition's `MaxTime` or node count under `EnforcePartLimits=NO`,
+    /// Slurm's default, which accepts such a job and keeps it pending): it never starts as
+    /// it is.
     JobAlone,
 }
 
 /// The limit Slurm's pending reason names, if any: the reasons of QOS (`QOS…`) and
-/// association (`Assoc…`) limits, and `Licenses` (licenses other jobs hold).
+/// association (`Assoc…`) limits, `Licenses` (licenses other jobs hold), and the
+/// partition's own limits (`PartitionTimeLimit`, `PartitionNodeLimit`, `PartitionConfig`).
 pub fn limit_of(reason: &str) -> Option<Limit> {
     if reason == LICENSES {
         return Some(Limit::Shared);
+    }
+    if PARTITION_LIMITS.contains(&reason) {
+        return Some(Limit::JobAlone);
     }
     let rest = reason
         .strip_prefix("QOS")
@@ -49,6 +56,14 @@ pub fn limit_of(reason: &str) -> Option<Limit> {
         Some(Limit::Shared)
     }
 }
+
+/// Slurm's pending reasons for a job that passes a limit of its partition (`MaxTime`,
+/// `MinNodes`/`MaxNodes`, its size): a request Slurm accepted but never starts.
+const PARTITION_LIMITS: [&str; 3] = [
+    "PartitionTimeLimit",
+    "PartitionNodeLimit",
+    "PartitionConfig",
+];
 
 /// Slurm's pending reason for a job whose licenses are not free.
 pub const LICENSES: &str = "Licenses";
@@ -141,6 +156,8 @@ mod tests {
             "AssocMaxGRESPerJob",
             "QOSMinGRES",
             "QOSNotAllowed",
+            "PartitionTimeLimit",
+            "PartitionNodeLimit",
         ] {
             assert_eq!(limit_of(alone), Some(Limit::JobAlone), "{alone}");
         }

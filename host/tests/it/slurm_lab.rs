@@ -1635,6 +1635,47 @@ fn slurm_lab_a_job_pending_for_a_license_gives_its_gpus_to_others() {
     lab.held_back_for_a_limit("license", &["-L", "sim:1"], "licenses it asks for (sim:1)");
 }
 
+/// A job whose time limit passes the partition's `MaxTime` (Slurm's default
+/// `EnforcePartLimits=NO` accepts it and keeps it pending, `PartitionTimeLimit`) is left to
+/// Slurm and its GPU given back: on one node of two GPUs, the two jobs after it run side by
+/// side. (On the build before, the core counted its GPU busy for good, and they ran one
+/// after the other.)
+#[test]
+fn slurm_lab_a_job_past_the_partitions_time_limit_gives_its_gpus_back() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up_with("maxtime", &ONE_NODE_OF_TWO_GPUS) else {
+        return;
+    };
+    lab.run("scontrol", &["update", "partitionname=gpu", "maxtime=1"]);
+    let too_long = lab.submit_sleep(&["--time=5", "--gpus=1"], 1);
+    let pair: Vec<u64> = (0..2)
+        .map(|_| lab.submit_sleep(&["--time=1", "--gpus=1"], 4))
+        .collect();
+    let gantry = Gantry::start(&lab, "maxtime", "fifo", &["--exit-when-idle"]);
+    for &id in &pair {
+        lab.wait_job(id, Duration::from_secs(30), "completed", |j| {
+            j["job_state"] == "COMPLETED"
+        });
+    }
+    let jobs = lab.squeue();
+    let time = |id: u64, field: &str| jobs[&id][field].as_u64().unwrap();
+    let log = gantry.log_text();
+    assert!(
+        time(pair[1], "start_time") < time(pair[0], "end_time"),
+        "job {} waited for job {}:\n{log}",
+        pair[1],
+        pair[0]
+    );
+    assert_eq!(jobs[&too_long]["state_reason"], "PartitionTimeLimit");
+    let text = format!(
+        "job {too_long}: Slurm keeps it pending for a limit it passes by itself (PartitionTimeLimit)"
+    );
+    assert!(log.contains(&text), "{text}\n{log}");
+    lab.run("scancel", &[&too_long.to_string()]);
+    let summary = gantry.finish(Duration::from_secs(30));
+    assert_eq!(summary["jobs_completed"], 2, "{summary}");
+}
+
 /// An operator drains the node a job runs on: the job runs to its end (Slurm lets it), and
 /// gantry starts nothing more there; the next job goes to a node that frees. (Before, the
 /// drain took the node's GPUs from the core, which requeued the job: killed after a few
