@@ -3066,3 +3066,36 @@ fn a_release_that_would_run_into_a_reservation_of_every_node_is_held_again() {
         );
     });
 }
+
+/// A reservation on the node a released job waits on, read after the release (reservations
+/// are read every 10 s): the node closes, the core places the job on another node and
+/// gantry pins it there; no preemption is counted, as the job never ran.
+#[test]
+fn a_release_onto_a_node_reserved_since_is_moved_to_another() {
+    big_stack(|| {
+        let job = limited(1, 8, 30);
+        let (mut c, cycle) = fifo_released(&job);
+        let first = pinned_nodes(&cycle, 1);
+        let waiting = released(&job, &as_str(&first));
+        let ahead = reservation("ahead", 600, &as_str(&first));
+        let cycle = c.observe(
+            &Snapshot {
+                reservations: vec![ahead],
+                ..snapshot(&[waiting], [true; 4])
+            },
+            T0 + 1_000,
+        );
+        let moved = pinned_nodes(&cycle, 1);
+        assert_ne!(moved, first, "{:?}", cycle.actions);
+        assert_eq!(cycle.preemptions, 0);
+        assert_eq!(c.core().healthy_gpu_count(), 24);
+        assert!(
+            cycle.notes.join("\n").contains(&format!(
+                "node {} is closed to new jobs until advance reservation ahead",
+                first[0]
+            )),
+            "{:?}",
+            cycle.notes
+        );
+    });
+}
