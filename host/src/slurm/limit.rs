@@ -37,15 +37,24 @@ pub enum Limit {
     JobAlone,
 }
 
-/// The limit Slurm's pending reason names, if any: the reasons of QOS (`QOS…`) and
-/// association (`Assoc…`) limits, `Licenses` (licenses other jobs hold), and the
-/// partition's own limits (`PartitionTimeLimit`, `PartitionNodeLimit`, `PartitionConfig`).
+/// The limit Slurm's pending reason names, if any (the names of Slurm's
+/// `job_state_reason.c`): the reasons of QOS (`QOS…`) and association (`Assoc…`) limits,
+/// the per-account and per-user limits of a QOS that carry no prefix (`MaxGRESPerAccount`,
+/// `MaxCpuRunMinsPerUser`, …, `AccountingPolicy`), `Licenses` (licenses other jobs hold),
+/// and the limits a job passes alone: its partition's (`PartitionTimeLimit`, …), an account
+/// or QOS it may not use (`InvalidAccount`, `InvalidQOS`, `AccountNotAllowed`), memory over
+/// the limit (`MaxMemPerLimit`).
 pub fn limit_of(reason: &str) -> Option<Limit> {
-    if reason == LICENSES {
+    if reason == LICENSES || reason == "AccountingPolicy" {
         return Some(Limit::Shared);
     }
-    if PARTITION_LIMITS.contains(&reason) {
+    if PARTITION_LIMITS.contains(&reason) || ALONE.contains(&reason) {
         return Some(Limit::JobAlone);
+    }
+    let per_account_or_user = reason.starts_with("Max")
+        && (reason.ends_with("PerAccount") || reason.ends_with("PerUser"));
+    if per_account_or_user {
+        return Some(Limit::Shared);
     }
     let rest = reason
         .strip_prefix("QOS")
@@ -56,6 +65,15 @@ pub fn limit_of(reason: &str) -> Option<Limit> {
         Some(Limit::Shared)
     }
 }
+
+/// Reasons of a job that never starts as it is, beside its partition's limits: an account
+/// or QOS it may not use, more memory than its limit allows.
+const ALONE: [&str; 4] = [
+    "InvalidAccount",
+    "InvalidQOS",
+    "AccountNotAllowed",
+    "MaxMemPerLimit",
+];
 
 /// Slurm's pending reasons for a job that passes a limit of its partition (`MaxTime`,
 /// `MinNodes`/`MaxNodes`, its size): a request Slurm accepted but never starts.
@@ -148,6 +166,10 @@ mod tests {
             "AssociationJobLimit",
             "QOSJobLimit",
             "Licenses",
+            "MaxGRESPerAccount",
+            "MaxJobsPerAccount",
+            "MaxCpuRunMinsPerUser",
+            "AccountingPolicy",
         ] {
             assert_eq!(limit_of(shared), Some(Limit::Shared), "{shared}");
         }
@@ -158,6 +180,9 @@ mod tests {
             "QOSNotAllowed",
             "PartitionTimeLimit",
             "PartitionNodeLimit",
+            "InvalidQOS",
+            "AccountNotAllowed",
+            "MaxMemPerLimit",
         ] {
             assert_eq!(limit_of(alone), Some(Limit::JobAlone), "{alone}");
         }
@@ -166,6 +191,8 @@ mod tests {
             "Priority",
             "Dependency",
             "JobHeldUser",
+            "ReqNodeNotAvail",
+            "MaxPoweredUpNodes",
             "None",
             "",
         ] {
