@@ -1411,15 +1411,16 @@ impl Controller {
         now: u64,
         job: &SlurmJob,
         reservations: &ReservedMachines,
+        open: &[bool],
         cycle: &mut Cycle,
     ) -> bool {
-        let blocking = reservations.everywhere(now, job.time_limit_min);
+        let blocking = reservations.everywhere(now, job.time_limit_min, open);
         if blocking.is_empty() {
             self.said.remove(&(job.id, Said::ReservationWait));
             return false;
         }
         let text = format!(
-            "job {}: waits for advance reservation {}: its time limit ({}) runs into it on every node of the partition, so Slurm would not start it before the reservation ends; gantry schedules it once it can start",
+            "job {}: waits for advance reservation {}: its time limit ({}) runs into it on every node open to new jobs, so Slurm would not start it before the reservation ends; gantry schedules it once it can start",
             job.id,
             names(&blocking),
             limit_text(job.time_limit_min)
@@ -1449,16 +1450,25 @@ impl Controller {
             .filter(|j| matches!(j.state(), JobState::Waiting | JobState::Preempted))
             .map(|j| j.id().0)
             .collect();
+        let open = self.open_machines();
         for id in waiting {
             let Some(job) = jobs.get(&id) else { continue };
             if job.state != JobStateName::Pending || !job.held {
                 continue;
             }
-            let blocking = reservations.everywhere(now, job.time_limit_min);
+            let blocking = reservations.everywhere(now, job.time_limit_min, &open);
             if !blocking.is_empty() {
                 self.hold_for_reservations(now, job, &blocking, cycle);
             }
         }
+    }
+
+    /// Which machines are open to new jobs now, by index.
+    fn open_machines(&self) -> Vec<bool> {
+        self.node_use
+            .iter()
+            .map(|u| *u == Some(NodeUse::Open))
+            .collect()
     }
 
     /// Takes `job`, whose time limit runs into `blocking` on every node, out of the core and
@@ -1485,7 +1495,7 @@ impl Controller {
         }
         self.said.insert((job.id, Said::ReservationWait));
         cycle.notes.push(format!(
-            "job {}: its time limit ({}) runs into advance reservation {} on every node of the partition; gantry takes it out of its queue, held, and schedules it once it can start",
+            "job {}: its time limit ({}) runs into advance reservation {} on every node open to new jobs; gantry takes it out of its queue, held, and schedules it once it can start",
             job.id,
             limit_text(job.time_limit_min),
             names(blocking)
@@ -1535,7 +1545,8 @@ impl Controller {
             let Some((job, reservation)) = conflict else {
                 continue;
             };
-            let everywhere = reservations.everywhere(now, job.time_limit_min);
+            let open = self.open_machines();
+            let everywhere = reservations.everywhere(now, job.time_limit_min, &open);
             if !everywhere.is_empty() {
                 changed |= self.hold_for_reservations(now, job, &everywhere, cycle);
                 continue;
@@ -1648,6 +1659,7 @@ impl Controller {
     ) {
         let mut candidates: Vec<&SlurmJob> = Vec::new();
         self.dependency_parents.clear();
+        let open = self.open_machines();
         for job in jobs.values() {
             let live = self.core.job(JobId(job.id)).is_some();
             let finished =
@@ -1680,7 +1692,7 @@ impl Controller {
                 JobStateName::Pending if job.held => {
                     if self.limit_wait_over(now, job, listed, cycle)
                         && self.dependency_met(now, job, listed, cycle)
-                        && !self.reservation_wait(now, job, reservations, cycle)
+                        && !self.reservation_wait(now, job, reservations, &open, cycle)
                     {
                         candidates.push(job);
                     }

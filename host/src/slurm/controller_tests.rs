@@ -3099,3 +3099,24 @@ fn a_release_onto_a_node_reserved_since_is_moved_to_another() {
         );
     });
 }
+
+/// A reservation ahead on three nodes while the fourth is down: the 30-minute job cannot
+/// start on any node open to new jobs, so it waits out of the core, and the reserved nodes
+/// stay open to a 5-minute job.
+#[test]
+fn a_node_down_outside_the_reservation_does_not_count_as_room() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let jobs = [limited(1, 8, 30), limited(2, 8, 5)];
+        let cycle = c.observe(
+            &Snapshot {
+                reservations: vec![reservation("m", 600, &["n1", "n2", "n3"])],
+                ..snapshot(&jobs, [true, true, true, false])
+            },
+            T0,
+        );
+        assert!(c.core().job(JobId(1)).is_none());
+        assert_eq!(kinds(&cycle), [(2, "start")]);
+        assert_eq!(c.core().healthy_gpu_count(), 24, "{:?}", cycle.notes);
+    });
+}

@@ -112,18 +112,25 @@ impl<'r> ReservedMachines<'r> {
     }
 
     /// The reservations that keep a job started at `now_ms` with a time limit of
-    /// `limit_min` from every machine (its run would reach into one of them on each);
-    /// empty when some machine is free of them for it.
-    pub fn everywhere(&self, now_ms: u64, limit_min: Option<u64>) -> Vec<&'r SlurmReservation> {
+    /// `limit_min` from every machine open to new jobs (`open`, by machine index): its run
+    /// would reach into one of them on each. Empty when some open machine is free of them
+    /// for it, or when no machine is open (nothing starts then anyway).
+    pub fn everywhere(
+        &self,
+        now_ms: u64,
+        limit_min: Option<u64>,
+        open: &[bool],
+    ) -> Vec<&'r SlurmReservation> {
         let blocking: Vec<&(&SlurmReservation, Vec<bool>)> = self
             .held
             .iter()
             .filter(|(r, _)| r.blocks(now_ms, limit_min))
             .collect();
-        let Some((_, first)) = blocking.first() else {
+        if blocking.is_empty() || !open.contains(&true) {
             return Vec::new();
-        };
-        let covered = (0..first.len()).all(|m| blocking.iter().any(|(_, on)| on[m]));
+        }
+        let reserved = |m: usize| blocking.iter().any(|(_, on)| on.get(m) == Some(&true));
+        let covered = (0..open.len()).filter(|&m| open[m]).all(reserved);
         if covered {
             blocking.iter().map(|(r, _)| *r).collect()
         } else {
@@ -244,7 +251,8 @@ ReservationName=m2 StartTime=1796637385 EndTime=1796640985 Duration=01:00:00 Nod
     }
 
     /// Two reservations that together hold every machine keep a job whose limit reaches
-    /// into both from everywhere, and one that reaches only the nearer one from its machines.
+    /// into both from everywhere, and one that reaches only the nearer one from its machines
+    /// (from everywhere once the other machine is not open).
     #[test]
     fn a_job_is_kept_from_everywhere_only_where_its_reservations_cover_every_machine() {
         let at = |name: &str, start_s: u64, nodes: &[&str]| SlurmReservation {
@@ -260,17 +268,27 @@ ReservationName=m2 StartTime=1796637385 EndTime=1796640985 Duration=01:00:00 Nod
         ];
         let machines = ["n1", "n2", "n3"];
         let reserved = ReservedMachines::new(&listed, machines.iter().copied());
+        let open = [true; 3];
         let names = |rs: Vec<&SlurmReservation>| -> Vec<String> {
             rs.iter().map(|r| r.name.clone()).collect()
         };
         assert_eq!(names(reserved.on(2).collect()), ["far"]);
         // 0 s: 20 minutes reach "near" only, 40 minutes both.
-        assert!(reserved.everywhere(0, Some(20)).is_empty());
-        assert_eq!(names(reserved.everywhere(0, Some(40))), ["near", "far"]);
-        assert_eq!(names(reserved.everywhere(0, None)), ["near", "far"]);
+        assert!(reserved.everywhere(0, Some(20), &open).is_empty());
+        assert_eq!(
+            names(reserved.everywhere(0, Some(40), &open)),
+            ["near", "far"]
+        );
+        assert_eq!(names(reserved.everywhere(0, None, &open)), ["near", "far"]);
+        // n3 down or drained: "near" alone keeps a 20-minute job from every open machine.
+        assert_eq!(
+            names(reserved.everywhere(0, Some(20), &[true, true, false])),
+            ["near"]
+        );
+        assert!(reserved.everywhere(0, None, &[false; 3]).is_empty());
         assert!(
             ReservedMachines::new(&[], machines.iter().copied())
-                .everywhere(0, None)
+                .everywhere(0, None, &open)
                 .is_empty()
         );
     }
