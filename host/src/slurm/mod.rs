@@ -228,6 +228,10 @@ const RESERVATIONS_EVERY: Duration = Duration::from_secs(10);
 struct ReservationCache {
     read_at: Option<Instant>,
     list: Vec<reservation::SlurmReservation>,
+    /// Why the last read failed, if it did.
+    failure: Option<String>,
+    /// Whether that failure was logged.
+    failure_said: bool,
 }
 
 /// Reads jobs and nodes: the jobs that are not over (compact `squeue`, see [`compact`])
@@ -261,11 +265,20 @@ fn poll(
     let listing = listing.map_err(|e| e.to_string())?;
     let nodes = nodes.map_err(|e| e.to_string())?;
     if due {
-        let text = all
+        // A failed read keeps the last list (scheduling goes on without the newest
+        // reservations) and is tried again a period later; the daemon logs why.
+        let read = all
             .next()
-            .ok_or("scontrol show reservation gave no answer")?
-            .map_err(|e| e.to_string())?;
-        reservations.list = reservation::parse_reservations(&text).map_err(|e| e.to_string())?;
+            .ok_or_else(|| "no answer".to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+            .and_then(|text| reservation::parse_reservations(&text).map_err(|e| e.to_string()));
+        match read {
+            Ok(list) => {
+                reservations.list = list;
+                reservations.failure = None;
+            }
+            Err(e) => reservations.failure = Some(e),
+        }
         reservations.read_at = Some(Instant::now());
     }
     let mut jobs = compact::parse_squeue_compact(&listing).map_err(|e| e.to_string())?;
@@ -573,6 +586,26 @@ struct Daemon<'a> {
 }
 
 impl Daemon<'_> {
+    /// Logs once that the reservations cannot be read (and once that they can again).
+    fn say_reservation_failure(&mut self) {
+        let cache = &mut self.reservations;
+        match (&cache.failure, cache.failure_said) {
+            (Some(e), false) => {
+                self.log.line(&format!(
+                    "cannot read the advance reservations (retried every {} s; scheduling goes on with the last ones read, {}): {e}",
+                    RESERVATIONS_EVERY.as_secs(),
+                    cache.list.len()
+                ));
+                cache.failure_said = true;
+            }
+            (None, true) => {
+                self.log.line("the advance reservations are read again");
+                cache.failure_said = false;
+            }
+            _ => {}
+        }
+    }
+
     fn run(&mut self) -> anyhow::Result<()> {
         let period = Duration::from_millis(self.args.poll_ms.max(1));
         let mut poll_failures = 0u32;
@@ -608,6 +641,7 @@ impl Daemon<'_> {
                 ));
                 poll_failures = 0;
             }
+            self.say_reservation_failure();
             // Releases an earlier gantry carried out but was killed before it counted.
             self.tally.settle_releasing(&snapshot.jobs);
             let observed = Instant::now();
@@ -899,6 +933,8 @@ mod tests {
     /// each call's `--jobs` (and each reading of the reservations).
     struct Canned {
         asked: Vec<String>,
+        /// `scontrol show reservation` fails.
+        reservations_fail: bool,
     }
 
     fn line(id: u32, state: &str) -> String {
@@ -911,6 +947,12 @@ mod tests {
         fn run(&mut self, program: &str, args: &[String]) -> Result<String, CommandError> {
             if program == "scontrol" {
                 self.asked.push("reservations".into());
+                if self.reservations_fail {
+                    return Err(CommandError::Timeout {
+                        command: "scontrol show reservation".into(),
+                        timeout_ms: 5_000,
+                    });
+                }
                 return Ok("ReservationName=m StartTime=1796308000 EndTime=1796311600 Nodes=n[1-2] Flags=MAINT\n".into());
             }
             if program == "sinfo" {
@@ -974,7 +1016,10 @@ mod tests {
     /// reservations are read again only after [`RESERVATIONS_EVERY`].
     #[test]
     fn a_poll_lists_active_jobs_and_asks_for_the_watched_ones_it_lacks_by_id() {
-        let mut runner = Canned { asked: Vec::new() };
+        let mut runner = Canned {
+            asked: Vec::new(),
+            reservations_fail: false,
+        };
         let mut reservations = ReservationCache::default();
         let snapshot = poll(&mut runner, &[7, 15, 16], &mut reservations).unwrap();
         assert_eq!(runner.asked, ["active", "reservations", "7,15"]);
@@ -1001,5 +1046,16 @@ mod tests {
         runner.asked.clear();
         poll(&mut runner, &[], &mut reservations).unwrap();
         assert_eq!(runner.asked, ["active", "reservations"]);
+        // A failed read keeps the last list and does not fail the poll.
+        runner.reservations_fail = true;
+        reservations.read_at = Instant::now().checked_sub(RESERVATIONS_EVERY);
+        let kept = poll(&mut runner, &[], &mut reservations).unwrap();
+        assert_eq!(kept.reservations, snapshot.reservations);
+        assert!(
+            reservations
+                .failure
+                .as_deref()
+                .is_some_and(|e| e.contains("timed out"))
+        );
     }
 }
