@@ -962,8 +962,7 @@ impl Controller {
             // node that was usable keeps its GPUs while NOT_RESPONDING: Slurm keeps its jobs
             // until `SlurmdTimeout` sets it DOWN.)
             let silent = node.is_some_and(|n| n.has("NOT_RESPONDING"));
-            let partition_closed =
-                node.is_some_and(|n| n.closed_partitions.contains(&self.layout.partition));
+            let partition_closed = node.is_some_and(|n| n.closed_partitions.contains(&partition));
             let reserved_ahead = self.closed_for_reservation.get(&index).is_some_and(|name| {
                 snapshot
                     .reservations
@@ -987,8 +986,7 @@ impl Controller {
                     }
                     if partition_closed {
                         s.push_str(&format!(
-                            " in partition {}, which is set DOWN or INACTIVE",
-                            self.layout.partition
+                            " in partition {partition}, which is set DOWN or INACTIVE"
                         ));
                     }
                     if let Some(name) = self.closed_for_reservation.get(&index) {
@@ -1518,21 +1516,17 @@ impl Controller {
         reservations: &ReservedMachines,
         cycle: &mut Cycle,
     ) -> bool {
-        let mut changed = false;
         if reservations.on_none() {
             return false;
         }
+        let mut changed = false;
         for index in 0..self.layout.machines.len() {
-            if self.node_use[index] != Some(NodeUse::Open) {
+            let here: Vec<&SlurmReservation> = reservations.on(index).collect();
+            if self.node_use[index] != Some(NodeUse::Open) || here.is_empty() {
                 continue;
             }
             let machine = &self.layout.machines[index];
-            let name = machine.name.clone();
             let gpus = machine.first_gpu..machine.first_gpu + machine.gpus;
-            let here: Vec<&SlurmReservation> = reservations.on(index).collect();
-            if here.is_empty() {
-                continue;
-            }
             // Jobs Slurm runs here are past the rule; a pending one is a start not made yet.
             let conflict = gpus
                 .filter_map(|g| self.core.gpu_owner(GpuId(g)))
@@ -1552,7 +1546,8 @@ impl Controller {
                 continue;
             }
             cycle.notes.push(format!(
-                "node {name} is closed to new jobs until advance reservation {} is over: the core placed job {} there, whose time limit ({}) runs into it; its running jobs go on",
+                "node {} is closed to new jobs until advance reservation {} is over: the core placed job {} there, whose time limit ({}) runs into it; its running jobs go on",
+                self.layout.machines[index].name,
                 reservation.describe(),
                 job.id,
                 limit_text(job.time_limit_min)
@@ -2490,7 +2485,7 @@ fn node_count_kept(
     ))
 }
 
-/// Reservation names for a note: `m1, m2`.
+/// Reservations for a note, each with its times ([`SlurmReservation::describe`]).
 fn names(reservations: &[&SlurmReservation]) -> String {
     let names: Vec<String> = reservations.iter().map(|r| r.describe()).collect();
     names.join(", ")

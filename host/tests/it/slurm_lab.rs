@@ -1119,6 +1119,10 @@ fn is_running(job: &Value) -> bool {
     job["job_state"] == "RUNNING"
 }
 
+fn is_completed(job: &Value) -> bool {
+    job["job_state"] == "COMPLETED"
+}
+
 /// Per node GPU counts of a running job from Slurm's `gres_detail`, sorted by node.
 fn slurm_shape(job: &Value) -> Vec<(String, usize)> {
     let nodes = expand(job["nodes"].as_str().unwrap_or(""));
@@ -1172,7 +1176,7 @@ fn slurm_lab_uneven_split_is_allocated_as_chosen_and_blocks_nobody() {
     let one_submitted = unix_s();
     let one = lab.submit_sleep(&["--time=1", "--gpus=1"], 1);
     let one_job = lab.wait_job(one, Duration::from_secs(30), "running", |j| {
-        is_running(j) || j["job_state"] == "COMPLETED"
+        is_running(j) || is_completed(j)
     });
     let waited = one_job["start_time"]
         .as_u64()
@@ -1653,9 +1657,7 @@ fn slurm_lab_a_job_past_the_partitions_time_limit_gives_its_gpus_back() {
         .collect();
     let gantry = Gantry::start(&lab, "maxtime", "fifo", &["--exit-when-idle"]);
     for &id in &pair {
-        lab.wait_job(id, Duration::from_secs(30), "completed", |j| {
-            j["job_state"] == "COMPLETED"
-        });
+        lab.wait_job(id, Duration::from_secs(30), "completed", is_completed);
     }
     let jobs = lab.squeue();
     let time = |id: u64, field: &str| jobs[&id][field].as_u64().unwrap();
@@ -1791,7 +1793,6 @@ fn slurm_lab_a_reservation_ahead_gets_no_job_that_would_run_into_it() {
         let rest = ["users=root", "flags=maint,ignore_jobs", &nodes];
         lab.run("scontrol", &[&args[..], &rest[..]].concat());
     };
-    let completed = |j: &Value| j["job_state"] == "COMPLETED";
     reserve("ahead", "n[1-3]");
     let long: Vec<u64> = (0..2)
         .map(|_| lab.submit_sleep(&["--time=10", "--gpus=8"], 2))
@@ -1800,16 +1801,15 @@ fn slurm_lab_a_reservation_ahead_gets_no_job_that_would_run_into_it() {
     let gantry = Gantry::start(&lab, "resv", "fifo", &["--exit-when-idle"]);
     let log_path = lab.dir.join("resv.log");
     for &id in &long {
-        let job = lab.wait_job(id, Duration::from_secs(30), "completed", completed);
-        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-        assert_eq!(job["nodes"], "n4", "job {id}:\n{log}");
+        let job = lab.wait_job(id, Duration::from_secs(30), "completed", is_completed);
+        assert_eq!(job["nodes"], "n4", "job {id}:\n{}", gantry.log_text());
     }
-    lab.wait_job(short, Duration::from_secs(30), "completed", completed);
+    lab.wait_job(short, Duration::from_secs(30), "completed", is_completed);
     lab.run("scontrol", &["delete", "reservationname=ahead"]);
     reserve("whole", "ALL");
     let waits = lab.submit_sleep(&["--time=10", "--gpus=1"], 1);
     let fits = lab.submit_sleep(&["--time=1", "--gpus=1"], 1);
-    lab.wait_job(fits, Duration::from_secs(30), "completed", completed);
+    lab.wait_job(fits, Duration::from_secs(30), "completed", is_completed);
     let held = &lab.squeue()[&waits];
     assert_eq!(held["state_reason"], "JobHeldUser", "released: {held}");
     lab.run("scontrol", &["delete", "reservationname=whole"]);
@@ -2220,9 +2220,7 @@ fn slurm_lab_only_marked_jobs_are_preempted_and_get_the_signal_before_the_requeu
     lab.wait_job(plain, Duration::from_secs(30), "running", is_running);
     let urgent = ["--time=1", "--gpus=8", "--deadline=now+300"];
     let first = lab.submit_sleep(&urgent, 1);
-    let plain_job = lab.wait_job(plain, Duration::from_secs(60), "completed", |j| {
-        j["job_state"] == "COMPLETED"
-    });
+    let plain_job = lab.wait_job(plain, Duration::from_secs(60), "completed", is_completed);
     assert_eq!(plain_job["restart_cnt"], 0, "{plain_job}");
     assert_eq!(
         lab.job_file(plain, "term", 0),
