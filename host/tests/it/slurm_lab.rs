@@ -1798,6 +1798,8 @@ fn slurm_lab_a_reservation_ahead_gets_no_job_that_would_run_into_it() {
         .map(|_| lab.submit_sleep(&["--time=10", "--gpus=8"], 2))
         .collect();
     let short = lab.submit_sleep(&["--time=1", "--gpus=1"], 1);
+    // Keeps gantry from ending (`--exit-when-idle`) between the two parts.
+    let guard = lab.submit_sleep(&["--time=1", "--gpus=1"], 15);
     let gantry = Gantry::start(&lab, "resv", "fifo", &["--exit-when-idle"]);
     let log_path = lab.dir.join("resv.log");
     for &id in &long {
@@ -1827,9 +1829,9 @@ fn slurm_lab_a_reservation_ahead_gets_no_job_that_would_run_into_it() {
         "{kept}\n{log}"
     );
     let mut all = long.clone();
-    all.extend([short, waits, fits]);
+    all.extend([short, guard, waits, fits]);
     lab.assert_completed(&all);
-    assert_eq!(summary["jobs_completed"], 5, "{summary}");
+    assert_eq!(summary["jobs_completed"], 6, "{summary}");
 }
 
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
