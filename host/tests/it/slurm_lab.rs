@@ -1063,6 +1063,20 @@ impl Lab {
         self.sbatch(&args)
     }
 
+    /// Submits a job an operator holds (`scontrol hold`): pending, it keeps a gantry run
+    /// with `--exit-when-idle` going while a test submits in parts, and takes no GPU.
+    /// End it with [`let_gantry_end`](Self::let_gantry_end) before waiting for the summary.
+    fn keep_gantry_running(&self) -> u64 {
+        let id = self.submit_sleep(&["--time=1", "--gpus=1"], 1);
+        self.run("scontrol", &["hold", &id.to_string()]);
+        id
+    }
+
+    /// Cancels the job of [`keep_gantry_running`](Self::keep_gantry_running).
+    fn let_gantry_end(&self, guard: u64) {
+        self.run("scancel", &[&guard.to_string()]);
+    }
+
     /// `ID|STATE|COMMENT` of one job, in any state.
     fn state_and_comment(&self, id: u64) -> String {
         let listing = self.run("squeue", &["-t", "all", "-h", "-o", "%i|%T|%k"]);
@@ -1798,8 +1812,7 @@ fn slurm_lab_a_reservation_ahead_gets_no_job_that_would_run_into_it() {
         .map(|_| lab.submit_sleep(&["--time=10", "--gpus=8"], 2))
         .collect();
     let short = lab.submit_sleep(&["--time=1", "--gpus=1"], 1);
-    // Keeps gantry from ending (`--exit-when-idle`) between the two parts.
-    let guard = lab.submit_sleep(&["--time=1", "--gpus=1"], 15);
+    let guard = lab.keep_gantry_running();
     let gantry = Gantry::start(&lab, "resv", "fifo", &["--exit-when-idle"]);
     let log_path = lab.dir.join("resv.log");
     for &id in &long {
@@ -1815,6 +1828,7 @@ fn slurm_lab_a_reservation_ahead_gets_no_job_that_would_run_into_it() {
     let held = &lab.squeue()[&waits];
     assert_eq!(held["state_reason"], "JobHeldUser", "released: {held}");
     lab.run("scontrol", &["delete", "reservationname=whole"]);
+    lab.let_gantry_end(guard);
     let summary = gantry.finish(Duration::from_secs(60));
     let log = std::fs::read_to_string(&log_path).unwrap();
     let closed = "is closed to new jobs until advance reservation ahead";
@@ -1829,9 +1843,9 @@ fn slurm_lab_a_reservation_ahead_gets_no_job_that_would_run_into_it() {
         "{kept}\n{log}"
     );
     let mut all = long.clone();
-    all.extend([short, guard, waits, fits]);
+    all.extend([short, waits, fits]);
     lab.assert_completed(&all);
-    assert_eq!(summary["jobs_completed"], 6, "{summary}");
+    assert_eq!(summary["jobs_completed"], 5, "{summary}");
 }
 
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
@@ -2211,6 +2225,7 @@ fn slurm_lab_only_marked_jobs_are_preempted_and_get_the_signal_before_the_requeu
     let Some(lab) = Lab::up("preempt") else {
         return;
     };
+    let guard = lab.keep_gantry_running();
     let gantry = Gantry::start(
         &lab,
         "preempt",
@@ -2233,6 +2248,7 @@ fn slurm_lab_only_marked_jobs_are_preempted_and_get_the_signal_before_the_requeu
     let marked = lab.submit_checkpointing(&marked_flags, 60);
     lab.wait_file(marked, "trap", 0, Duration::from_secs(30));
     let second = lab.submit_sleep(&urgent, 1);
+    lab.let_gantry_end(guard);
     let summary = gantry.finish(Duration::from_secs(120));
     let jobs = lab.squeue();
     let first_job = &jobs[&first];
