@@ -1920,6 +1920,7 @@ impl Controller {
         }
         let mut holds = Vec::new();
         let mut starts = Vec::new();
+        let left_waiting = self.left_waiting(jobs);
         let live: Vec<(u32, JobState)> = self.core.jobs().map(|j| (j.id().0, j.state())).collect();
         for (id, state) in live {
             let Some(slurm) = jobs.get(&id) else { continue };
@@ -1933,7 +1934,7 @@ impl Controller {
                 self.grace.remove(&id);
             }
             if state == JobState::Running {
-                match self.running_job(now, id, slurm, cycle) {
+                match self.running_job(now, id, slurm, left_waiting, cycle) {
                     Some(Action::Start(plan)) => {
                         let seq = self.seq(id).unwrap_or(u64::MAX);
                         starts.push((seq, plan));
@@ -2237,13 +2238,26 @@ impl Controller {
         room
     }
 
+    /// The lowest-numbered job of the partition that the core does not hold and that
+    /// Slurm keeps pending, released, for resources: a job left to Slurm's own scheduler
+    /// (or released outside gantry) that waits for GPUs. Under `sched/builtin` Slurm starts
+    /// no later job of the partition while it waits, gantry's releases included.
+    fn left_waiting(&self, jobs: &BTreeMap<u32, &SlurmJob>) -> Option<u32> {
+        jobs.values()
+            .filter(|j| j.state == JobStateName::Pending && !j.held && j.reason == "Resources")
+            .map(|j| j.id)
+            .find(|&id| self.core.job(JobId(id)).is_none())
+    }
+
     /// What a job the core runs needs in Slurm: a start when it is still held, a re-pin
     /// when it is released but pinned elsewhere, nothing when it runs where it should.
+    /// `left_waiting`: [`Self::left_waiting`], named when a release waits behind it.
     fn running_job(
         &mut self,
         now: u64,
         id: u32,
         slurm: &SlurmJob,
+        left_waiting: Option<u32>,
         cycle: &mut Cycle,
     ) -> Option<Action> {
         let gpus = self.core.placement_of(JobId(id));
@@ -2271,12 +2285,17 @@ impl Controller {
                 if !slurm.held && pinned == chosen {
                     let released = self.released_at_ms.get(&id).copied();
                     if released.is_some_and(|t| now.saturating_sub(t) > self.config.slow_start_ms) {
-                        let text = format!(
+                        let mut text = format!(
                             "job {id}: released {} s ago onto {}, still pending ({})",
                             now.saturating_sub(released.unwrap_or(now)) / 1000,
                             shape_text(&shape),
                             slurm.reason
                         );
+                        if let Some(ahead) = left_waiting.filter(|_| slurm.reason == "Priority") {
+                            text.push_str(&format!(
+                                ": job {ahead}, which gantry does not schedule, waits for GPUs ahead of it in Slurm's queue; under sched/builtin Slurm starts nothing behind a waiting job (run the partition on sched/backfill)"
+                            ));
+                        }
                         self.note(cycle, id, Said::SlowStart, text);
                     }
                     return None;

@@ -3120,3 +3120,42 @@ fn a_node_down_outside_the_reservation_does_not_count_as_room() {
         assert_eq!(c.core().healthy_gpu_count(), 24, "{:?}", cycle.notes);
     });
 }
+
+/// A release still pending for `Priority` behind a job gantry left to Slurm that waits for
+/// GPUs (here one asking for an advance reservation) names that job and the cause: under
+/// `sched/builtin` Slurm starts nothing behind it. Without such a job the note is the plain
+/// one.
+#[test]
+fn a_release_held_back_behind_a_job_left_to_slurm_names_it() {
+    big_stack(|| {
+        let job = held(1, "gres:gpu:1");
+        let waiting = SlurmJob {
+            held: false,
+            reason: "Resources".into(),
+            reservation: "maint".into(),
+            ..held(9, "gres:gpu:8")
+        };
+        for with_waiting in [true, false] {
+            let (mut c, first) = fifo_released(&job);
+            let pinned = pinned_nodes(&first, 1);
+            let pinned: Vec<&str> = pinned.iter().map(String::as_str).collect();
+            let mut jobs = vec![SlurmJob {
+                reason: "Priority".into(),
+                ..released(&job, &pinned)
+            }];
+            if with_waiting {
+                jobs.push(waiting.clone());
+            }
+            let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0 + 31_000);
+            let note = cycle
+                .notes
+                .iter()
+                .find(|n| n.starts_with("job 1: released 31 s ago"))
+                .unwrap_or_else(|| panic!("{:?}", cycle.notes));
+            let names_it =
+                note.contains("job 9, which gantry does not schedule, waits for GPUs ahead of it");
+            assert_eq!(names_it, with_waiting, "{note}");
+            assert_eq!(note.contains("sched/backfill"), with_waiting, "{note}");
+        }
+    });
+}
