@@ -80,6 +80,9 @@ pub enum Action {
     HandOver {
         /// The job (an array's record).
         job: u32,
+        /// Clear the node list gantry pinned it to first (`NodeList=`): a job whose own
+        /// node rules rule out the nodes gantry chose, left to Slurm to place.
+        unpin: bool,
     },
     /// Split the pending tasks of a job array's record into records of their own
     /// ([`super::array`]): `scontrol update JobId=A_k Requeue=r`, an update that changes
@@ -141,7 +144,7 @@ impl Action {
         match self {
             Action::Start(plan) => plan.job,
             Action::Hold { job }
-            | Action::HandOver { job }
+            | Action::HandOver { job, .. }
             | Action::Lift { job }
             | Action::RequeueHold { job }
             | Action::Signal { job, .. }
@@ -184,7 +187,19 @@ impl Action {
             // A user hold: an administrator hold (`scontrol hold`) is an operator's, which
             // gantry honours.
             Action::Hold { job } => vec![scontrol(&["uhold".into(), names.name(*job)])],
-            Action::HandOver { job } => vec![scontrol(&["release".into(), names.name(*job)])],
+            Action::HandOver { job, unpin } => {
+                let release = scontrol(&["release".into(), names.name(*job)]);
+                if *unpin {
+                    let update = [
+                        "update".into(),
+                        format!("JobId={}", names.name(*job)),
+                        "NodeList=".into(),
+                    ];
+                    vec![scontrol(&update), release]
+                } else {
+                    vec![release]
+                }
+            }
             Action::Split {
                 array,
                 tasks,

@@ -274,6 +274,10 @@ pub struct Controller {
     /// Whether the partition was last logged set DOWN or INACTIVE (one line for all its
     /// nodes, and one when it is up again).
     partition_down_said: bool,
+    /// Jobs gantry released that Slurm cannot run where gantry pinned them
+    /// (`BadConstraints`: their own `--exclude` or `--constraint` rule those nodes out),
+    /// taken out of the core and left to Slurm unpinned ([`Controller::node_rule_leaves`]).
+    left_for_node_rules: BTreeSet<u32>,
 }
 
 /// What the journal's replay rebuilds in a controller ([`Controller::replay_entry`]) beside
@@ -372,6 +376,7 @@ impl Controller {
             joined_said: BTreeSet::new(),
             closed_for_reservation: BTreeMap::new(),
             partition_down_said: false,
+            left_for_node_rules: BTreeSet::new(),
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
             last_nodes: BTreeMap::new(),
@@ -542,6 +547,7 @@ impl Controller {
         // A dependency or a limit may name a job of another partition.
         let listed: BTreeMap<u32, &SlurmJob> = snapshot.jobs.iter().map(|j| (j.id, j)).collect();
         self.limit_holds(now, &jobs, &listed, &mut cycle);
+        self.node_rule_leaves(now, &jobs, &mut cycle);
         let machine_names = self.layout.machines.iter().map(|m| m.name.as_str());
         let reservations = &ReservedMachines::new(&snapshot.reservations, machine_names);
         self.reservation_holds(now, &jobs, reservations, &mut cycle);
@@ -597,6 +603,7 @@ impl Controller {
         self.operator_held.retain(here);
         self.limit_waits.retain(|id, _| here(id));
         self.wait_said.retain(|id, _| here(id));
+        self.left_for_node_rules.retain(here);
         self.replayed.started_ever.retain(here);
         let arrays: BTreeSet<u32> = jobs
             .values()
@@ -622,6 +629,7 @@ impl Controller {
             + self.held_by_gantry.len()
             + self.operator_held.len()
             + self.wait_said.len()
+            + self.left_for_node_rules.len()
             + self.replayed.started_ever.len()
             + self.grace.len()
             + self.finished_completing.len()
@@ -774,7 +782,10 @@ impl Controller {
     fn leave_to_slurm(&mut self, job: &SlurmJob, group: u32, text: String, cycle: &mut Cycle) {
         self.note(cycle, group, Said::LeftToSlurm, text);
         if job.state == JobStateName::Pending && job.held {
-            cycle.actions.push(Action::HandOver { job: job.id });
+            cycle.actions.push(Action::HandOver {
+                job: job.id,
+                unpin: false,
+            });
         }
     }
 
@@ -859,7 +870,10 @@ impl Controller {
             job.id, job.dependency
         );
         self.note(cycle, job.id, Said::DependencyLeft, text);
-        cycle.actions.push(Action::HandOver { job: job.id });
+        cycle.actions.push(Action::HandOver {
+            job: job.id,
+            unpin: false,
+        });
         false
     }
 
@@ -1340,6 +1354,42 @@ impl Controller {
         }
     }
 
+    /// Jobs gantry released that Slurm will not run where gantry pinned them: their own
+    /// node rules (`--exclude`, `--constraint`) rule out those nodes, and Slurm holds them
+    /// (`BadConstraints`, priority 0). The core places jobs on any node of the partition,
+    /// so each leaves the core and is handed to Slurm unpinned (`NodeList=` cleared, then
+    /// released), which places it on a node its rules allow; while it runs its GPUs are out
+    /// of the core's view, as any job running outside gantry. Logged once per job.
+    fn node_rule_leaves(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        let running: Vec<u32> = self
+            .core
+            .jobs()
+            .filter(|j| j.state() == JobState::Running)
+            .map(|j| j.id().0)
+            .collect();
+        for id in running {
+            let Some(job) = jobs.get(&id) else { continue };
+            if !unrunnable_there(job) {
+                continue;
+            }
+            let shape = self
+                .layout
+                .shape(self.core.placement_of(JobId(id)).as_slice());
+            let pinned: BTreeSet<&str> = job.required_nodes.iter().map(String::as_str).collect();
+            let chosen: BTreeSet<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
+            if pinned != chosen || !self.withdraw(now, id, cycle) {
+                continue;
+            }
+            let text = format!(
+                "job {id}: Slurm cannot run it on {} (BadConstraints: its own node rules, such as --exclude or --constraint, rule out the nodes gantry chose); gantry places jobs on any node of the partition, so it leaves this job to Slurm's own scheduler, unpinned, and keeps its GPUs out of its view while it runs",
+                shape_text(&shape)
+            );
+            self.note(cycle, id, Said::LeftToSlurm, text);
+            // Handed over by `submissions`, as long as Slurm shows it held.
+            self.left_for_node_rules.insert(id);
+        }
+    }
+
     /// Jobs gantry released that Slurm keeps pending for a QOS or association limit
     /// ([`super::limit`]): the core counts their GPUs busy while nothing runs there, so
     /// each leaves the core. One held back by a shared limit is held again and submitted
@@ -1675,6 +1725,16 @@ impl Controller {
                     self.note(cycle, job.id, Said::OperatorHold, text);
                     self.operator_held.insert(job.id);
                 }
+                // Left to Slurm for its node rules ([`Self::node_rule_leaves`]): handed
+                // over while Slurm shows it held.
+                JobStateName::Pending if self.left_for_node_rules.contains(&job.id) => {
+                    if job.held {
+                        cycle.actions.push(Action::HandOver {
+                            job: job.id,
+                            unpin: true,
+                        });
+                    }
+                }
                 _ if job.het_job.is_some() => self.heterogeneous_job_part(job, cycle),
                 _ if job.array_job.is_some() && !self.array_task_is_gantrys(job, cycle) => {}
                 JobStateName::Pending if !job.reservation.is_empty() => {
@@ -1719,8 +1779,13 @@ impl Controller {
                     cycle.actions.push(Action::Hold { job: job.id });
                 }
                 other => {
+                    let by = if self.left_for_node_rules.contains(&job.id) {
+                        "where Slurm placed it, left to Slurm for its node rules"
+                    } else {
+                        "but not started by gantry"
+                    };
                     let text = format!(
-                        "job {}: {} on {} but not started by gantry; its GPUs are not gantry's to give",
+                        "job {}: {} on {} {by}; its GPUs are not gantry's to give",
                         job.id,
                         other.name(),
                         job.nodes.join(",")

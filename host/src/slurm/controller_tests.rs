@@ -657,13 +657,18 @@ fn gpus_another_partitions_job_holds_on_a_shared_node_are_left_to_it() {
 
 /// A start Slurm can never run where gantry placed it (the job's own `--exclude` or
 /// `--constraint` rules the nodes out: Slurm shows it held, reason `BadConstraints`) is not
-/// released again and again: gantry gives it up with the reason, and its GPUs go to others.
+/// released again and again, nor cancelled: it leaves the core, its GPUs go to others, and
+/// it is handed to Slurm unpinned (`NodeList=` cleared, then released), once; pending in
+/// Slurm afterwards it is neither held nor submitted again.
 #[test]
-fn a_start_slurm_cannot_run_where_placed_is_refused_with_the_reason() {
+fn a_start_slurm_cannot_run_where_placed_is_left_to_slurm_unpinned() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let jobs = [held(1, "gres:gpu:8"), held(2, "gres:gpu:8")];
         let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+        }
         let on = pinned_nodes(&cycle, 1);
         let on: Vec<&str> = on.iter().map(String::as_str).collect();
         // Released, re-evaluated by Slurm: non-runnable there, priority 0.
@@ -676,22 +681,58 @@ fn a_start_slurm_cannot_run_where_placed_is_refused_with_the_reason() {
         let two: Vec<&str> = two.iter().map(String::as_str).collect();
         let now = [bad.clone(), running(&jobs[1], &two)];
         let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 1_000);
-        assert!(
-            starts(&cycle).is_empty(),
-            "released again: {:?}",
-            cycle.actions
-        );
-        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 1_500);
         let text = cycle.notes.join("\n");
         assert!(
             text.contains(&format!(
-                "job 1: Slurm cannot run it on {}:8 (BadConstraints: its own node rules, such as --exclude or --constraint",
+                "job 1: Slurm cannot run it on {}:8 (BadConstraints: its own node rules, such as --exclude or --constraint, rule out the nodes gantry chose); gantry places jobs on any node of the partition, so it leaves this job to Slurm's own scheduler, unpinned",
                 on[0]
             )),
             "{text}"
         );
-        assert_eq!(kinds(&cycle), [(1, "reject")]);
+        assert_eq!(kinds(&cycle), [(1, "hand-over")]);
+        let names = JobNames::default();
+        let commands = cycle.actions[0].commands(&names);
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        assert!(
+            commands[0].contains(&"NodeList=".to_string()),
+            "{commands:?}"
+        );
+        assert_eq!(commands[1][1], "release", "{commands:?}");
         assert!(c.core.job(JobId(1)).is_none());
+        // Carried out: pending for resources in Slurm, unpinned. Nothing more to do, and
+        // the note is not repeated.
+        let waiting = SlurmJob {
+            held: false,
+            reason: "Resources".into(),
+            required_nodes: Vec::new(),
+            ..bad.clone()
+        };
+        let now = [waiting, running(&jobs[1], &two)];
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 1_500);
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(cycle.notes.is_empty(), "{:?}", cycle.notes);
+        assert!(c.core.job(JobId(1)).is_none());
+        // Running where Slurm placed it: logged as left to Slurm, nothing done.
+        let ran = SlurmJob {
+            state: JobStateName::Running,
+            nodes: vec!["n4".into()],
+            ..bad.clone()
+        };
+        let cycle = c.observe(
+            &snapshot(&[ran, running(&jobs[1], &two)], [true; 4]),
+            T0 + 1_800,
+        );
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert_eq!(
+            cycle.notes,
+            [
+                "job 1: RUNNING on n4 where Slurm placed it, left to Slurm for its node rules; its GPUs are not gantry's to give"
+            ]
+        );
+        // The hand-over failed and Slurm still holds it: handed over again.
+        let now = [bad, running(&jobs[1], &two)];
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 2_000);
+        assert_eq!(kinds(&cycle), [(1, "hand-over")]);
     });
 }
 

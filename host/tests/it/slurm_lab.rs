@@ -1374,11 +1374,12 @@ fn slurm_lab_time_limit_past_the_deadline_is_refused_and_counted_missed() {
 }
 
 /// Requests gantry cannot place as asked: a job whose own `--exclude` or `--constraint`
-/// rules out the node gantry chose is refused once Slurm says so (`BadConstraints`), not
-/// left pending for ever; `--exclusive` on part of a node is refused at once; a user's
-/// `-w` is logged and the job runs where gantry places it.
+/// rules out the node gantry chose leaves the core once Slurm says so (`BadConstraints`)
+/// and is handed to Slurm unpinned, which runs it on a node its rules allow (on the build
+/// before, gantry cancelled it); `--exclusive` on part of a node is refused at once; a
+/// user's `-w` is logged and the job runs where gantry places it.
 #[test]
-fn slurm_lab_requests_gantry_cannot_place_as_asked_are_refused_with_the_reason() {
+fn slurm_lab_node_rules_gantry_cannot_place_by_are_left_to_slurm_or_refused() {
     let _slot = LABS.take();
     let Some(lab) = Lab::up("unplaceable") else {
         return;
@@ -1402,14 +1403,20 @@ fn slurm_lab_requests_gantry_cannot_place_as_asked_are_refused_with_the_reason()
     let summary = gantry.finish(Duration::from_secs(120));
     let log = std::fs::read_to_string(lab.dir.join("unplaceable.log")).unwrap();
     let line = |id: u64| lab.state_and_comment(id);
-    for (id, node) in [(excluded, "n1"), (constrained, "n2")] {
+    let jobs = lab.squeue();
+    for (id, chosen, ran) in [(excluded, "n1", None), (constrained, "n2", Some("n1"))] {
         assert!(
-            line(id).contains(&format!(
-                "|CANCELLED|gantry rejected: Slurm cannot run it on {node}:8 (BadConstraints"
-            )),
-            "{}\n{log}",
-            line(id)
+            log.contains(&format!(
+                "job {id}: Slurm cannot run it on {chosen}:8 (BadConstraints: its own node rules"
+            )) && log.contains("leaves this job to Slurm's own scheduler, unpinned"),
+            "{log}"
         );
+        assert!(line(id).contains("|COMPLETED|"), "{}\n{log}", line(id));
+        let nodes = jobs[&id]["nodes"].as_str().unwrap_or_default().to_string();
+        match ran {
+            Some(node) => assert_eq!(nodes, node, "job {id}"),
+            None => assert_ne!(nodes, chosen, "job {id}"),
+        }
     }
     assert!(
         line(exclusive).contains("|CANCELLED|gantry rejected: asks for whole nodes (--exclusive)"),
@@ -1422,7 +1429,7 @@ fn slurm_lab_requests_gantry_cannot_place_as_asked_are_refused_with_the_reason()
         "{log}"
     );
     assert_eq!(summary["jobs_completed"], 1, "{summary}");
-    assert_eq!(summary["jobs_rejected"], 3, "{summary}");
+    assert_eq!(summary["jobs_rejected"], 1, "{summary}");
 }
 
 /// A job array is split into single jobs that gantry schedules: three 8-GPU tasks run side
