@@ -446,6 +446,19 @@ impl Controller {
         self.array_throttles = throttles;
     }
 
+    /// Jobs left to Slurm for their node rules: released by gantry, held by Slurm as
+    /// `BadConstraints` where gantry pinned them, and handed to Slurm unpinned.
+    pub fn left_for_node_rules(&self) -> &BTreeSet<u32> {
+        &self.left_for_node_rules
+    }
+
+    /// Restores [`left_for_node_rules`](Self::left_for_node_rules) as an earlier process
+    /// left it (after a restart): without it, such a job still pending would be held and
+    /// scheduled again, and land on a node it rules out again.
+    pub fn restore_left_for_node_rules(&mut self, left: BTreeSet<u32>) {
+        self.left_for_node_rules = left;
+    }
+
     /// Re-applies one journal entry to the core and checks the core answers as recorded.
     /// Returns the entry the core produced now when it differs.
     pub fn replay_entry(&mut self, entry: &LogEntry) -> Result<(), Box<LogEntry>> {

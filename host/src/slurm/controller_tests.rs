@@ -730,9 +730,26 @@ fn a_start_slurm_cannot_run_where_placed_is_left_to_slurm_unpinned() {
             ]
         );
         // The hand-over failed and Slurm still holds it: handed over again.
-        let now = [bad, running(&jobs[1], &two)];
+        let now = [bad.clone(), running(&jobs[1], &two)];
         let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 2_000);
         assert_eq!(kinds(&cycle), [(1, "hand-over")]);
+        // A restarted gantry given the side state leaves it to Slurm too; one without it
+        // would take it for new work and hold it.
+        let waiting = SlurmJob {
+            held: false,
+            reason: "Resources".into(),
+            required_nodes: Vec::new(),
+            ..bad
+        };
+        for restored in [true, false] {
+            let mut fresh = controller(OrderKind::Fifo);
+            if restored {
+                fresh.restore_left_for_node_rules(c.left_for_node_rules().clone());
+            }
+            let cycle = fresh.observe(&snapshot(std::slice::from_ref(&waiting), [true; 4]), T0);
+            let held = kinds(&cycle).contains(&(1, "hold"));
+            assert_eq!(held, !restored, "{:?}", cycle.actions);
+        }
     });
 }
 

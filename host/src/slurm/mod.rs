@@ -490,6 +490,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
             controller.restore_grace(side.grace);
             controller.restore_held_by_gantry(side.held_by_gantry);
             controller.restore_array_throttles(side.array_throttles);
+            controller.restore_left_for_node_rules(side.left_for_node_rules);
         }
         // Resumed: carry on the tally the earlier process wrote as it went.
         if let Some(mut earlier) = Tally::load(&tally_path) {
@@ -880,7 +881,8 @@ impl Daemon<'_> {
 /// them again nor forgets to requeue them; the jobs gantry holds itself
 /// ([`Controller::held_by_gantry`]), so their holds are not taken for an operator's; and
 /// the throttles of the job arrays gantry split ([`Controller::array_throttles`]), which
-/// Slurm's listing no longer shows.
+/// Slurm's listing no longer shows; and the jobs it left to Slurm for their node rules
+/// ([`Controller::left_for_node_rules`]), so a restart does not schedule them again.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct SideState {
     grace: BTreeMap<u32, u64>,
@@ -888,6 +890,8 @@ struct SideState {
     held_by_gantry: std::collections::BTreeSet<u32>,
     #[serde(default)]
     array_throttles: BTreeMap<u32, u32>,
+    #[serde(default)]
+    left_for_node_rules: std::collections::BTreeSet<u32>,
 }
 
 /// The side state as the controller holds it.
@@ -896,6 +900,7 @@ fn daemon_side_state(controller: &Controller) -> SideState {
         grace: controller.grace().clone(),
         held_by_gantry: controller.held_by_gantry().clone(),
         array_throttles: controller.array_throttles().clone(),
+        left_for_node_rules: controller.left_for_node_rules().clone(),
     }
 }
 
@@ -986,6 +991,7 @@ mod tests {
             grace: BTreeMap::from([(4, 1_800_000_000_000)]),
             held_by_gantry: [7, 9].into(),
             array_throttles: [(4, 2)].into(),
+            left_for_node_rules: [11].into(),
         };
         save_side_state(&path, &side).unwrap();
         assert_eq!(load_side_state(&path), Some(side.clone()));
