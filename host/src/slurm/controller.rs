@@ -1757,6 +1757,13 @@ impl Controller {
                     );
                     self.leave_to_slurm(job, job.id, text, cycle);
                 }
+                JobStateName::Pending if let Some(why) = self.node_count_not_kept(job) => {
+                    let text = format!(
+                        "job {}: {why}; gantry leaves it to Slurm's own scheduler, which keeps it, and keeps its GPUs out of its view while it runs",
+                        job.id
+                    );
+                    self.leave_to_slurm(job, job.id, text, cycle);
+                }
                 JobStateName::Pending if job.held => {
                     if self.limit_wait_over(now, job, listed, cycle)
                         && self.dependency_met(now, job, listed, cycle)
@@ -1794,6 +1801,8 @@ impl Controller {
                 other => {
                     let by = if self.left_for_node_rules.contains(&job.id) {
                         "where Slurm placed it, left to Slurm for its node rules"
+                    } else if self.said.contains(&(job.id, Said::LeftToSlurm)) {
+                        "where Slurm placed it, left to Slurm"
                     } else {
                         "but not started by gantry"
                     };
@@ -1828,19 +1837,6 @@ impl Controller {
                     continue;
                 }
             };
-            // A node count gantry set itself (`NumNodes=n-n` at an earlier start) is not the
-            // user's.
-            if !self.replayed.started_ever.contains(&job.id)
-                && let Err(reason) = node_count_kept(
-                    job,
-                    request.gpus,
-                    self.layout.gpus.largest_node,
-                    self.layout.machines.len(),
-                )
-            {
-                self.refuse(cycle, job.id, reason);
-                continue;
-            }
             if let Err(reason) = exclusive_kept(job, request.gpus, self.layout.gpus.largest_node) {
                 self.refuse(cycle, job.id, reason);
                 continue;
@@ -1878,6 +1874,23 @@ impl Controller {
             }
             self.submit(now, job, &request, cycle);
         }
+    }
+
+    /// Why gantry cannot keep the node count `job` asks for (`-N`, [`node_count_kept`]);
+    /// `None` when it can, when its GPU request cannot be read (refused later with the
+    /// reason), or when the count is gantry's own (`NumNodes=n-n`, set at an earlier start).
+    fn node_count_not_kept(&self, job: &SlurmJob) -> Option<String> {
+        if self.replayed.started_ever.contains(&job.id) {
+            return None;
+        }
+        let request = job_request(job, &self.layout.gpus).ok()?;
+        node_count_kept(
+            job,
+            request.gpus,
+            self.layout.gpus.largest_node,
+            self.layout.machines.len(),
+        )
+        .err()
     }
 
     /// How many more tasks of each throttled array ([`Self::array_throttles`]) the core may
@@ -2552,8 +2565,8 @@ pub fn deferred(batched: bool, event: Event) -> bool {
 /// node count (`-N min[-max]`). The core places GPUs, not nodes: a gang may span from
 /// ⌈gpus / GPUs per node⌉ nodes to one GPU per node, and gantry pins the job to the nodes
 /// of its placement (`NumNodes=n-n`). A job whose `-N` rules out some of those counts
-/// (`--gres=gpu:3 -N 2`: 6 GPUs that could be placed on one node) is refused with the
-/// reason rather than run on another node count than it asked for.
+/// (`--gres=gpu:3 -N 2`: 6 GPUs that could be placed on one node) is left to Slurm, which
+/// keeps its node count, rather than run on another one; the error says why.
 fn node_count_kept(
     job: &SlurmJob,
     gpus: u16,
@@ -2578,7 +2591,7 @@ fn node_count_kept(
         m => format!("{min} to {m} nodes (-N {min}-{m})"),
     };
     Err(format!(
-        "asks for {asked}, but gantry places its {gpus} GPUs on the nodes it chooses ({fewest} to {most} of them) and cannot keep a node count; submit it without -N (e.g. --gpus={gpus})"
+        "asks for {asked}, but gantry places its {gpus} GPUs on the nodes it chooses ({fewest} to {most} of them) and cannot keep a node count"
     ))
 }
 

@@ -2388,7 +2388,7 @@ fn a_restart_keeps_the_grace_period_and_sends_no_second_signal() {
 }
 
 #[test]
-fn a_node_count_a_placement_could_break_is_refused_and_one_it_cannot_is_kept() {
+fn a_node_count_a_placement_could_break_is_not_kept_and_one_it_cannot_is() {
     let job = |min: u32, max: u32| SlurmJob {
         node_count: min,
         max_nodes: max,
@@ -2415,7 +2415,7 @@ fn a_node_count_a_placement_could_break_is_refused_and_one_it_cannot_is_kept() {
 }
 
 #[test]
-fn a_multi_node_request_is_refused_with_its_reason_but_a_job_gantry_pinned_is_not() {
+fn a_multi_node_request_is_left_to_slurm_but_a_job_gantry_pinned_is_not() {
     big_stack(|| {
         let mut c = controller(OrderKind::Fifo);
         let pinned_by_user = SlurmJob {
@@ -2427,12 +2427,48 @@ fn a_multi_node_request_is_refused_with_its_reason_but_a_job_gantry_pinned_is_no
             &snapshot(&[pinned_by_user, held(2, "gres:gpu:3")], [true; 4]),
             T0,
         );
-        assert_eq!(kinds(&cycle), [(1, "reject"), (2, "start")]);
-        let Action::Reject { reason, .. } = &cycle.actions[0] else {
+        assert_eq!(kinds(&cycle), [(1, "hand-over"), (2, "start")]);
+        let two = pinned_nodes(&cycle, 2);
+        let two: Vec<&str> = two.iter().map(String::as_str).collect();
+        let two_runs = running(&held(2, "gres:gpu:3"), &two);
+        let Action::HandOver { unpin, .. } = &cycle.actions[0] else {
             unreachable!()
         };
-        assert!(reason.contains("exactly 2 nodes (-N 2)"), "{reason}");
+        assert!(!unpin);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 1: asks for exactly 2 nodes (-N 2), but gantry places its 6 GPUs on the nodes it chooses (1 to 4 of them) and cannot keep a node count; gantry leaves it to Slurm's own scheduler, which keeps it"),
+            "{text}"
+        );
         assert!(c.core().job(JobId(1)).is_none());
+        // Released, pending in Slurm: neither held again nor logged again; running, it is
+        // named as left to Slurm (its GPUs leave the core's view as any job's running
+        // outside gantry).
+        let pending = SlurmJob {
+            held: false,
+            reason: "Resources".into(),
+            node_count: 2,
+            max_nodes: 2,
+            ..held(1, "gres:gpu:3")
+        };
+        let cycle = c.observe(
+            &snapshot(&[pending.clone(), two_runs.clone()], [true; 4]),
+            T0 + 500,
+        );
+        assert!(cycle.actions.is_empty(), "{:?}", cycle.actions);
+        assert!(cycle.notes.is_empty(), "{:?}", cycle.notes);
+        let on_two = SlurmJob {
+            state: JobStateName::Running,
+            nodes: vec!["n3".into(), "n4".into()],
+            ..pending
+        };
+        let cycle = c.observe(&snapshot(&[on_two, two_runs], [true; 4]), T0 + 700);
+        assert_eq!(
+            cycle.notes,
+            [
+                "job 1: RUNNING on n3,n4 where Slurm placed it, left to Slurm; its GPUs are not gantry's to give"
+            ]
+        );
         // Job 2 ran (gantry set NumNodes=1-1), an operator held it, then released it:
         // Slurm now shows -N 1, gantry's own, and it is scheduled again.
         let job2 = SlurmJob {
