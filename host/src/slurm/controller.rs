@@ -106,6 +106,10 @@ pub struct ControllerConfig {
     /// epilog waits for gantry ([`super::ack`]). Off: the job ends for the core when Slurm
     /// says COMPLETED.
     pub finish_at_completing: bool,
+    /// Slurm's scheduler is `sched/builtin` (`SchedulerType`): a job left to Slurm that
+    /// waits for GPUs then holds back every later start of the partition, gantry's
+    /// included. Said once, at the first job gantry leaves to Slurm.
+    pub slurm_builtin: bool,
 }
 
 /// Why a [`Controller`] cannot be built.
@@ -132,6 +136,7 @@ impl Default for ControllerConfig {
             reserve_head: false,
             tias: None,
             finish_at_completing: false,
+            slurm_builtin: false,
         }
     }
 }
@@ -278,6 +283,8 @@ pub struct Controller {
     /// (`BadConstraints`: their own `--exclude` or `--constraint` rule those nodes out),
     /// taken out of the core and left to Slurm unpinned ([`Controller::node_rule_leaves`]).
     left_for_node_rules: BTreeSet<u32>,
+    /// Whether the `sched/builtin` warning ([`ControllerConfig::slurm_builtin`]) was said.
+    builtin_said: bool,
 }
 
 /// What the journal's replay rebuilds in a controller ([`Controller::replay_entry`]) beside
@@ -377,6 +384,7 @@ impl Controller {
             closed_for_reservation: BTreeMap::new(),
             partition_down_said: false,
             left_for_node_rules: BTreeSet::new(),
+            builtin_said: false,
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
             last_nodes: BTreeMap::new(),
@@ -794,11 +802,23 @@ impl Controller {
     /// scheduler: `text` logged once per group, the job released unpinned if held.
     fn leave_to_slurm(&mut self, job: &SlurmJob, group: u32, text: String, cycle: &mut Cycle) {
         self.note(cycle, group, Said::LeftToSlurm, text);
+        self.warn_builtin(cycle);
         if job.state == JobStateName::Pending && job.held {
             cycle.actions.push(Action::HandOver {
                 job: job.id,
                 unpin: false,
             });
+        }
+    }
+
+    /// Under `sched/builtin` ([`ControllerConfig::slurm_builtin`]), once per run: what a
+    /// job left to Slurm can do to gantry's starts.
+    fn warn_builtin(&mut self, cycle: &mut Cycle) {
+        if self.config.slurm_builtin && !self.builtin_said {
+            self.builtin_said = true;
+            cycle.notes.push(
+                "Slurm runs sched/builtin: while a job gantry leaves to Slurm waits for GPUs, Slurm starts no later job of the partition, gantry's releases included; sched/backfill (SchedulerType) avoids it (docs/slurm.md, Known limits)".to_string(),
+            );
         }
     }
 
@@ -1398,6 +1418,7 @@ impl Controller {
                 shape_text(&shape)
             );
             self.note(cycle, id, Said::LeftToSlurm, text);
+            self.warn_builtin(cycle);
             // Handed over by `submissions`, as long as Slurm shows it held.
             self.left_for_node_rules.insert(id);
         }

@@ -3253,3 +3253,34 @@ fn a_release_held_back_behind_a_job_left_to_slurm_names_it() {
         }
     });
 }
+
+/// Under `sched/builtin`, the first job left to Slurm brings one warning of what it can do
+/// to gantry's starts; under another scheduler, none.
+#[test]
+fn the_first_job_left_to_slurm_under_sched_builtin_brings_one_warning() {
+    big_stack(|| {
+        for builtin in [true, false] {
+            let config = ControllerConfig {
+                slurm_builtin: builtin,
+                ..ControllerConfig::default()
+            };
+            let mut c = controller_with(OrderKind::Fifo, config);
+            let asking = |id: u32| SlurmJob {
+                reservation: "maint".into(),
+                ..held(id, "gres:gpu:1")
+            };
+            let warned = |cycle: &Cycle| {
+                cycle
+                    .notes
+                    .iter()
+                    .filter(|n| n.starts_with("Slurm runs sched/builtin"))
+                    .count()
+            };
+            let cycle = c.observe(&snapshot(&[asking(1), asking(2)], [true; 4]), T0);
+            assert_eq!(kinds(&cycle), [(1, "hand-over"), (2, "hand-over")]);
+            assert_eq!(warned(&cycle), usize::from(builtin), "{:?}", cycle.notes);
+            let cycle = c.observe(&snapshot(&[asking(3)], [true; 4]), T0 + 500);
+            assert_eq!(warned(&cycle), 0, "{:?}", cycle.notes);
+        }
+    });
+}

@@ -399,6 +399,14 @@ fn discover(
     }
 }
 
+/// `SchedulerType` from `scontrol show config` (`SchedulerType = sched/backfill`).
+fn scheduler_type(config: &str) -> Option<String> {
+    config.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "SchedulerType").then(|| value.trim().to_string())
+    })
+}
+
 /// Where the journal lives.
 fn journal_path(args: &SlurmArgs, partition: &str) -> anyhow::Result<PathBuf> {
     if let Some(path) = &args.record {
@@ -420,6 +428,11 @@ fn journal_path(args: &SlurmArgs, partition: &str) -> anyhow::Result<PathBuf> {
 pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Summary> {
     let log = Log(Instant::now());
     let layout = discover(args, runner, &log)?;
+    // Best effort: without it, gantry only cannot warn about `sched/builtin`.
+    let scheduler = runner
+        .run("scontrol", &args_of(&["show", "config"]))
+        .ok()
+        .and_then(|text| scheduler_type(&text));
     let config = SimConfig {
         tick_ms: args.tick_s.saturating_mul(1000),
         seed: args.seed,
@@ -444,7 +457,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
     tally.summary.dry_run = args.dry_run;
     tally.summary.journal = path.display().to_string();
     log.line(&format!(
-        "partition {} = {} (racks {}), order {}, placement {}, journal {}; preemptible: jobs with --requeue and the {}, min run {} s; queue head {}",
+        "partition {} = {} (racks {}), order {}, placement {}, journal {}; preemptible: jobs with --requeue and the {}, min run {} s; queue head {}; Slurm's scheduler {}",
         layout.partition,
         layout.spec,
         layout.racks.join(","),
@@ -457,7 +470,8 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
             "reserved"
         } else {
             "skipped"
-        }
+        },
+        scheduler.as_deref().unwrap_or("unknown")
     ));
     let controller_config = ControllerConfig {
         tick_ms: config.tick_ms,
@@ -471,6 +485,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
             .trim_start_matches("SIG")
             .to_ascii_uppercase(),
         finish_at_completing: args.epilog_ack_dir.is_some(),
+        slurm_builtin: scheduler.as_deref() == Some("sched/builtin"),
         ..ControllerConfig::default()
     };
     let mut controller = Controller::new(
@@ -980,6 +995,13 @@ mod tests {
         fn run_input(&mut self, _: &str, _: &[String], _: &str) -> Result<String, CommandError> {
             unreachable!("a poll writes no input")
         }
+    }
+
+    #[test]
+    fn the_scheduler_type_is_read_from_scontrol_show_config() {
+        let text = "Configuration data as of 2026-12-07T14:00:00\nSchedulerParameters     = batch_sched_delay=0\nSchedulerTimeSlice      = 30 sec\nSchedulerType           = sched/builtin\nSelectType              = select/cons_tres\n";
+        assert_eq!(scheduler_type(text).as_deref(), Some("sched/builtin"));
+        assert_eq!(scheduler_type("SelectType = select/cons_tres\n"), None);
     }
 
     #[test]
