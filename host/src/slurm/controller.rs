@@ -2032,7 +2032,6 @@ impl Controller {
         }
         let mut holds = Vec::new();
         let mut starts = Vec::new();
-        let left_waiting = self.left_waiting(jobs);
         let live: Vec<(u32, JobState)> = self.core.jobs().map(|j| (j.id().0, j.state())).collect();
         for (id, state) in live {
             let Some(slurm) = jobs.get(&id) else { continue };
@@ -2046,7 +2045,7 @@ impl Controller {
                 self.grace.remove(&id);
             }
             if state == JobState::Running {
-                match self.running_job(now, id, slurm, left_waiting, cycle) {
+                match self.running_job(now, id, slurm, jobs, cycle) {
                     Some(Action::Start(plan)) => {
                         let seq = self.seq(id).unwrap_or(u64::MAX);
                         starts.push((seq, plan));
@@ -2363,13 +2362,13 @@ impl Controller {
 
     /// What a job the core runs needs in Slurm: a start when it is still held, a re-pin
     /// when it is released but pinned elsewhere, nothing when it runs where it should.
-    /// `left_waiting`: [`Self::left_waiting`], named when a release waits behind it.
+    /// `jobs`: the partition's, for [`Self::left_waiting`] when a release waits behind one.
     fn running_job(
         &mut self,
         now: u64,
         id: u32,
         slurm: &SlurmJob,
-        left_waiting: Option<u32>,
+        jobs: &BTreeMap<u32, &SlurmJob>,
         cycle: &mut Cycle,
     ) -> Option<Action> {
         let gpus = self.core.placement_of(JobId(id));
@@ -2403,7 +2402,10 @@ impl Controller {
                             shape_text(&shape),
                             slurm.reason
                         );
-                        if let Some(ahead) = left_waiting.filter(|_| slurm.reason == "Priority") {
+                        let ahead = (slurm.reason == "Priority")
+                            .then(|| self.left_waiting(jobs))
+                            .flatten();
+                        if let Some(ahead) = ahead {
                             text.push_str(&format!(
                                 ": job {ahead}, which gantry does not schedule, waits for GPUs ahead of it in Slurm's queue; under sched/builtin Slurm starts nothing behind a waiting job (run the partition on sched/backfill)"
                             ));
