@@ -28,7 +28,7 @@ use super::array::ArrayTasks;
 use super::class::CheckpointMarker;
 use super::dependency::{self, Verdict};
 use super::foreign::{gpus_to_take_out, outside_gpus_per_machine};
-use super::gres::{GpuRequest, job_request, node_gpus};
+use super::gres::{GpuRequest, asks_one_node, job_request, node_gpus};
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 use super::layout::ClusterLayout;
 use super::limit::{Limit, LimitWait};
@@ -283,6 +283,10 @@ pub struct Controller {
     /// (`BadConstraints`: their own `--exclude` or `--constraint` rule those nodes out),
     /// taken out of the core and left to Slurm unpinned ([`Controller::node_rule_leaves`]).
     left_for_node_rules: BTreeSet<u32>,
+    /// Jobs asking for their GPUs per node on one node that the core started over several
+    /// nodes, taken out of the core before their release and left to Slurm, which runs them
+    /// on one node ([`Controller::one_node_leaves`]).
+    left_for_one_node: BTreeSet<u32>,
     /// Whether the `sched/builtin` warning ([`ControllerConfig::slurm_builtin`]) was said.
     builtin_said: bool,
 }
@@ -384,6 +388,7 @@ impl Controller {
             closed_for_reservation: BTreeMap::new(),
             partition_down_said: false,
             left_for_node_rules: BTreeSet::new(),
+            left_for_one_node: BTreeSet::new(),
             builtin_said: false,
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
@@ -465,6 +470,19 @@ impl Controller {
     /// scheduled again, and land on a node it rules out again.
     pub fn restore_left_for_node_rules(&mut self, left: BTreeSet<u32>) {
         self.left_for_node_rules = left;
+    }
+
+    /// Jobs left to Slurm to keep them on one node: per-node GPU requests the core started
+    /// over several nodes, no longer in the core and handed to Slurm as submitted.
+    pub fn left_for_one_node(&self) -> &BTreeSet<u32> {
+        &self.left_for_one_node
+    }
+
+    /// Restores [`left_for_one_node`](Self::left_for_one_node) as an earlier process left
+    /// it (after a restart): without it, such a job still pending would be held and
+    /// scheduled again.
+    pub fn restore_left_for_one_node(&mut self, left: BTreeSet<u32>) {
+        self.left_for_one_node = left;
     }
 
     /// Re-applies one journal entry to the core and checks the core answers as recorded.
@@ -591,6 +609,7 @@ impl Controller {
                 self.handle(now, Event::Tick, &mut cycle).ok();
             }
         }
+        self.one_node_leaves(now, &jobs, &mut cycle);
         self.desired(now, &jobs, &snapshot.nodes, &mut cycle);
         self.forget_departed(&jobs);
         cycle
@@ -625,6 +644,7 @@ impl Controller {
         self.limit_waits.retain(|id, _| here(id));
         self.wait_said.retain(|id, _| here(id));
         self.left_for_node_rules.retain(here);
+        self.left_for_one_node.retain(here);
         self.replayed.started_ever.retain(here);
         let arrays: BTreeSet<u32> = jobs
             .values()
@@ -651,6 +671,7 @@ impl Controller {
             + self.operator_held.len()
             + self.wait_said.len()
             + self.left_for_node_rules.len()
+            + self.left_for_one_node.len()
             + self.replayed.started_ever.len()
             + self.grace.len()
             + self.finished_completing.len()
@@ -1394,20 +1415,12 @@ impl Controller {
     /// released), which places it on a node its rules allow; while it runs its GPUs are out
     /// of the core's view, as any job running outside gantry. Logged once per job.
     fn node_rule_leaves(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
-        let running: Vec<u32> = self
-            .core
-            .jobs()
-            .filter(|j| j.state() == JobState::Running)
-            .map(|j| j.id().0)
-            .collect();
-        for id in running {
+        for id in self.running_in_core() {
             let Some(job) = jobs.get(&id) else { continue };
             if !unrunnable_there(job) {
                 continue;
             }
-            let shape = self
-                .layout
-                .shape(self.core.placement_of(JobId(id)).as_slice());
+            let shape = self.placed_shape(id);
             let pinned: BTreeSet<&str> = job.required_nodes.iter().map(String::as_str).collect();
             let chosen: BTreeSet<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
             if pinned != chosen || !self.withdraw(now, id, cycle) {
@@ -1424,6 +1437,50 @@ impl Controller {
         }
     }
 
+    /// Jobs that ask for their GPUs per node on one node ([`asks_one_node`]: `--gres=gpu:k`,
+    /// `--gpus-per-node=k`) which the core started over several nodes, not released yet.
+    /// Slurm runs such a job on one node with k GPUs and its script expects them there, so
+    /// gantry does not release it split: it leaves the core (its GPUs go to others) and is
+    /// handed to Slurm as submitted (a requeued job's earlier pin cleared), which starts it
+    /// on a node with k free GPUs; while it runs its GPUs are out of the core's view, as
+    /// any job running outside gantry. A job that leaves may let the core start others,
+    /// so the pass repeats until none leaves (each round takes at least one job out).
+    fn one_node_leaves(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        for _ in 0..=self.core.job_count() {
+            let mut left = false;
+            for id in self.running_in_core() {
+                let Some(job) = jobs.get(&id) else { continue };
+                let shape = self.placed_shape(id);
+                let unreleased = job.state == JobStateName::Pending && job.held;
+                if !unreleased || !asks_one_node(job) || shape.len() < 2 {
+                    continue;
+                }
+                if !self.withdraw(now, id, cycle) {
+                    continue;
+                }
+                left = true;
+                let gpus: u16 = shape.iter().map(|(_, c)| c).sum();
+                let text = format!(
+                    "job {id}: asks for {gpus} GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them ({}); gantry leaves it to Slurm's own scheduler, which starts it on one node, and keeps its GPUs out of its view while it runs",
+                    shape_text(&shape)
+                );
+                self.note(cycle, id, Said::LeftToSlurm, text);
+                self.warn_builtin(cycle);
+                self.left_for_one_node.insert(id);
+                cycle.actions.push(Action::HandOver {
+                    job: id,
+                    unpin: job.restart_count > 0,
+                });
+            }
+            if !left {
+                return;
+            }
+            if self.batched {
+                self.handle(now, Event::Tick, cycle).ok();
+            }
+        }
+    }
+
     /// Jobs gantry released that Slurm keeps pending for a QOS or association limit
     /// ([`super::limit`]): the core counts their GPUs busy while nothing runs there, so
     /// each leaves the core. One held back by a shared limit is held again and submitted
@@ -1437,10 +1494,8 @@ impl Controller {
         cycle: &mut Cycle,
     ) {
         let released: Vec<u32> = self
-            .core
-            .jobs()
-            .filter(|j| j.state() == JobState::Running)
-            .map(|j| j.id().0)
+            .running_in_core()
+            .into_iter()
             .filter(|id| self.released_at_ms.contains_key(id))
             .collect();
         for id in released {
@@ -1669,9 +1724,24 @@ impl Controller {
         true
     }
 
+    /// The jobs the core runs, by id.
+    fn running_in_core(&self) -> Vec<u32> {
+        self.core
+            .jobs()
+            .filter(|j| j.state() == JobState::Running)
+            .map(|j| j.id().0)
+            .collect()
+    }
+
+    /// The nodes, and GPUs on each, of the core's placement of job `id`.
+    fn placed_shape(&self, id: u32) -> Vec<(String, u16)> {
+        self.layout
+            .shape(self.core.placement_of(JobId(id)).as_slice())
+    }
+
     /// Takes a job gantry still holds out of the core (an operator hold, a limit, Slurm's
-    /// deadline rule) and forgets its release, pending start, preemption and wait note;
-    /// false, with a note, when the core refuses the cancel.
+    /// deadline rule, a job left to Slurm) and forgets its release, pending start,
+    /// preemption and wait note; false, with a note, when the core refuses the cancel.
     fn withdraw(&mut self, now: u64, id: u32, cycle: &mut Cycle) -> bool {
         if let Err(err) = self.handle(now, Event::Cancel(JobId(id)), cycle) {
             cycle
@@ -1769,6 +1839,15 @@ impl Controller {
                         });
                     }
                 }
+                // Left to Slurm to keep it on one node ([`Self::one_node_leaves`]).
+                JobStateName::Pending if self.left_for_one_node.contains(&job.id) => {
+                    if job.held {
+                        cycle.actions.push(Action::HandOver {
+                            job: job.id,
+                            unpin: job.restart_count > 0,
+                        });
+                    }
+                }
                 _ if job.het_job.is_some() => self.heterogeneous_job_part(job, cycle),
                 _ if job.array_job.is_some() && !self.array_task_is_gantrys(job, cycle) => {}
                 JobStateName::Pending if !job.reservation.is_empty() => {
@@ -1822,6 +1901,8 @@ impl Controller {
                 other => {
                     let by = if self.left_for_node_rules.contains(&job.id) {
                         "where Slurm placed it, left to Slurm for its node rules"
+                    } else if self.left_for_one_node.contains(&job.id) {
+                        "where Slurm placed it, left to Slurm to keep it on one node"
                     } else if self.said.contains(&(job.id, Said::LeftToSlurm)) {
                         "where Slurm placed it, left to Slurm"
                     } else {
@@ -2336,9 +2417,7 @@ impl Controller {
             {
                 continue;
             }
-            let shape = self
-                .layout
-                .shape(self.core.placement_of(JobId(job.id)).as_slice());
+            let shape = self.placed_shape(job.id);
             let pinned: BTreeSet<&str> = job.required_nodes.iter().map(String::as_str).collect();
             if shape.iter().all(|(n, _)| pinned.contains(n.as_str())) && pinned.len() == shape.len()
             {

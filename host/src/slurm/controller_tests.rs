@@ -753,6 +753,84 @@ fn a_start_slurm_cannot_run_where_placed_is_left_to_slurm_unpinned() {
     });
 }
 
+/// A per-node request on one node (`--gres=gpu:4`) that the core would split over nodes
+/// is left to Slurm as submitted, which runs it on one node; a per-job request (`--gpus=4`)
+/// in the same place is split and released. Neither is held again, and a restarted
+/// controller given the side state leaves the first to Slurm too.
+#[test]
+fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_node() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        // Four 5-GPU jobs, one per node (best fit keeps a gang on one node): 3 GPUs free
+        // on each node, 12 in all.
+        let mut jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:5")).collect();
+        let per_node = held(5, "gres:gpu:4");
+        let per_job = SlurmJob {
+            tres_per_job: "gres:gpu:4".into(),
+            ..held(6, "")
+        };
+        jobs.extend([per_node.clone(), per_job]);
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 5: asks for 4 GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them (n1:3,n2:1); gantry leaves it to Slurm's own scheduler, which starts it on one node"),
+            "{text}"
+        );
+        assert!(c.core.job(JobId(5)).is_none());
+        let handed: Vec<&Action> = cycle.actions.iter().filter(|a| a.job() == 5).collect();
+        assert_eq!(handed.len(), 1, "{:?}", cycle.actions);
+        let commands = handed[0].commands(&JobNames::default());
+        assert_eq!(commands.len(), 1, "released as submitted: {commands:?}");
+        assert_eq!(commands[0][1], "release", "{commands:?}");
+        // The per-job request takes the GPUs job 5 left, over two nodes.
+        // The per-job request is split over two nodes (its release then waits for Slurm's
+        // counts there).
+        let split = c.layout.shape(c.core.placement_of(JobId(6)).as_slice());
+        assert_eq!(shape_text(&split), "n3:3,n4:1");
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+        }
+        // Pending in Slurm for a node with 4 free GPUs: nothing done, nothing said again.
+        let waiting = SlurmJob {
+            held: false,
+            reason: "Resources".into(),
+            ..per_node.clone()
+        };
+        let mut now: Vec<SlurmJob> = jobs[..4].to_vec();
+        now.push(waiting.clone());
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 1_000);
+        assert!(
+            !cycle.actions.iter().any(|a| a.job() == 5),
+            "{:?}",
+            cycle.actions
+        );
+        assert!(
+            !cycle.notes.join("\n").contains("job 5"),
+            "{:?}",
+            cycle.notes
+        );
+        // Running where Slurm placed it: logged as left to Slurm.
+        now[4] = running(&per_node, &["n1"]);
+        let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 2_000);
+        assert!(
+            cycle.notes.contains(
+                &"job 5: RUNNING on n1 where Slurm placed it, left to Slurm to keep it on one node; its GPUs are not gantry's to give".to_string()
+            ),
+            "{:?}",
+            cycle.notes
+        );
+        for restored in [true, false] {
+            let mut fresh = controller(OrderKind::Fifo);
+            if restored {
+                fresh.restore_left_for_one_node(c.left_for_one_node().clone());
+            }
+            let cycle = fresh.observe(&snapshot(std::slice::from_ref(&waiting), [true; 4]), T0);
+            let held = kinds(&cycle).contains(&(5, "hold"));
+            assert_eq!(held, !restored, "{:?}", cycle.actions);
+        }
+    });
+}
+
 /// `--exclusive` is kept for whole nodes' worth of GPUs and refused, with the reason, for
 /// fewer; a user's `-w` is logged: gantry pins the job where it places it.
 #[test]

@@ -207,6 +207,20 @@ fn flag_gpus(text: &str, flag: &'static str) -> Result<Option<(u64, Option<Strin
     Ok(found)
 }
 
+/// Whether the job asks for its GPUs per node on one node (`--gres=gpu:k` or
+/// `--gpus-per-node=k`, k ≥ 2, no node count above 1). Slurm runs such a job on one node
+/// with its k GPUs, where its script finds them; split over nodes, each node would hold
+/// fewer. A per-job request (`--gpus=N`) may span nodes under Slurm too, and so may a
+/// per-task one (`--gpus-per-task`).
+pub fn asks_one_node(job: &SlurmJob) -> bool {
+    let none = |text: &str, flag| matches!(flag_gpus(text, flag), Ok(None));
+    job.node_count <= 1
+        && job.max_nodes <= 1
+        && none(&job.tres_per_job, "--gpus")
+        && none(&job.tres_per_task, "--gpus-per-task")
+        && matches!(flag_gpus(&job.tres_per_node, "--gres"), Ok(Some((k, _))) if k >= 2)
+}
+
 /// The job's GPU request as one total, checked against the partition.
 pub fn job_request(job: &SlurmJob, partition: &PartitionGpus) -> Result<GpuRequest, GresError> {
     if flag_gpus(&job.tres_per_socket, "--gpus-per-socket")?.is_some() {
@@ -313,6 +327,27 @@ mod tests {
             let r = job_request(&job(per_job, per_node, per_task, nodes, tasks), &LAB).unwrap();
             assert_eq!(r.gpus, expected, "{per_job:?} {per_node:?} {per_task:?}");
         }
+    }
+
+    #[test]
+    fn a_per_node_request_on_one_node_asks_for_one_node() {
+        let one_node = |per_job, per_node, per_task, nodes, max_nodes| {
+            let mut j = job(per_job, per_node, per_task, nodes, 1);
+            j.max_nodes = max_nodes;
+            asks_one_node(&j)
+        };
+        assert!(one_node("", "gres:gpu:4", "", 1, 0), "--gres=gpu:4");
+        assert!(one_node("", "gres:gpu:4", "", 1, 1), "--gres=gpu:4 -N 1");
+        assert!(one_node("", "gres:gpu:2,gres:nic:1", "", 1, 0));
+        assert!(
+            !one_node("", "gres:gpu:1", "", 1, 0),
+            "one GPU is never split"
+        );
+        assert!(!one_node("", "gres:gpu:4", "", 2, 2), "-N 2");
+        assert!(!one_node("", "gres:gpu:4", "", 1, 3), "-N 1-3");
+        assert!(!one_node("gres:gpu:4", "", "", 1, 0), "--gpus=4");
+        assert!(!one_node("", "", "gres:gpu:1", 1, 0), "--gpus-per-task=1");
+        assert!(!one_node("", "gres:nic:2", "", 1, 0), "no GPU");
     }
 
     #[test]

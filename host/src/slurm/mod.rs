@@ -506,6 +506,7 @@ pub fn run(args: &SlurmArgs, runner: &mut dyn SlurmRunner) -> anyhow::Result<Sum
             controller.restore_held_by_gantry(side.held_by_gantry);
             controller.restore_array_throttles(side.array_throttles);
             controller.restore_left_for_node_rules(side.left_for_node_rules);
+            controller.restore_left_for_one_node(side.left_for_one_node);
         }
         // Resumed: carry on the tally the earlier process wrote as it went.
         if let Some(mut earlier) = Tally::load(&tally_path) {
@@ -897,7 +898,8 @@ impl Daemon<'_> {
 /// ([`Controller::held_by_gantry`]), so their holds are not taken for an operator's; and
 /// the throttles of the job arrays gantry split ([`Controller::array_throttles`]), which
 /// Slurm's listing no longer shows; and the jobs it left to Slurm for their node rules
-/// ([`Controller::left_for_node_rules`]), so a restart does not schedule them again.
+/// ([`Controller::left_for_node_rules`]) or to keep them on one node
+/// ([`Controller::left_for_one_node`]), so a restart does not schedule them again.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct SideState {
     grace: BTreeMap<u32, u64>,
@@ -907,6 +909,8 @@ struct SideState {
     array_throttles: BTreeMap<u32, u32>,
     #[serde(default)]
     left_for_node_rules: std::collections::BTreeSet<u32>,
+    #[serde(default)]
+    left_for_one_node: std::collections::BTreeSet<u32>,
 }
 
 /// The side state as the controller holds it.
@@ -916,6 +920,7 @@ fn daemon_side_state(controller: &Controller) -> SideState {
         held_by_gantry: controller.held_by_gantry().clone(),
         array_throttles: controller.array_throttles().clone(),
         left_for_node_rules: controller.left_for_node_rules().clone(),
+        left_for_one_node: controller.left_for_one_node().clone(),
     }
 }
 
@@ -1014,6 +1019,7 @@ mod tests {
             held_by_gantry: [7, 9].into(),
             array_throttles: [(4, 2)].into(),
             left_for_node_rules: [11].into(),
+            left_for_one_node: [12].into(),
         };
         save_side_state(&path, &side).unwrap();
         assert_eq!(load_side_state(&path), Some(side.clone()));

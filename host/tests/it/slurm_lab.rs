@@ -297,7 +297,7 @@ fn submit_workload(lab: &Lab) -> (Vec<Submitted>, Vec<u64>) {
             "-o".into(),
             "/dev/null".into(),
             export.clone(),
-            format!("--gres=gpu:{gpus}"),
+            format!("--gpus={gpus}"),
         ];
         if i % 5 == 0 {
             args.push(format!("--deadline=now+{}", 120 + i * 3));
@@ -1879,6 +1879,44 @@ fn slurm_lab_a_node_count_gantry_cannot_keep_is_left_to_slurm_and_kept() {
     assert_eq!(nodes.len(), 2, "{job}");
     assert_eq!(summary["jobs_rejected"], 0, "{summary}");
     assert_eq!(summary["jobs_completed"], 1, "{summary}");
+}
+
+/// A per-node request (`--gres=gpu:4`: 4 GPUs on one node) that gantry's placement would
+/// split over nodes (3 free on each) is left to Slurm, which runs it on one node once a node
+/// has 4 free; a per-job request (`--gpus=4`) in the same place runs split, as Slurm may
+/// run it too. (On the build before, the first ran on two nodes, its script seeing 3 GPUs.)
+#[test]
+fn slurm_lab_a_per_node_request_gantry_would_split_is_left_to_slurm_on_one_node() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up("onenode") else {
+        return;
+    };
+    let fillers: Vec<u64> = (0..4)
+        .map(|_| lab.submit_sleep(&["--time=1", "--gres=gpu:5"], 5))
+        .collect();
+    let per_node = lab.submit_sleep(&["--time=1", "--gres=gpu:4"], 1);
+    let per_job = lab.submit_sleep(&["--time=1", "--gpus=4"], 1);
+    let gantry = Gantry::start(&lab, "onenode", "fifo", &["--exit-when-idle"]);
+    let summary = gantry.finish(Duration::from_secs(90));
+    let log = lab.gantry_log("onenode");
+    assert_logged(
+        &log,
+        &format!(
+            "job {per_node}: asks for 4 GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them"
+        ),
+    );
+    assert_logged(
+        &log,
+        "where Slurm placed it, left to Slurm to keep it on one node",
+    );
+    let mut all = fillers.clone();
+    all.extend([per_node, per_job]);
+    lab.assert_completed(&all);
+    let jobs = lab.squeue();
+    let nodes = |id: u64| expand(jobs[&id]["nodes"].as_str().unwrap_or_default());
+    assert_eq!(nodes(per_node).len(), 1, "{}", jobs[&per_node]);
+    assert_eq!(nodes(per_job).len(), 2, "{}", jobs[&per_job]);
+    assert_eq!(summary["jobs_completed"], 5, "{summary}");
 }
 
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
