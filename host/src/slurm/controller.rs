@@ -906,6 +906,7 @@ impl Controller {
         cycle: &mut Cycle,
     ) -> bool {
         let verdict = self.judge_dependency(now, job, listed);
+        let runs_outside = matches!(verdict, Verdict::NotJudged(_));
         let (what, why) = match verdict {
             Verdict::Met => return true,
             Verdict::Waiting(why) => {
@@ -924,6 +925,10 @@ impl Controller {
             job.id, job.dependency
         );
         self.note(cycle, job.id, Said::DependencyLeft, text);
+        // Once its dependency is met it waits for GPUs in Slurm like any job left there.
+        if runs_outside {
+            self.warn_builtin(cycle);
+        }
         cycle.actions.push(Action::HandOver {
             job: job.id,
             unpin: false,

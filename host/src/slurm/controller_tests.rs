@@ -3342,7 +3342,7 @@ fn the_first_job_left_to_slurm_under_sched_builtin_brings_one_warning() {
                 slurm_builtin: builtin,
                 ..ControllerConfig::default()
             };
-            let mut c = controller_with(OrderKind::Fifo, config);
+            let mut c = controller_with(OrderKind::Fifo, config.clone());
             let asking = |id: u32| SlurmJob {
                 reservation: "maint".into(),
                 ..held(id, "gres:gpu:1")
@@ -3359,6 +3359,28 @@ fn the_first_job_left_to_slurm_under_sched_builtin_brings_one_warning() {
             assert_eq!(warned(&cycle), usize::from(builtin), "{:?}", cycle.notes);
             let cycle = c.observe(&snapshot(&[asking(3)], [true; 4]), T0 + 500);
             assert_eq!(warned(&cycle), 0, "{:?}", cycle.notes);
+            // A dependency gantry does not judge: Slurm runs the job once it is met, and
+            // it then waits for GPUs like any job left there. One that can never be met
+            // never becomes eligible, and brings no warning.
+            let failed = SlurmJob {
+                state: JobStateName::Ended("FAILED".into()),
+                ..held(4, "gres:gpu:1")
+            };
+            let never = SlurmJob {
+                dependency: "afterok:4(unfulfilled)".into(),
+                ..held(5, "gres:gpu:1")
+            };
+            let not_judged = SlurmJob {
+                dependency: "singleton(unfulfilled)".into(),
+                ..held(6, "gres:gpu:1")
+            };
+            let mut c = controller_with(OrderKind::Fifo, config);
+            let cycle = c.observe(&snapshot(&[failed, never], [true; 4]), T0);
+            assert_eq!(kinds(&cycle), [(5, "hand-over")]);
+            assert_eq!(warned(&cycle), 0, "{:?}", cycle.notes);
+            let cycle = c.observe(&snapshot(&[not_judged], [true; 4]), T0 + 500);
+            assert_eq!(kinds(&cycle), [(6, "hand-over")]);
+            assert_eq!(warned(&cycle), usize::from(builtin), "{:?}", cycle.notes);
         }
     });
 }
