@@ -1455,9 +1455,12 @@ impl Controller {
             let mut left = false;
             for id in self.running_in_core() {
                 let Some(job) = jobs.get(&id) else { continue };
-                let shape = self.placed_shape(id);
                 let unreleased = job.state == JobStateName::Pending && job.held;
-                if !unreleased || !asks_one_node(job) || shape.len() < 2 {
+                if !unreleased || !asks_one_node(job) {
+                    continue;
+                }
+                let shape = self.placed_shape(id);
+                if shape.len() < 2 {
                     continue;
                 }
                 if !self.withdraw(now, id, cycle) {
