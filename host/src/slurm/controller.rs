@@ -183,6 +183,9 @@ pub struct Cycle {
     pub released_outside: u32,
     /// Released jobs taken back for a QOS or association limit ([`super::limit`]).
     pub limit_holds: u32,
+    /// Jobs gantry left to Slurm's own scheduler, counted when first logged (a job array
+    /// or a heterogeneous job once): they run outside gantry's order.
+    pub left_to_slurm: u32,
 }
 
 /// What a node is to gantry, from `sinfo`.
@@ -800,6 +803,12 @@ impl Controller {
                 Said::UnknownState | Said::Adopted | Said::ReleasedOutside
             ) {
                 cycle.unexpected += 1;
+            }
+            if matches!(
+                said,
+                Said::LeftToSlurm | Said::DependencyLeft | Said::LimitLeft
+            ) {
+                cycle.left_to_slurm += 1;
             }
             cycle.notes.push(text);
         }

@@ -777,6 +777,7 @@ fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_no
             "{text}"
         );
         assert!(c.core.job(JobId(5)).is_none());
+        assert_eq!(cycle.left_to_slurm, 1);
         let handed: Vec<&Action> = cycle.actions.iter().filter(|a| a.job() == 5).collect();
         assert_eq!(handed.len(), 1, "{:?}", cycle.actions);
         let commands = handed[0].commands(&JobNames::default());
@@ -809,6 +810,7 @@ fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_no
             "{:?}",
             cycle.notes
         );
+        assert_eq!(cycle.left_to_slurm, 0);
         // Running where Slurm placed it: logged as left to Slurm.
         now[4] = running(&per_node, &["n1"]);
         let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 2_000);

@@ -69,6 +69,12 @@ pub struct Summary {
     /// back and held until the limit could free ([`super::limit`]), each time counted.
     #[serde(default)]
     pub limit_holds: u64,
+    /// Jobs gantry left to Slurm's own scheduler (heterogeneous jobs, large arrays, node
+    /// counts and node rules it cannot keep, per-node requests it would split, reservations,
+    /// dependencies and limits it does not judge), each counted when first logged: the part
+    /// of the partition's work that ran outside gantry's order.
+    #[serde(default)]
+    pub jobs_left_to_slurm: u64,
     /// Actions carried out (starts, holds, requeue-holds, rejections).
     pub decisions_carried_out: usize,
     /// Median time from the poll that showed a change to its action done, ms.

@@ -1879,6 +1879,7 @@ fn slurm_lab_a_node_count_gantry_cannot_keep_is_left_to_slurm_and_kept() {
     assert_eq!(nodes.len(), 2, "{job}");
     assert_eq!(summary["jobs_rejected"], 0, "{summary}");
     assert_eq!(summary["jobs_completed"], 1, "{summary}");
+    assert_eq!(summary["jobs_left_to_slurm"], 1, "{summary}");
 }
 
 /// A per-node request (`--gres=gpu:4`: 4 GPUs on one node) that gantry's placement would
@@ -1917,6 +1918,7 @@ fn slurm_lab_a_per_node_request_gantry_would_split_is_left_to_slurm_on_one_node(
     assert_eq!(nodes(per_node).len(), 1, "{}", jobs[&per_node]);
     assert_eq!(nodes(per_job).len(), 2, "{}", jobs[&per_job]);
     assert_eq!(summary["jobs_completed"], 5, "{summary}");
+    assert_eq!(summary["jobs_left_to_slurm"], 1, "{summary}");
 }
 
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
