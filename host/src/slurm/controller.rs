@@ -1452,7 +1452,8 @@ impl Controller {
     }
 
     /// Jobs that ask for their GPUs per node on one node ([`asks_one_node`]: `--gres=gpu:k`,
-    /// `--gpus-per-node=k`) which the core started over several nodes, not released yet.
+    /// `--gpus-per-node=k`) which the core started over several nodes, not running yet
+    /// (held, or released onto one node and then moved by the core).
     /// Slurm runs such a job on one node with k GPUs and its script expects them there, so
     /// gantry does not release it split: it leaves the core (its GPUs go to others) and is
     /// handed to Slurm as submitted (a requeued job's earlier pin cleared), which starts it
@@ -1463,9 +1464,10 @@ impl Controller {
         for _ in 0..=self.core.job_count() {
             let mut left = false;
             for id in self.running_in_core() {
+                // Held, or released and not started yet: a job the core moved (a node
+                // went down under it, a preemption) shows released where gantry put it.
                 let Some(job) = jobs.get(&id) else { continue };
-                let unreleased = job.state == JobStateName::Pending && job.held;
-                if !unreleased || !asks_one_node(job) {
+                if job.state != JobStateName::Pending || !asks_one_node(job) {
                     continue;
                 }
                 let shape = self.placed_shape(id);
@@ -1484,9 +1486,11 @@ impl Controller {
                 self.note(cycle, id, Said::LeftToSlurm, text);
                 self.warn_builtin(cycle);
                 self.left_for_one_node.insert(id);
+                // Gantry's pin of an earlier release or run is cleared (Slurm's `release`
+                // of a job not held is a no-op); a user's `-w` on a job never released kept.
                 cycle.actions.push(Action::HandOver {
                     job: id,
-                    unpin: job.restart_count > 0,
+                    unpin: job.restart_count > 0 || !job.held,
                 });
             }
             if !left {

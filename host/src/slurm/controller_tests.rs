@@ -833,6 +833,42 @@ fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_no
     });
 }
 
+/// A per-node request released onto one node and not started yet, which the core then
+/// moves over several nodes (its node went down), is left to Slurm too, its pin cleared,
+/// instead of being pinned again over the new nodes.
+#[test]
+fn a_per_node_request_the_core_moves_over_nodes_before_it_starts_is_left_to_slurm() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        // Job 1 (4 GPUs) on n1; jobs 2-4 (5 GPUs) on n2-n4, 3 GPUs free on each.
+        let mut jobs = vec![held(1, "gres:gpu:4")];
+        jobs.extend((2..=4).map(|id| held(id, "gres:gpu:5")));
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        assert_eq!(pinned_nodes(&cycle, 1), ["n1"]);
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+        }
+        let mut now = vec![released(&jobs[0], &["n1"])];
+        for (job, node) in jobs[1..].iter().zip(["n2", "n3", "n4"]) {
+            now.push(running(job, &[node]));
+        }
+        // n1 goes down before job 1 starts: the core moves it to 4 of the 9 free GPUs.
+        let cycle = c.observe(&snapshot(&now, [false, true, true, true]), T0 + 1_000);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 1: asks for 4 GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them"),
+            "{text}"
+        );
+        assert!(c.core.job(JobId(1)).is_none());
+        assert_eq!(kinds(&cycle), [(1, "hand-over")], "{:?}", cycle.actions);
+        let commands = cycle.actions[0].commands(&JobNames::default());
+        assert!(
+            commands[0].contains(&"NodeList=".to_string()),
+            "{commands:?}"
+        );
+    });
+}
+
 /// `--exclusive` is kept for whole nodes' worth of GPUs and refused, with the reason, for
 /// fewer; a user's `-w` is logged: gantry pins the job where it places it.
 #[test]

@@ -280,10 +280,28 @@ struct Submitted {
     gpus: usize,
 }
 
-/// 44 held jobs: 1, 2, 4, 8 GPUs in turn, 1-3 s each, every fifth with a deadline
-/// 120-240 s ahead (time limit 1 min, so Slurm's own deadline check never fires); then
-/// bad requests. Returns the good jobs and the bad jobs' ids.
-fn submit_workload(lab: &Lab) -> (Vec<Submitted>, Vec<u64>) {
+/// How the workload's jobs ask for their GPUs.
+#[derive(Clone, Copy, Debug)]
+enum Ask {
+    /// `--gpus=k`: per job, may span nodes (gantry places them over nodes).
+    PerJob,
+    /// `--gres=gpu:k`: per node, on one node.
+    PerNode,
+}
+
+impl Ask {
+    fn flag(self, gpus: usize) -> String {
+        match self {
+            Ask::PerJob => format!("--gpus={gpus}"),
+            Ask::PerNode => format!("--gres=gpu:{gpus}"),
+        }
+    }
+}
+
+/// 44 held jobs: 1, 2, 4, 8 GPUs in turn (asked as `ask` says), 1-3 s each, every fifth
+/// with a deadline 120-240 s ahead (time limit 1 min, so Slurm's own deadline check never
+/// fires); then bad requests. Returns the good jobs and the bad jobs' ids.
+fn submit_workload(lab: &Lab, ask: Ask) -> (Vec<Submitted>, Vec<u64>) {
     let script = lab.dir.join("job.sh");
     std::fs::write(&script, JOB_SCRIPT).unwrap();
     let export = format!("--export=ALL,GANTRY_LAB_JOBS={}", lab.jobs_dir().display());
@@ -297,7 +315,7 @@ fn submit_workload(lab: &Lab) -> (Vec<Submitted>, Vec<u64>) {
             "-o".into(),
             "/dev/null".into(),
             export.clone(),
-            format!("--gpus={gpus}"),
+            ask.flag(gpus),
         ];
         if i % 5 == 0 {
             args.push(format!("--deadline=now+{}", 120 + i * 3));
@@ -928,7 +946,7 @@ fn scenario_on(name: &str, fault: Fault, lab_flags: &[&str]) {
     let Some(lab) = Lab::up_with(name, lab_flags) else {
         return;
     };
-    let (jobs, bad) = submit_workload(&lab);
+    let (jobs, bad) = submit_workload(&lab, Ask::PerJob);
     let record = lab.dir.join("gantry.journal");
     let started = Instant::now();
     let observed = run_scheduler(&lab, &record, fault);
@@ -1085,6 +1103,22 @@ impl Lab {
             .find(|l| l.starts_with(&format!("{id}|")))
             .unwrap_or_else(|| panic!("job {id} not listed:\n{listing}"))
             .to_string()
+    }
+
+    /// `gantry replay` of the journal `record` matches every decision; returns its output.
+    fn assert_replays(&self, record: &Path) -> String {
+        let replay = self
+            .cmd(gantry_bin())
+            .arg("replay")
+            .arg(record)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&replay.stdout).to_string();
+        assert!(
+            replay.status.success() && text.contains("every decision matches"),
+            "{text}"
+        );
+        text
     }
 
     /// Every job of `ids` ended COMPLETED.
@@ -1921,6 +1955,46 @@ fn slurm_lab_a_per_node_request_gantry_would_split_is_left_to_slurm_on_one_node(
     assert_eq!(summary["jobs_left_to_slurm"], 1, "{summary}");
 }
 
+/// The workload asked per node (`--gres=gpu:1/2/4/8`), on `sched/backfill`: every job
+/// completes, every job of 2 or more GPUs on one node (those the core would have split are
+/// left to Slurm, counted in the summary), and the journal replays.
+#[test]
+fn slurm_lab_per_node_requests_run_on_one_node_or_are_left_to_slurm() {
+    let _slot = LABS.take();
+    let Some(lab) = Lab::up_with("pernode", &["--sched", "backfill"]) else {
+        return;
+    };
+    let (jobs, bad) = submit_workload(&lab, Ask::PerNode);
+    let gantry = Gantry::start(&lab, "pernode", "tias", &["--exit-when-idle"]);
+    let record = gantry.record.clone();
+    let summary = gantry.finish(Duration::from_secs(180));
+    let ids: Vec<u64> = jobs.iter().map(|j| j.id).collect();
+    lab.assert_completed(&ids);
+    let listed = lab.squeue();
+    for job in &jobs {
+        let nodes = expand(listed[&job.id]["nodes"].as_str().unwrap_or_default());
+        assert_eq!(
+            nodes.len(),
+            1,
+            "job {} ({} GPUs): {nodes:?}",
+            job.id,
+            job.gpus
+        );
+    }
+    let left = summary["jobs_left_to_slurm"].as_u64().unwrap_or(0);
+    println!(
+        "per-node workload: {left} of {} jobs left to Slurm",
+        jobs.len()
+    );
+    assert_eq!(
+        summary["jobs_completed"].as_u64().unwrap_or(0) + left,
+        jobs.len() as u64,
+        "{summary}"
+    );
+    assert_eq!(summary["jobs_rejected"], bad.len(), "{summary}");
+    lab.assert_replays(&record);
+}
+
 /// A heterogeneous job (Slurm starts its components only together, and accepts such jobs
 /// only under sched/backfill) is left to Slurm: both components complete. Before, gantry
 /// placed each component as a job of its own, its update failed ("Job resizing not
@@ -2095,19 +2169,8 @@ fn slurm_lab_a_compacted_journal_resumes_after_kill_9() {
         summary["journal_entries_checkpointed"].as_u64() > Some(0),
         "{summary}"
     );
-    let replay = lab
-        .cmd(gantry_bin())
-        .arg("replay")
-        .arg(&record)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&replay.stdout);
-    assert!(
-        replay.status.success()
-            && text.contains("compacted")
-            && text.contains("every decision matches"),
-        "{text}"
-    );
+    let text = lab.assert_replays(&record);
+    assert!(text.contains("compacted"), "{text}");
 }
 
 /// With the acknowledging epilog (`scripts/gantry-epilog.sh` on every node,
