@@ -573,6 +573,7 @@ impl Controller {
             .map(|j| (j.id, j))
             .collect();
         self.give_up_stuck(now, &jobs, &mut cycle);
+        self.one_node_started(now, &jobs, &mut cycle);
         self.nodes(now, &jobs, snapshot, &mut cycle);
         let unusable: BTreeSet<&str> = snapshot
             .nodes
@@ -612,7 +613,7 @@ impl Controller {
                 self.handle(now, Event::Tick, &mut cycle).ok();
             }
         }
-        self.one_node_leaves(now, &jobs, &mut cycle);
+        self.one_node_leaves(&jobs, &mut cycle);
         self.desired(now, &jobs, &snapshot.nodes, &mut cycle);
         self.forget_departed(&jobs);
         cycle
@@ -1453,51 +1454,77 @@ impl Controller {
 
     /// Jobs that ask for their GPUs per node on one node ([`asks_one_node`]: `--gres=gpu:k`,
     /// `--gpus-per-node=k`) which the core started over several nodes, not running yet
-    /// (held, or released onto one node and then moved by the core).
-    /// Slurm runs such a job on one node with k GPUs and its script expects them there, so
-    /// gantry does not release it split: it leaves the core (its GPUs go to others) and is
-    /// handed to Slurm as submitted (a requeued job's earlier pin cleared), which starts it
-    /// on a node with k free GPUs; while it runs its GPUs are out of the core's view, as
-    /// any job running outside gantry. A job that leaves may let the core start others,
-    /// so the pass repeats until none leaves (each round takes at least one job out).
-    fn one_node_leaves(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
-        for _ in 0..=self.core.job_count() {
-            let mut left = false;
-            for id in self.running_in_core() {
-                // Held, or released and not started yet: a job the core moved (a node
-                // went down under it, a preemption) shows released where gantry put it.
-                let Some(job) = jobs.get(&id) else { continue };
-                if job.state != JobStateName::Pending || !asks_one_node(job) {
-                    continue;
-                }
-                let shape = self.placed_shape(id);
-                if shape.len() < 2 {
-                    continue;
-                }
-                if !self.withdraw(now, id, cycle) {
-                    continue;
-                }
-                left = true;
-                let gpus: u16 = shape.iter().map(|(_, c)| c).sum();
-                let text = format!(
-                    "job {id}: asks for {gpus} GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them ({}); gantry leaves it to Slurm's own scheduler, which starts it on one node, and keeps its GPUs out of its view while it runs",
-                    shape_text(&shape)
-                );
-                self.note(cycle, id, Said::LeftToSlurm, text);
-                self.warn_builtin(cycle);
-                self.left_for_one_node.insert(id);
-                // Gantry's pin of an earlier release or run is cleared (Slurm's `release`
-                // of a job not held is a no-op); a user's `-w` on a job never released kept.
-                cycle.actions.push(Action::HandOver {
-                    job: id,
-                    unpin: job.restart_count > 0 || !job.held,
-                });
+    /// (held, or released onto one node and then moved by the core). Slurm runs such a job
+    /// on one node with k GPUs and its script expects them there, so gantry does not
+    /// release it split: it hands the job to Slurm as submitted (gantry's pin of an earlier
+    /// release or run cleared), which starts it on a node with k free GPUs. Until Slurm
+    /// starts it the core keeps it running where it placed it, so those GPUs are not given
+    /// to the next queued job (which, a per-node job too, would be left to Slurm as well),
+    /// as Slurm keeps GPUs for it; once it runs it leaves the core and its GPUs are out of
+    /// the core's view, as any job running outside gantry ([`Self::one_node_started`]).
+    fn one_node_leaves(&mut self, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        for id in self.running_in_core() {
+            // Held, or released and not started yet: a job the core moved (a node went
+            // down under it, a preemption) shows released where gantry put it.
+            let Some(job) = jobs.get(&id) else { continue };
+            if job.state != JobStateName::Pending || !asks_one_node(job) {
+                continue;
             }
-            if !left {
-                return;
+            if self.left_for_one_node.contains(&id) {
+                // Handed over; again while Slurm still shows it held.
+                if job.held {
+                    cycle.actions.push(Action::HandOver {
+                        job: id,
+                        unpin: job.restart_count > 0,
+                    });
+                }
+                continue;
             }
-            if self.batched {
-                self.handle(now, Event::Tick, cycle).ok();
+            let shape = self.placed_shape(id);
+            if shape.len() < 2 {
+                continue;
+            }
+            let gpus: u16 = shape.iter().map(|(_, c)| c).sum();
+            let text = format!(
+                "job {id}: asks for {gpus} GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them ({}); gantry leaves it to Slurm's own scheduler, which starts it on one node, holds those GPUs until then, and keeps its GPUs out of its view while it runs",
+                shape_text(&shape)
+            );
+            self.note(cycle, id, Said::LeftToSlurm, text);
+            self.warn_builtin(cycle);
+            self.left_for_one_node.insert(id);
+            // Slurm's `release` of a job not held is a no-op; a user's `-w` on a job never
+            // released is kept.
+            cycle.actions.push(Action::HandOver {
+                job: id,
+                unpin: job.restart_count > 0 || !job.held,
+            });
+        }
+    }
+
+    /// Jobs left to Slurm to keep them on one node ([`Self::one_node_leaves`]) that the core
+    /// still holds: once Slurm shows one running, ended or gone, or the core preempted it (it
+    /// took those GPUs back, for a job outside gantry on them), it leaves the core (those
+    /// GPUs go to others; a running one's are out of the core's view from now on, see
+    /// [`super::foreign`]). It stays Slurm's: it was released to Slurm. Runs before the
+    /// cycle reads ends, so such a job's end is not counted as gantry's.
+    fn one_node_started(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+        let waiting: Vec<u32> = self
+            .left_for_one_node
+            .iter()
+            .copied()
+            .filter(|&id| self.core.job(JobId(id)).is_some())
+            .collect();
+        for id in waiting {
+            let running = self
+                .core
+                .job(JobId(id))
+                .is_some_and(|j| j.state() == JobState::Running);
+            if !running
+                || jobs
+                    .get(&id)
+                    .is_none_or(|j| j.state != JobStateName::Pending)
+            {
+                self.withdraw(now, id, cycle);
             }
         }
     }
@@ -2155,6 +2182,9 @@ impl Controller {
                     Some(other) => holds.push(other),
                     None => {}
                 }
+            } else if self.left_for_one_node.contains(&id) {
+                // Left to Slurm and preempted by the core: it leaves the core next cycle
+                // ([`Self::one_node_started`]), and stays Slurm's meanwhile.
             } else {
                 match &slurm.state {
                     JobStateName::Pending if self.admin_held(slurm) => {
@@ -2457,7 +2487,7 @@ impl Controller {
         jobs.values()
             .filter(|j| j.state == JobStateName::Pending && !j.held && j.reason == "Resources")
             .map(|j| j.id)
-            .find(|&id| self.core.job(JobId(id)).is_none())
+            .find(|&id| self.core.job(JobId(id)).is_none() || self.left_for_one_node.contains(&id))
     }
 
     /// What a job the core runs needs in Slurm: a start when it is still held, a re-pin
@@ -2475,6 +2505,8 @@ impl Controller {
         let shape = self.layout.shape(gpus.as_slice());
         let chosen: BTreeSet<&str> = shape.iter().map(|(n, _)| n.as_str()).collect();
         match &slurm.state {
+            // Left to Slurm to keep it on one node, waiting there ([`Self::one_node_leaves`]).
+            JobStateName::Pending if self.left_for_one_node.contains(&id) => None,
             JobStateName::Pending => {
                 let pinned: BTreeSet<&str> =
                     slurm.required_nodes.iter().map(String::as_str).collect();

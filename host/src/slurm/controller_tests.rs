@@ -754,7 +754,8 @@ fn a_start_slurm_cannot_run_where_placed_is_left_to_slurm_unpinned() {
 }
 
 /// A per-node request on one node (`--gres=gpu:4`) that the core would split over nodes
-/// is left to Slurm as submitted, which runs it on one node; a per-job request (`--gpus=4`)
+/// is left to Slurm as submitted, which runs it on one node; the core holds the GPUs it
+/// chose until then, and lets the job go once Slurm runs it. A per-job request (`--gpus=4`)
 /// in the same place is split and released. Neither is held again, and a restarted
 /// controller given the side state leaves the first to Slurm too.
 #[test]
@@ -776,7 +777,11 @@ fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_no
             text.contains("job 5: asks for 4 GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them (n1:3,n2:1); gantry leaves it to Slurm's own scheduler, which starts it on one node"),
             "{text}"
         );
-        assert!(c.core.job(JobId(5)).is_none());
+        // Still running in the core where it placed it: those GPUs wait for it.
+        assert_eq!(
+            c.core.job(JobId(5)).map(|j| j.state()),
+            Some(JobState::Running)
+        );
         assert_eq!(cycle.left_to_slurm, 1);
         let handed: Vec<&Action> = cycle.actions.iter().filter(|a| a.job() == 5).collect();
         assert_eq!(handed.len(), 1, "{:?}", cycle.actions);
@@ -811,9 +816,16 @@ fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_no
             cycle.notes
         );
         assert_eq!(cycle.left_to_slurm, 0);
-        // Running where Slurm placed it: logged as left to Slurm.
+        assert!(c.core.job(JobId(5)).is_some());
+        // Running where Slurm placed it: out of the core, logged as left to Slurm.
         now[4] = running(&per_node, &["n1"]);
         let cycle = c.observe(&snapshot(&now, [true; 4]), T0 + 2_000);
+        assert!(c.core.job(JobId(5)).is_none());
+        assert!(
+            !cycle.actions.iter().any(|a| a.job() == 5),
+            "not requeued: {:?}",
+            cycle.actions
+        );
         assert!(
             cycle.notes.contains(
                 &"job 5: RUNNING on n1 where Slurm placed it, left to Slurm to keep it on one node; its GPUs are not gantry's to give".to_string()
@@ -830,6 +842,31 @@ fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_no
             let held = kinds(&cycle).contains(&(5, "hold"));
             assert_eq!(held, !restored, "{:?}", cycle.actions);
         }
+    });
+}
+
+/// Per-node requests left to Slurm keep the GPUs the core chose for them until Slurm starts
+/// them, so the queue behind them is not handed over on the same GPUs: with 12 GPUs free,
+/// 3 per node, three 4-GPU per-node jobs are left to Slurm and a fourth waits in gantry's
+/// queue.
+#[test]
+fn per_node_requests_left_to_slurm_hold_their_gpus_so_the_next_waits_in_gantry() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        let mut jobs: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:5")).collect();
+        jobs.extend((5..=8).map(|id| held(id, "gres:gpu:4")));
+        let cycle = c.observe(&snapshot(&jobs, [true; 4]), T0);
+        let handed: Vec<u32> = kinds(&cycle)
+            .into_iter()
+            .filter(|(_, kind)| *kind == "hand-over")
+            .map(|(job, _)| job)
+            .collect();
+        assert_eq!(handed, [5, 6, 7], "{:?}", cycle.notes);
+        assert_eq!(cycle.left_to_slurm, 3);
+        assert_eq!(
+            c.core.job(JobId(8)).map(|j| j.state()),
+            Some(JobState::Waiting)
+        );
     });
 }
 
@@ -859,7 +896,7 @@ fn a_per_node_request_the_core_moves_over_nodes_before_it_starts_is_left_to_slur
             text.contains("job 1: asks for 4 GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them"),
             "{text}"
         );
-        assert!(c.core.job(JobId(1)).is_none());
+        assert!(c.left_for_one_node().contains(&1));
         assert_eq!(kinds(&cycle), [(1, "hand-over")], "{:?}", cycle.actions);
         let commands = cycle.actions[0].commands(&JobNames::default());
         assert!(

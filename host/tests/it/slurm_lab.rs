@@ -1971,14 +1971,32 @@ fn slurm_lab_per_node_requests_run_on_one_node_or_are_left_to_slurm() {
     let ids: Vec<u64> = jobs.iter().map(|j| j.id).collect();
     lab.assert_completed(&ids);
     let listed = lab.squeue();
+    // On failure, what gantry said and decided about the job.
+    let log = lab.gantry_log("pernode");
+    let dump = lab
+        .cmd(gantry_bin())
+        .arg("replay")
+        .arg(&record)
+        .arg("--dump")
+        .output()
+        .unwrap();
+    let dump = String::from_utf8_lossy(&dump.stdout);
     for job in &jobs {
         let nodes = expand(listed[&job.id]["nodes"].as_str().unwrap_or_default());
+        let said: Vec<&str> = log
+            .lines()
+            .chain(dump.lines())
+            .filter(|l| {
+                l.contains(&format!("job {}:", job.id)) || l.contains(&format!("job {} ", job.id))
+            })
+            .collect();
         assert_eq!(
             nodes.len(),
             1,
-            "job {} ({} GPUs): {nodes:?}",
+            "job {} ({} GPUs) ran on {nodes:?}: {}\n{said:#?}",
             job.id,
-            job.gpus
+            job.gpus,
+            listed[&job.id]
         );
     }
     let left = summary["jobs_left_to_slurm"].as_u64().unwrap_or(0);
