@@ -287,8 +287,8 @@ pub struct Controller {
     /// taken out of the core and left to Slurm unpinned ([`Controller::node_rule_leaves`]).
     left_for_node_rules: BTreeSet<u32>,
     /// Jobs asking for their GPUs per node on one node that the core started over several
-    /// nodes, taken out of the core before their release and left to Slurm, which runs them
-    /// on one node ([`Controller::one_node_leaves`]).
+    /// nodes, handed to Slurm as submitted, which runs them on one node; the core holds the
+    /// GPUs it chose until Slurm starts them ([`Controller::one_node_leaves`]).
     left_for_one_node: BTreeSet<u32>,
     /// Whether the `sched/builtin` warning ([`ControllerConfig::slurm_builtin`]) was said.
     builtin_said: bool,
@@ -476,7 +476,8 @@ impl Controller {
     }
 
     /// Jobs left to Slurm to keep them on one node: per-node GPU requests the core started
-    /// over several nodes, no longer in the core and handed to Slurm as submitted.
+    /// over several nodes, handed to Slurm as submitted (in the core, holding the GPUs it
+    /// chose, until Slurm starts them).
     pub fn left_for_one_node(&self) -> &BTreeSet<u32> {
         &self.left_for_one_node
     }
@@ -1471,13 +1472,7 @@ impl Controller {
                 continue;
             }
             if self.left_for_one_node.contains(&id) {
-                // Handed over; again while Slurm still shows it held.
-                if job.held {
-                    cycle.actions.push(Action::HandOver {
-                        job: id,
-                        unpin: job.restart_count > 0,
-                    });
-                }
+                self.hand_over_again(job, cycle);
                 continue;
             }
             let shape = self.placed_shape(id);
@@ -1508,18 +1503,13 @@ impl Controller {
     /// [`super::foreign`]). It stays Slurm's: it was released to Slurm. Runs before the
     /// cycle reads ends, so such a job's end is not counted as gantry's.
     fn one_node_started(&mut self, now: u64, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
-        let waiting: Vec<u32> = self
+        let waiting: Vec<(u32, JobState)> = self
             .left_for_one_node
             .iter()
-            .copied()
-            .filter(|&id| self.core.job(JobId(id)).is_some())
+            .filter_map(|&id| self.core.job(JobId(id)).map(|j| (id, j.state())))
             .collect();
-        for id in waiting {
-            let running = self
-                .core
-                .job(JobId(id))
-                .is_some_and(|j| j.state() == JobState::Running);
-            if !running
+        for (id, state) in waiting {
+            if state != JobState::Running
                 || jobs
                     .get(&id)
                     .is_none_or(|j| j.state != JobStateName::Pending)
@@ -1772,6 +1762,18 @@ impl Controller {
         true
     }
 
+    /// A job gantry left to Slurm after it placed it ([`Self::node_rule_leaves`],
+    /// [`Self::one_node_leaves`]) that Slurm still shows held: handed over again, gantry's
+    /// pin cleared (a node-rule job's always, a per-node one's once it ran).
+    fn hand_over_again(&self, job: &SlurmJob, cycle: &mut Cycle) {
+        if job.held {
+            cycle.actions.push(Action::HandOver {
+                job: job.id,
+                unpin: self.left_for_node_rules.contains(&job.id) || job.restart_count > 0,
+            });
+        }
+    }
+
     /// The jobs the core runs, by id.
     fn running_in_core(&self) -> Vec<u32> {
         self.core
@@ -1877,24 +1879,13 @@ impl Controller {
                     self.note(cycle, job.id, Said::OperatorHold, text);
                     self.operator_held.insert(job.id);
                 }
-                // Left to Slurm for its node rules ([`Self::node_rule_leaves`]): handed
-                // over while Slurm shows it held.
-                JobStateName::Pending if self.left_for_node_rules.contains(&job.id) => {
-                    if job.held {
-                        cycle.actions.push(Action::HandOver {
-                            job: job.id,
-                            unpin: true,
-                        });
-                    }
-                }
-                // Left to Slurm to keep it on one node ([`Self::one_node_leaves`]).
-                JobStateName::Pending if self.left_for_one_node.contains(&job.id) => {
-                    if job.held {
-                        cycle.actions.push(Action::HandOver {
-                            job: job.id,
-                            unpin: job.restart_count > 0,
-                        });
-                    }
+                // Left to Slurm for its node rules ([`Self::node_rule_leaves`]) or to keep
+                // it on one node ([`Self::one_node_leaves`]).
+                JobStateName::Pending
+                    if self.left_for_node_rules.contains(&job.id)
+                        || self.left_for_one_node.contains(&job.id) =>
+                {
+                    self.hand_over_again(job, cycle);
                 }
                 _ if job.het_job.is_some() => self.heterogeneous_job_part(job, cycle),
                 _ if job.array_job.is_some() && !self.array_task_is_gantrys(job, cycle) => {}
