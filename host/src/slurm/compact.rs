@@ -10,9 +10,9 @@
 //! still remembers (`MinJobAge`).
 //!
 //! Two fields differ from the JSON: `MaxNodes` prints 1 for a job that set no node count,
-//! so 1 reads as "not set" (an explicit `-N 1` is not seen, see `docs/slurm.md`), and there
-//! is no per-node GPU detail (`gres_detail`: the note "Slurm split its GPUs as …" is not
-//! made).
+//! so 1 reads as "not set" (an explicit `-N 1` is read with [`show_job_args`] for the jobs
+//! where it matters, see [`super::controller::NodeCounts`]), and there is no per-node GPU
+//! detail (`gres_detail`: the note "Slurm split its GPUs as …" is not made).
 
 use super::json::{JobStateName, SlurmJob, SlurmNode};
 
@@ -106,6 +106,32 @@ pub fn sinfo_args() -> Vec<String> {
         "--Node".to_string(),
         format_arg(&NODE_FIELDS),
     ]
+}
+
+/// The `scontrol` arguments that show one job on one line, whose `NumNodes=` field tells
+/// whether the job set its own node count ([`parse_max_nodes`]).
+pub fn show_job_args(job: u32) -> Vec<String> {
+    vec![
+        "show".to_string(),
+        "job".to_string(),
+        "--oneliner".to_string(),
+        job.to_string(),
+    ]
+}
+
+/// The most nodes a pending job may run on as it asked (`-N min-max`), from `scontrol show
+/// job --oneliner`: `NumNodes=1-1` for `-N 1` (0 when the job left it to Slurm:
+/// `NumNodes=1`). Slurm prints the range only when the maximum is set.
+pub fn parse_max_nodes(text: &str) -> Result<u32, String> {
+    let field = text
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("NumNodes="))
+        .ok_or_else(|| format!("no NumNodes= in {:?}", text.trim()))?;
+    let bad = || format!("NumNodes={field}");
+    match field.split_once('-') {
+        None => field.parse::<u32>().map(|_| 0).map_err(|_| bad()),
+        Some((_, max)) => max.parse::<u32>().map_err(|_| bad()),
+    }
 }
 
 /// The `squeue` arguments that list the jobs in `states` (`--jobs` when `jobs` is not
@@ -355,6 +381,25 @@ mod tests {
 7|RUNNING|None|4294901753|gpu|n[1-2]|n1,n2|2|2|1|1|N/A|gres:gpu:4|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|0|7|N/A|7|NO|(null)|(null)|(null)|1000|eval\u{1f}
 2|COMPLETING|None|4294901754|gpu|n1|n1|1|1|1|0|gres:gpu:1|N/A|N/A|N/A|1796308000|1796308010|1796308070|N/A|1:00|0|normal|768|9|2|N/A|OK|(null)|(null)|(null)|1000|prep\u{1f}
 ";
+
+    #[test]
+    fn a_node_count_the_job_set_reads_from_scontrol() {
+        // Lines of `scontrol show job --oneliner` on the lab (Slurm 22.05), cut short.
+        let line = |num_nodes: &str| {
+            format!(
+                "JobId=3 JobName=wrap JobState=PENDING NodeList= {num_nodes} NumCPUs=1 NumTasks=1"
+            )
+        };
+        assert_eq!(parse_max_nodes(&line("NumNodes=1")), Ok(0), "no -N");
+        assert_eq!(parse_max_nodes(&line("NumNodes=1-1")), Ok(1), "-N 1");
+        assert_eq!(parse_max_nodes(&line("NumNodes=1-2")), Ok(2), "-N 1-2");
+        assert_eq!(
+            parse_max_nodes(&line("NumNodes=1-x")),
+            Err("NumNodes=1-x".to_string())
+        );
+        assert!(parse_max_nodes("JobId=3 JobState=PENDING").is_err());
+        assert_eq!(show_job_args(3), ["show", "job", "--oneliner", "3"]);
+    }
 
     #[test]
     fn reads_held_running_and_the_fields_gantry_needs() {

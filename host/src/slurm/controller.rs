@@ -53,6 +53,25 @@ use std::collections::{BTreeMap, BTreeSet};
 /// second's phase and a poll's lag, a launch is always a later second.
 pub const REVOKED_CREDENTIAL_MARGIN_MS: u64 = 2_000;
 
+/// Reads what the poll's compact listing cannot tell ([`super::compact`]): the most nodes a
+/// job may run on as the job set it, since `-N 1` and no `-N` both list as `MaxNodes` 1.
+/// The controller asks only for held jobs the core starts over several nodes, where the
+/// answer decides whether gantry may split them (a job that set `-N 1` is left to Slurm
+/// then, as a per-node request is): one command per such job, not one per job.
+pub trait NodeCounts {
+    /// Each job's own maximum node count (0: not set), or why it could not be read.
+    fn max_nodes(&mut self, jobs: &[u32]) -> Vec<(u32, Result<u32, String>)>;
+}
+
+/// Reads nothing: a job's node count is what the listing says.
+pub struct ListedNodeCounts;
+
+impl NodeCounts for ListedNodeCounts {
+    fn max_nodes(&mut self, _jobs: &[u32]) -> Vec<(u32, Result<u32, String>)> {
+        Vec::new()
+    }
+}
+
 /// What Slurm reported in one poll.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
@@ -290,6 +309,9 @@ pub struct Controller {
     /// nodes, handed to Slurm as submitted, which runs them on one node; the core holds the
     /// GPUs it chose until Slurm starts them ([`Controller::one_node_leaves`]).
     left_for_one_node: BTreeSet<u32>,
+    /// The most nodes each job may run on as it set it (0: not set), read by
+    /// [`NodeCounts`] for held jobs the core started over several nodes.
+    max_nodes_read: BTreeMap<u32, u32>,
     /// Whether the `sched/builtin` warning ([`ControllerConfig::slurm_builtin`]) was said.
     builtin_said: bool,
 }
@@ -392,6 +414,7 @@ impl Controller {
             partition_down_said: false,
             left_for_node_rules: BTreeSet::new(),
             left_for_one_node: BTreeSet::new(),
+            max_nodes_read: BTreeMap::new(),
             builtin_said: false,
             released_at_ms: BTreeMap::new(),
             said: BTreeSet::new(),
@@ -565,6 +588,17 @@ impl Controller {
     /// One reconciliation at `now_ms` (Unix ms; earlier than the core's last event counts
     /// as that event's time).
     pub fn observe(&mut self, snapshot: &Snapshot, now_ms: u64) -> Cycle {
+        self.observe_reading(snapshot, now_ms, &mut ListedNodeCounts)
+    }
+
+    /// [`Self::observe`], reading with `counts` the node count of each held job the core
+    /// starts over several nodes ([`NodeCounts`]).
+    pub fn observe_reading(
+        &mut self,
+        snapshot: &Snapshot,
+        now_ms: u64,
+        counts: &mut dyn NodeCounts,
+    ) -> Cycle {
         let now = now_ms.max(self.core.now().0);
         let mut cycle = Cycle::default();
         let jobs: BTreeMap<u32, &SlurmJob> = snapshot
@@ -614,7 +648,7 @@ impl Controller {
                 self.handle(now, Event::Tick, &mut cycle).ok();
             }
         }
-        self.one_node_leaves(&jobs, &mut cycle);
+        self.one_node_leaves(&jobs, &mut cycle, counts);
         self.desired(now, &jobs, &snapshot.nodes, &mut cycle);
         self.forget_departed(&jobs);
         cycle
@@ -650,6 +684,7 @@ impl Controller {
         self.wait_said.retain(|id, _| here(id));
         self.left_for_node_rules.retain(here);
         self.left_for_one_node.retain(here);
+        self.max_nodes_read.retain(|id, _| here(id));
         self.replayed.started_ever.retain(here);
         let arrays: BTreeSet<u32> = jobs
             .values()
@@ -677,6 +712,7 @@ impl Controller {
             + self.wait_said.len()
             + self.left_for_node_rules.len()
             + self.left_for_one_node.len()
+            + self.max_nodes_read.len()
             + self.replayed.started_ever.len()
             + self.grace.len()
             + self.finished_completing.len()
@@ -1453,35 +1489,51 @@ impl Controller {
         }
     }
 
-    /// Jobs that ask for their GPUs per node on one node ([`asks_one_node`]: `--gres=gpu:k`,
-    /// `--gpus-per-node=k`) which the core started over several nodes, not running yet
-    /// (held, or released onto one node and then moved by the core). Slurm runs such a job
-    /// on one node with k GPUs and its script expects them there, so gantry does not
+    /// Jobs that must run on one node ([`Self::one_node_asked`]: `--gres=gpu:k`,
+    /// `--gpus-per-node=k`, or `-N 1`) which the core started over several nodes, not
+    /// running yet (held, or released onto one node and then moved by the core). Slurm runs
+    /// such a job on one node and its script expects its GPUs there, so gantry does not
     /// release it split: it hands the job to Slurm as submitted (gantry's pin of an earlier
-    /// release or run cleared), which starts it on a node with k free GPUs. Until Slurm
+    /// release or run cleared), which starts it on a node with room for it. Until Slurm
     /// starts it the core keeps it running where it placed it, so those GPUs are not given
-    /// to the next queued job (which, a per-node job too, would be left to Slurm as well),
+    /// to the next queued job (which, a one-node job too, would be left to Slurm as well),
     /// as Slurm keeps GPUs for it; once it runs it leaves the core and its GPUs are out of
     /// the core's view, as any job running outside gantry ([`Self::one_node_started`]).
-    fn one_node_leaves(&mut self, jobs: &BTreeMap<u32, &SlurmJob>, cycle: &mut Cycle) {
+    fn one_node_leaves(
+        &mut self,
+        jobs: &BTreeMap<u32, &SlurmJob>,
+        cycle: &mut Cycle,
+        counts: &mut dyn NodeCounts,
+    ) {
+        let mut split = Vec::new();
         for id in self.running_in_core() {
             // Held, or released and not started yet: a job the core moved (a node went
             // down under it, a preemption) shows released where gantry put it.
             let Some(job) = jobs.get(&id) else { continue };
-            if job.state != JobStateName::Pending || !asks_one_node(job) {
+            if job.state != JobStateName::Pending {
                 continue;
             }
             if self.left_for_one_node.contains(&id) {
                 self.hand_over_again(job, cycle);
                 continue;
             }
-            let shape = self.placed_shape(id);
-            if shape.len() < 2 {
+            if self.core.placement_of(JobId(id)).as_slice().len() < 2 {
                 continue;
             }
+            let shape = self.placed_shape(id);
+            if shape.len() >= 2 {
+                split.push((*job, shape));
+            }
+        }
+        self.read_node_counts(&split, cycle, counts);
+        for (job, shape) in split {
+            let Some(asked) = self.one_node_asked(job) else {
+                continue;
+            };
+            let id = job.id;
             let gpus: u16 = shape.iter().map(|(_, c)| c).sum();
             let text = format!(
-                "job {id}: asks for {gpus} GPUs on one node (per node: --gres or --gpus-per-node), and gantry's placement would split them ({}); gantry leaves it to Slurm's own scheduler, which starts it on one node, holds those GPUs until then, and keeps its GPUs out of its view while it runs",
+                "job {id}: asks for {gpus} GPUs on one node ({asked}), and gantry's placement would split them ({}); gantry leaves it to Slurm's own scheduler, which starts it on one node, holds those GPUs until then, and keeps its GPUs out of its view while it runs",
                 shape_text(&shape)
             );
             self.note(cycle, id, Said::LeftToSlurm, text);
@@ -1493,6 +1545,62 @@ impl Controller {
                 job: id,
                 unpin: job.restart_count > 0 || !job.held,
             });
+        }
+    }
+
+    /// How `job` asks to run on one node, for the note; `None` when it may span nodes. A
+    /// per-node request ([`asks_one_node`]), or `-N 1` as the job set it: listed by Slurm
+    /// (the JSON's `max_nodes`) or read ([`NodeCounts`]) while it is as submitted, since
+    /// once gantry released it its node count is gantry's (`NumNodes=n-n`).
+    fn one_node_asked(&self, job: &SlurmJob) -> Option<&'static str> {
+        let own_max_nodes = if as_submitted(job) && job.max_nodes != 0 {
+            job.max_nodes
+        } else {
+            self.max_nodes_read.get(&job.id).copied().unwrap_or(0)
+        };
+        if asks_one_node(job) {
+            Some("per node: --gres or --gpus-per-node")
+        } else if job.node_count <= 1 && own_max_nodes == 1 {
+            Some("-N 1")
+        } else {
+            None
+        }
+    }
+
+    /// Reads the node count of each job in `split` (the core placed it over several nodes)
+    /// that the listing cannot tell ([`NodeCounts`]): held as submitted, no node count
+    /// listed, asking per job or per task. Once per job; a job whose count cannot be read
+    /// is placed as the core chose, and the note says so.
+    fn read_node_counts(
+        &mut self,
+        split: &[(&SlurmJob, Vec<(String, u16)>)],
+        cycle: &mut Cycle,
+        counts: &mut dyn NodeCounts,
+    ) {
+        let unread: Vec<u32> = split
+            .iter()
+            .map(|(job, _)| *job)
+            .filter(|job| {
+                as_submitted(job)
+                    && job.node_count <= 1
+                    && job.max_nodes == 0
+                    && !asks_one_node(job)
+                    && !self.max_nodes_read.contains_key(&job.id)
+            })
+            .map(|job| job.id)
+            .collect();
+        if unread.is_empty() {
+            return;
+        }
+        for (id, read) in counts.max_nodes(&unread) {
+            match read {
+                Ok(max_nodes) => {
+                    self.max_nodes_read.insert(id, max_nodes);
+                }
+                Err(e) => cycle.notes.push(format!(
+                    "job {id}: cannot read whether it asked for one node ({e}); released where gantry placed it"
+                )),
+            }
         }
     }
 
@@ -2707,12 +2815,20 @@ pub fn deferred(batched: bool, event: Event) -> bool {
     (batched && event != Event::Tick) || matches!(event, Event::GpuUp(_))
 }
 
+/// Whether Slurm shows `job` as its user submitted it: held, never requeued and not pinned,
+/// so its node count is the user's, not one gantry set at a release.
+fn as_submitted(job: &SlurmJob) -> bool {
+    job.held && job.restart_count == 0 && job.required_nodes.is_empty()
+}
+
 /// Whether every placement the core may choose for a gang of `gpus` GPUs keeps the job's
 /// node count (`-N min[-max]`). The core places GPUs, not nodes: a gang may span from
 /// ⌈gpus / GPUs per node⌉ nodes to one GPU per node, and gantry pins the job to the nodes
 /// of its placement (`NumNodes=n-n`). A job whose `-N` rules out some of those counts
 /// (`--gres=gpu:3 -N 2`: 6 GPUs that could be placed on one node) is left to Slurm, which
-/// keeps its node count, rather than run on another one; the error says why.
+/// keeps its node count, rather than run on another one; the error says why. `-N 1` is
+/// scheduled: a placement over several nodes is left to Slurm then
+/// ([`Controller::one_node_leaves`]).
 fn node_count_kept(
     job: &SlurmJob,
     gpus: u16,
@@ -2720,7 +2836,7 @@ fn node_count_kept(
     machines: usize,
 ) -> Result<(), String> {
     let (min, max) = (job.node_count.max(1), job.max_nodes);
-    if gpus == 0 || (min <= 1 && max == 0) {
+    if gpus == 0 || (min <= 1 && max <= 1) {
         return Ok(());
     }
     let fewest = u32::from(gpus.div_ceil(per_node.max(1)));

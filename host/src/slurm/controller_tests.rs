@@ -758,6 +758,117 @@ fn a_start_slurm_cannot_run_where_placed_is_left_to_slurm_unpinned() {
 /// chose until then, and lets the job go once Slurm runs it. A per-job request (`--gpus=4`)
 /// in the same place is split and released. Neither is held again, and a restarted
 /// controller given the side state leaves the first to Slurm too.
+/// Node counts as `scontrol show job` would read them, with the jobs asked each time.
+struct FakeNodeCounts {
+    max_nodes: BTreeMap<u32, Result<u32, String>>,
+    asked: Vec<Vec<u32>>,
+}
+
+impl NodeCounts for FakeNodeCounts {
+    fn max_nodes(&mut self, jobs: &[u32]) -> Vec<(u32, Result<u32, String>)> {
+        self.asked.push(jobs.to_vec());
+        jobs.iter()
+            .filter_map(|id| self.max_nodes.get(id).map(|r| (*id, r.clone())))
+            .collect()
+    }
+}
+
+#[test]
+fn a_job_that_set_one_node_is_left_to_slurm_when_the_core_would_split_it() {
+    big_stack(|| {
+        let mut c = controller(OrderKind::Fifo);
+        // Four 5-GPU jobs, one per node: 3 GPUs free on each node. Then per-job requests
+        // the core splits: `--gpus=4 -N 1` (5), `--gpus=4` (6), and `--gpus=3` whose node
+        // count cannot be read (7). The compact listing shows the three alike.
+        let per_job = |id: u32, gpus: u32| SlurmJob {
+            tres_per_job: format!("gres:gpu:{gpus}"),
+            ..held(id, "")
+        };
+        let fillers: Vec<SlurmJob> = (1..=4).map(|id| held(id, "gres:gpu:5")).collect();
+        let cycle = c.observe(&snapshot(&fillers, [true; 4]), T0 - 1_000);
+        for action in &cycle.actions {
+            c.action_done(action, T0 - 1_000, Ok(()));
+        }
+        let mut jobs: Vec<SlurmJob> = fillers
+            .iter()
+            .zip(["n1", "n2", "n3", "n4"])
+            .map(|(job, node)| running(job, &[node]))
+            .collect();
+        jobs.extend([per_job(5, 4), per_job(6, 4), per_job(7, 3)]);
+        let mut counts = FakeNodeCounts {
+            max_nodes: [
+                (5, Ok(1)),
+                (6, Ok(0)),
+                (7, Err("scontrol: timed out".to_string())),
+            ]
+            .into(),
+            asked: Vec::new(),
+        };
+        let cycle = c.observe_reading(&snapshot(&jobs, [true; 4]), T0, &mut counts);
+        // Only the split starts are read, together.
+        assert_eq!(counts.asked, [vec![5, 6, 7]]);
+        let text = cycle.notes.join("\n");
+        assert!(
+            text.contains("job 5: asks for 4 GPUs on one node (-N 1), and gantry's placement would split them (n1:3,n2:1); gantry leaves it to Slurm's own scheduler"),
+            "{text}"
+        );
+        assert!(
+            text.contains("job 7: cannot read whether it asked for one node (scontrol: timed out); released where gantry placed it"),
+            "{text}"
+        );
+        assert!(!text.contains("job 6"), "{text}");
+        let of = |job: u32| -> Vec<&'static str> {
+            cycle
+                .actions
+                .iter()
+                .filter(|a| a.job() == job)
+                .map(Action::kind)
+                .collect()
+        };
+        assert_eq!(of(5), ["hand-over"], "{text}");
+        assert_eq!(of(6), ["start"], "{text}");
+        // Placed as gantry chose (its release waits for job 6's on n4).
+        assert!(of(7).is_empty(), "{text}");
+        assert!(text.contains("job 7: waits until the jobs released onto n2:2,n4:1 run"));
+        // Job 5 keeps its GPUs in the core until Slurm starts it.
+        assert_eq!(
+            c.core.job(JobId(5)).map(|j| j.state()),
+            Some(JobState::Running)
+        );
+        assert_eq!(cycle.left_to_slurm, 1);
+        for action in &cycle.actions {
+            c.action_done(action, T0, Ok(()));
+        }
+        // Nothing read again: job 5 is Slurm's, 6 is read, 7 is released.
+        let mut now: Vec<SlurmJob> = jobs[..4].to_vec();
+        for id in [5, 6, 7] {
+            now.push(SlurmJob {
+                held: false,
+                reason: "Resources".into(),
+                ..jobs[id as usize - 1].clone()
+            });
+        }
+        let cycle = c.observe_reading(&snapshot(&now, [true; 4]), T0 + 1_000, &mut counts);
+        assert_eq!(counts.asked.len(), 1, "{:?}", counts.asked);
+        assert!(
+            !cycle.actions.iter().any(|a| a.job() == 5),
+            "{:?}",
+            cycle.actions
+        );
+        // Without the read, `-N 1` is not seen and the job is released split.
+        let mut unread = controller(OrderKind::Fifo);
+        let cycle = unread.observe(&snapshot(&jobs, [true; 4]), T0);
+        assert!(
+            cycle
+                .actions
+                .iter()
+                .any(|a| a.job() == 5 && a.kind() == "start"),
+            "{:?}",
+            cycle.actions
+        );
+    });
+}
+
 #[test]
 fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_node() {
     big_stack(|| {
@@ -2558,8 +2669,10 @@ fn a_node_count_a_placement_could_break_is_not_kept_and_one_it_cannot_is() {
         err.starts_with("asks for exactly 2 nodes (-N 2), but gantry places its 6 GPUs on the nodes it chooses (1 to 4 of them)"),
         "{err}"
     );
-    // `-N 1 --gres=gpu:8` could be spread; `-N 1-2 --gpus=4` could take 4 nodes.
-    assert!(node_count_kept(&job(1, 1), 8, 8, 4).is_err());
+    // `-N 1 --gpus=8` is scheduled (a split start is left to Slurm then, see
+    // `a_job_that_set_one_node_is_left_to_slurm_when_the_core_would_split_it`);
+    // `-N 1-2 --gpus=4` could take 4 nodes.
+    assert_eq!(node_count_kept(&job(1, 1), 8, 8, 4), Ok(()));
     assert!(
         node_count_kept(&job(1, 2), 4, 8, 4)
             .unwrap_err()

@@ -313,6 +313,30 @@ fn poll(
     })
 }
 
+/// Reads jobs' own node counts with `scontrol show job` ([`controller::NodeCounts`]), up to
+/// [`action::UPDATE_PROCESSES`] side by side.
+struct ScontrolNodeCounts<'a>(&'a mut dyn SlurmRunner);
+
+impl controller::NodeCounts for ScontrolNodeCounts<'_> {
+    fn max_nodes(&mut self, jobs: &[u32]) -> Vec<(u32, Result<u32, String>)> {
+        let mut read = Vec::with_capacity(jobs.len());
+        for chunk in jobs.chunks(action::UPDATE_PROCESSES) {
+            let commands: Vec<command::Invocation<'_>> = chunk
+                .iter()
+                .map(|&id| ("scontrol", compact::show_job_args(id), None))
+                .collect();
+            let answers = self.0.run_all(&commands);
+            for (&id, answer) in chunk.iter().zip(answers) {
+                let max_nodes = answer
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| compact::parse_max_nodes(&text));
+                read.push((id, max_nodes));
+            }
+        }
+        read
+    }
+}
+
 /// Says what a failed read means: Slurm's tools name the RPC that failed, not the cause, so
 /// `scontrol ping` tells; when it says DOWN or fails, the error names the controller as
 /// unreachable.
@@ -664,7 +688,11 @@ impl Daemon<'_> {
             let observed = Instant::now();
             self.tally
                 .polled(observed.duration_since(started).as_secs_f64() * 1000.0);
-            let cycle = self.controller.observe(&snapshot, unix_ms());
+            let cycle = self.controller.observe_reading(
+                &snapshot,
+                unix_ms(),
+                &mut ScontrolNodeCounts(&mut *self.runner),
+            );
             self.names = JobNames::of_jobs(&snapshot.jobs);
             let planned = Instant::now();
             for note in &cycle.notes {

@@ -1916,10 +1916,12 @@ fn slurm_lab_a_node_count_gantry_cannot_keep_is_left_to_slurm_and_kept() {
     assert_eq!(summary["jobs_left_to_slurm"], 1, "{summary}");
 }
 
-/// A per-node request (`--gres=gpu:4`: 4 GPUs on one node) that gantry's placement would
-/// split over nodes (3 free on each) is left to Slurm, which runs it on one node once a node
-/// has 4 free; a per-job request (`--gpus=4`) in the same place runs split, as Slurm may
-/// run it too. (On the build before, the first ran on two nodes, its script seeing 3 GPUs.)
+/// A per-node request (`--gres=gpu:4`: 4 GPUs on one node) and a per-job one on one node
+/// (`--gpus=4 -N 1`, which `squeue`'s compact listing shows as if it set no `-N`) that
+/// gantry's placement would split over nodes (3 free on each) are left to Slurm, which runs
+/// each on one node once a node has 4 free; a per-job request (`--gpus=4`) in the same place
+/// runs split, as Slurm may run it too. (Before, the per-node one ran on two nodes, its
+/// script seeing 3 GPUs; then the `-N 1` one did, gantry setting `NumNodes=2-2`.)
 #[test]
 fn slurm_lab_a_per_node_request_gantry_would_split_is_left_to_slurm_on_one_node() {
     let _slot = LABS.take();
@@ -1930,6 +1932,7 @@ fn slurm_lab_a_per_node_request_gantry_would_split_is_left_to_slurm_on_one_node(
         .map(|_| lab.submit_sleep(&["--time=1", "--gres=gpu:5"], 5))
         .collect();
     let per_node = lab.submit_sleep(&["--time=1", "--gres=gpu:4"], 1);
+    let one_node = lab.submit_sleep(&["--time=1", "--gpus=4", "-N", "1"], 1);
     let per_job = lab.submit_sleep(&["--time=1", "--gpus=4"], 1);
     let gantry = Gantry::start(&lab, "onenode", "fifo", &["--exit-when-idle"]);
     let summary = gantry.finish(Duration::from_secs(90));
@@ -1942,17 +1945,24 @@ fn slurm_lab_a_per_node_request_gantry_would_split_is_left_to_slurm_on_one_node(
     );
     assert_logged(
         &log,
+        &format!(
+            "job {one_node}: asks for 4 GPUs on one node (-N 1), and gantry's placement would split them"
+        ),
+    );
+    assert_logged(
+        &log,
         "where Slurm placed it, left to Slurm to keep it on one node",
     );
     let mut all = fillers.clone();
-    all.extend([per_node, per_job]);
+    all.extend([per_node, one_node, per_job]);
     lab.assert_completed(&all);
     let jobs = lab.squeue();
     let nodes = |id: u64| expand(jobs[&id]["nodes"].as_str().unwrap_or_default());
     assert_eq!(nodes(per_node).len(), 1, "{}", jobs[&per_node]);
+    assert_eq!(nodes(one_node).len(), 1, "{}", jobs[&one_node]);
     assert_eq!(nodes(per_job).len(), 2, "{}", jobs[&per_job]);
     assert_eq!(summary["jobs_completed"], 5, "{summary}");
-    assert_eq!(summary["jobs_left_to_slurm"], 1, "{summary}");
+    assert_eq!(summary["jobs_left_to_slurm"], 2, "{summary}");
 }
 
 /// The workload asked per node (`--gres=gpu:1/2/4/8`), on `sched/backfill`: every job
