@@ -202,9 +202,9 @@ pub struct Cycle {
     pub released_outside: u32,
     /// Released jobs taken back for a QOS or association limit ([`super::limit`]).
     pub limit_holds: u32,
-    /// Jobs gantry left to Slurm's own scheduler, counted when first logged (a job array
-    /// or a heterogeneous job once): they run outside gantry's order.
-    pub left_to_slurm: u32,
+    /// Jobs gantry left to Slurm's own scheduler, when first logged (a job array or a
+    /// heterogeneous job once, by its record's id): they run outside gantry's order.
+    pub left_to_slurm: Vec<u32>,
 }
 
 /// What a node is to gantry, from `sinfo`.
@@ -846,7 +846,7 @@ impl Controller {
                 said,
                 Said::LeftToSlurm | Said::DependencyLeft | Said::LimitLeft
             ) {
-                cycle.left_to_slurm += 1;
+                cycle.left_to_slurm.push(job);
             }
             cycle.notes.push(text);
         }

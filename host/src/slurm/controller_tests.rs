@@ -835,7 +835,7 @@ fn a_job_that_set_one_node_is_left_to_slurm_when_the_core_would_split_it() {
             c.core.job(JobId(5)).map(|j| j.state()),
             Some(JobState::Running)
         );
-        assert_eq!(cycle.left_to_slurm, 1);
+        assert_eq!(cycle.left_to_slurm.len(), 1);
         for action in &cycle.actions {
             c.action_done(action, T0, Ok(()));
         }
@@ -893,7 +893,7 @@ fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_no
             c.core.job(JobId(5)).map(|j| j.state()),
             Some(JobState::Running)
         );
-        assert_eq!(cycle.left_to_slurm, 1);
+        assert_eq!(cycle.left_to_slurm.len(), 1);
         let handed: Vec<&Action> = cycle.actions.iter().filter(|a| a.job() == 5).collect();
         assert_eq!(handed.len(), 1, "{:?}", cycle.actions);
         let commands = handed[0].commands(&JobNames::default());
@@ -926,7 +926,7 @@ fn a_per_node_request_the_core_would_split_is_left_to_slurm_to_keep_it_on_one_no
             "{:?}",
             cycle.notes
         );
-        assert_eq!(cycle.left_to_slurm, 0);
+        assert_eq!(cycle.left_to_slurm.len(), 0);
         assert!(c.core.job(JobId(5)).is_some());
         // Running where Slurm placed it: out of the core, logged as left to Slurm.
         now[4] = running(&per_node, &["n1"]);
@@ -973,7 +973,7 @@ fn per_node_requests_left_to_slurm_hold_their_gpus_so_the_next_waits_in_gantry()
             .map(|(job, _)| job)
             .collect();
         assert_eq!(handed, [5, 6, 7], "{:?}", cycle.notes);
-        assert_eq!(cycle.left_to_slurm, 3);
+        assert_eq!(cycle.left_to_slurm.len(), 3);
         assert_eq!(
             c.core.job(JobId(8)).map(|j| j.state()),
             Some(JobState::Waiting)

@@ -704,7 +704,8 @@ impl Daemon<'_> {
             self.tally.summary.unexpected += u64::from(cycle.unexpected);
             self.tally.summary.jobs_released_outside_gantry += u64::from(cycle.released_outside);
             self.tally.summary.limit_holds += u64::from(cycle.limit_holds);
-            self.tally.summary.jobs_left_to_slurm += u64::from(cycle.left_to_slurm);
+            self.tally
+                .left_to_slurm(&cycle.left_to_slurm, &snapshot.jobs);
             if self.args.dry_run {
                 for action in &cycle.actions {
                     for line in action.commands(&self.names) {

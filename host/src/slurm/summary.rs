@@ -191,6 +191,11 @@ pub struct Tally {
     /// released ([`settle_releasing`](Self::settle_releasing)), so a kill -9 loses no start.
     #[serde(default)]
     releasing: BTreeSet<u32>,
+    /// Jobs counted in `jobs_left_to_slurm` that Slurm still lists (by the id they were
+    /// counted under: an array's or heterogeneous job's record), so a restarted gantry,
+    /// which logs them again, does not count them again.
+    #[serde(default)]
+    left_live: BTreeSet<u32>,
 }
 
 impl Tally {
@@ -252,6 +257,26 @@ impl Tally {
         }
     }
 
+    /// Counts the jobs a cycle left to Slurm ([`super::controller::Cycle::left_to_slurm`])
+    /// that were not counted before, and forgets those `jobs` (the poll) no longer lists,
+    /// as a job, an array's task or a heterogeneous job's component.
+    pub fn left_to_slurm(&mut self, left: &[u32], jobs: &[SlurmJob]) {
+        for &id in left {
+            if self.left_live.insert(id) {
+                self.summary.jobs_left_to_slurm += 1;
+            }
+        }
+        if self.left_live.is_empty() {
+            return;
+        }
+        let listed: BTreeSet<u32> = jobs
+            .iter()
+            .flat_map(|j| [Some(j.id), j.array_job, j.het_job])
+            .flatten()
+            .collect();
+        self.left_live.retain(|id| listed.contains(id));
+    }
+
     /// One poll that took `ms`.
     pub fn polled(&mut self, ms: f64) {
         self.summary.cycles += 1;
@@ -309,6 +334,34 @@ mod tests {
             end_s: end,
             deadline_s: deadline,
         }
+    }
+
+    #[test]
+    fn a_job_left_to_slurm_is_counted_once_also_across_a_restart() {
+        let job = |id: u32, array: Option<u32>| SlurmJob {
+            array_job: array,
+            ..crate::slurm::json::held_job(id, "gres:gpu:1")
+        };
+        let listed = [job(3, None), job(9, Some(8))];
+        let mut t = Tally::default();
+        // Job 3, and array 8 by its record (its task 9 listed).
+        t.left_to_slurm(&[3, 8], &listed);
+        t.left_to_slurm(&[3], &listed);
+        assert_eq!(t.summary.jobs_left_to_slurm, 2);
+        // A restarted gantry logs them again: the saved tally does not count them again.
+        let mut restarted: Tally =
+            serde_json::from_slice(&serde_json::to_vec(&t).unwrap()).unwrap();
+        restarted.left_to_slurm(&[3, 8], &listed);
+        assert_eq!(restarted.summary.jobs_left_to_slurm, 2);
+        // Gone from the listing, forgotten: an id Slurm gives again is a new job.
+        restarted.left_to_slurm(&[], &listed[1..]);
+        restarted.left_to_slurm(&[3], &[job(3, None)]);
+        assert_eq!(restarted.summary.jobs_left_to_slurm, 3);
+        // A tally written before this field existed reads as none counted.
+        let mut old = serde_json::to_value(&t).unwrap();
+        old.as_object_mut().unwrap().remove("left_live");
+        let old: Tally = serde_json::from_value(old).unwrap();
+        assert!(old.left_live.is_empty());
     }
 
     #[test]
