@@ -305,8 +305,8 @@ pub struct Controller {
     /// (`BadConstraints`: their own `--exclude` or `--constraint` rule those nodes out),
     /// taken out of the core and left to Slurm unpinned ([`Controller::node_rule_leaves`]).
     left_for_node_rules: BTreeSet<u32>,
-    /// Jobs asking for their GPUs per node on one node that the core started over several
-    /// nodes, handed to Slurm as submitted, which runs them on one node; the core holds the
+    /// Jobs asking for their GPUs on one node (per node, or `-N 1`) that the core started
+    /// over several nodes, handed to Slurm as submitted, which runs them on one node; the core holds the
     /// GPUs it chose until Slurm starts them ([`Controller::one_node_leaves`]).
     left_for_one_node: BTreeSet<u32>,
     /// The most nodes each job may run on as it set it (0: not set), read by
@@ -498,8 +498,8 @@ impl Controller {
         self.left_for_node_rules = left;
     }
 
-    /// Jobs left to Slurm to keep them on one node: per-node GPU requests the core started
-    /// over several nodes, handed to Slurm as submitted (in the core, holding the GPUs it
+    /// Jobs left to Slurm to keep them on one node: per-node or `-N 1` requests the core
+    /// started over several nodes, handed to Slurm as submitted (in the core, holding the GPUs it
     /// chose, until Slurm starts them).
     pub fn left_for_one_node(&self) -> &BTreeSet<u32> {
         &self.left_for_one_node
@@ -1517,10 +1517,12 @@ impl Controller {
                 self.hand_over_again(job, cycle);
                 continue;
             }
-            if self.core.placement_of(JobId(id)).as_slice().len() < 2 {
+            // One GPU is on one node: no shape to build.
+            let placement = self.core.placement_of(JobId(id));
+            if placement.as_slice().len() < 2 {
                 continue;
             }
-            let shape = self.placed_shape(id);
+            let shape = self.layout.shape(placement.as_slice());
             if shape.len() >= 2 {
                 split.push((*job, shape));
             }
