@@ -15,6 +15,11 @@
   slurm-bench.py latency GANTRY JOURNAL RUNS    the lab's start/restart/finish latencies (JSON)
   slurm-bench.py waits DIR ORDER                per job, its wait to start under Slurm alone and
                                                 under ORDER, from a bench folder's runs
+  slurm-bench.py accept DIR                     issue 35's acceptance points for each gantry
+                                                run of DIR/metrics.jsonl against the median of
+                                                its Slurm-alone runs (and how many of those
+                                                runs each point holds against), and the
+                                                simulated against the measured (DIR/RUN.sim.json)
 
 The mix (every draw from one seeded generator, so a seed names one mix):
 - arrivals: Poisson, R jobs/s (default 0.2);
@@ -41,6 +46,7 @@ import math
 import os
 import random
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -341,6 +347,60 @@ def backfill_pass(log, partition):
     sys.exit(f"no backfill pass in {log} within 10 s (DebugFlags=Backfill?)")
 
 
+def is_slurm_alone(name):
+    """Whether a metrics row is a run of Slurm alone (`slurm`, `slurm-2`, ...)."""
+    return name == "slurm" or name.startswith("slurm-")
+
+
+def accept(folder):
+    """Prints issue 35's acceptance points for each gantry run in FOLDER: average JCT and
+    deadline misses at most Slurm alone's, makespan at most 1.05 x Slurm alone's, judged
+    against the median of the Slurm-alone runs (Slurm's backfill schedules one mix
+    differently from run to run; gantry's runs repeat), with how many of those runs each
+    point holds against; and the simulator's makespan and average JCT within 10 % of the
+    run's (from FOLDER/RUN.sim.json, written by slurm-bench.sh's table)."""
+    with open(os.path.join(folder, "metrics.jsonl")) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    alone = [r for r in rows if is_slurm_alone(r["run"])]
+    if not alone:
+        print("no run of Slurm alone in this folder: nothing to judge against")
+        return
+    keys = {"makespan": "makespan_s", "avg JCT": "avg_jct_s", "misses": "deadline_misses"}
+    median = {k: statistics.median(r[v] for r in alone) for k, v in keys.items()}
+
+    def values(key):
+        return " / ".join(f"{r[keys[key]]:g}" for r in alone)
+
+    print(f"Slurm alone, {len(alone)} run{'s' if len(alone) > 1 else ''}: "
+          + "; ".join(f"{k} {values(k)} (median {median[k]:g})" for k in keys))
+    points = [
+        ("avg JCT", "avg_jct_s", 1.0),
+        ("misses", "deadline_misses", 1.0),
+        ("makespan", "makespan_s", 1.05),
+    ]
+    for row in rows:
+        if is_slurm_alone(row["run"]):
+            continue
+        print(f"{row['run']} against Slurm alone's median (and the runs of Slurm alone it holds against):")
+        for label, key, factor in points:
+            bound = factor * median[label]
+            held = sum(row[key] <= factor * r[key] for r in alone)
+            scale = f"{factor:g} x " if factor != 1.0 else ""
+            verdict = "yes" if row[key] <= bound else "NO"
+            print(f"  {label} {row[key]:g} <= {scale}{median[label]:g}: {verdict} ({held} of {len(alone)})")
+        sim_path = os.path.join(folder, f"{row['run']}.sim.json")
+        if not os.path.exists(sim_path):
+            print("  simulated: not computed")
+            continue
+        with open(sim_path) as f:
+            sim = json.load(f)
+        gaps = [(sim[s] - row[m]) / row[m] for s, m in
+                (("makespan_s", "makespan_s"), ("avg_jct_s", "avg_jct_s"))]
+        verdict = "yes" if all(abs(g) <= 0.10 for g in gaps) else "NO"
+        print(f"  simulated makespan {sim['makespan_s']:.1f} / avg JCT {sim['avg_jct_s']:.1f} "
+              f"within 10 % of the run's: {verdict} ({gaps[0]:+.1%}, {gaps[1]:+.1%})")
+
+
 def option(args, name, default):
     if name in args:
         return float(args[args.index(name) + 1])
@@ -370,6 +430,8 @@ def main():
         latency(args[0], args[1], args[2])
     elif cmd == "waits":
         waits(args[0], args[1])
+    elif cmd == "accept":
+        accept(args[0])
     else:
         sys.exit(f"unknown command {cmd}")
 

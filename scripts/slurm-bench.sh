@@ -5,6 +5,7 @@
 #                          [--ckpt-interval C] [--restart-overhead-s O] [--tick-s T]
 #                          [--min-run-s Q]
 #                          [--orders "tias fifo …"] [--dir DIR] [--gantry BIN] [--no-slurm]
+#                          [--slurm-runs K]
 #                          [--table-only] [--epilog-ack] [--submit-doorbell]
 #                          [--gantry-sched backfill|builtin] [--cred-expire S]
 #
@@ -47,14 +48,18 @@
 # --epilog-ack-dir (Slurm alone's lab has no epilog, its best case; see docs/slurm.md, Scale).
 # --submit-doorbell: gantry's labs also run scripts/gantry-job-submit.lua as their job_submit
 # plugin, which rings gantry's doorbell at each submission.
-# --no-slurm skips the Slurm-alone run, --table-only every run (the table is printed from the
+# --slurm-runs K runs Slurm alone K times (rows slurm, slurm-2, …, slurm-K; default 1): its
+# backfill schedules one mix differently from run to run (docs/slurm.md), so the acceptance
+# lines under the table (slurm-bench.py accept) judge each gantry row against the median of
+# those runs and count the runs each point holds against.
+# --no-slurm skips the Slurm-alone runs, --table-only every run (the table is printed from the
 # runs already in DIR, with the simulated column recomputed by BIN). Each run replaces its
 # earlier row in DIR/metrics.jsonl.
 # Outputs under DIR (default /tmp/gantry-slurm-bench-SEED): plan, mix.csv, terms.csv, ids,
 # squeue JSON, run logs, gantry logs and journals, metrics.jsonl, table.md.
 set -euo pipefail
 usage() {
-    sed -n '4,9p' "$0" | sed 's/^# //' >&2
+    sed -n '4,10p' "$0" | sed 's/^# //' >&2
     exit 64
 }
 cd "$(dirname "$0")/.."
@@ -71,6 +76,7 @@ min_run=""
 orders="tias fifo"
 dir=""
 with_slurm=1
+slurm_runs=1
 gantry_sched=backfill
 cred_expire=10
 table_only=0
@@ -92,6 +98,7 @@ while [[ $# -gt 0 ]]; do
         --dir) dir=$2; shift 2 ;;
         --gantry) gantry=$2; shift 2 ;;
         --no-slurm) with_slurm=0; shift ;;
+        --slurm-runs) slurm_runs=$2; shift 2 ;;
         --table-only) with_slurm=0; orders=""; table_only=1; shift ;;
         --epilog-ack) epilog_ack=1; shift ;;
         --submit-doorbell) submit_doorbell=1; shift ;;
@@ -101,6 +108,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ $gantry_sched == backfill || $gantry_sched == builtin ]] || usage
+[[ $slurm_runs =~ ^[1-9][0-9]*$ ]] || usage
 dir=${dir:-/tmp/gantry-slurm-bench-$seed}
 # The run quantum: by default a preemptible job is not preempted before it saved its first
 # checkpoint: C s of work plus 5 s, for its script starts up to 1.7 s after gantry's decision
@@ -246,6 +254,9 @@ simulate() {
 
 if [[ $with_slurm == 1 ]]; then
     run slurm backfill
+    for (( k = 2; k <= slurm_runs; k++ )); do
+        run "slurm-$k" backfill
+    done
 fi
 for order in $orders; do
     run "$order" "$gantry_sched" "$order"
@@ -268,18 +279,23 @@ fi
     while read -r line; do
         name=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['run'])" "$line")
         sim="–"
-        if [[ $name != slurm ]]; then
+        if [[ $name != slurm && $name != slurm-* ]]; then
+            # Kept beside the runs for the acceptance lines (slurm-bench.py accept).
+            rm -f "$dir/$name.sim.json"
             sim=$(simulate "$name" | python3 -c "
 import json,sys
 m=json.load(sys.stdin)
 m=m[0] if isinstance(m,list) else m
 m=m.get('metrics',m)
 misses=round((m['deadline_miss_rate'] or 0)*m['deadline_jobs'])
-print(f\"{m['makespan_s']:.0f} / {m['avg_jct_s']:.1f} / {misses}\")" 2>/dev/null || echo "n/a")
+json.dump({'makespan_s': m['makespan_s'], 'avg_jct_s': m['avg_jct_s'], 'misses': misses}, open(sys.argv[1], 'w'))
+print(f\"{m['makespan_s']:.0f} / {m['avg_jct_s']:.1f} / {misses}\")" "$dir/$name.sim.json" 2>/dev/null || echo "n/a")
         fi
         python3 -c "
 import json,sys
 m=json.loads(sys.argv[1])
 print(f\"| {m['run']} | {m['makespan_s']} | {m['avg_jct_s']} | {m['p95_jct_s']} | {m['deadline_misses']}/{m['deadline_jobs']} | {m['utilisation']} | {m['restarts']} | {m['wasted_gpu_s']} | {sys.argv[2]} |\")" "$line" "$sim"
     done < "$dir/metrics.jsonl"
+    echo
+    python3 "$helper" accept "$dir"
 } | tee "$dir/table.md"
