@@ -373,16 +373,14 @@ def accept(folder):
 
     print(f"Slurm alone, {len(alone)} run{'s' if len(alone) > 1 else ''}: "
           + "; ".join(f"{k} {values(k)} (median {median[k]:g})" for k in keys))
-    points = [
-        ("avg JCT", "avg_jct_s", 1.0),
-        ("misses", "deadline_misses", 1.0),
-        ("makespan", "makespan_s", 1.05),
-    ]
+    # Each point: the metric (a key of `keys`) and the factor on Slurm alone's value.
+    points = [("avg JCT", 1.0), ("misses", 1.0), ("makespan", 1.05)]
     for row in rows:
         if is_slurm_alone(row["run"]):
             continue
         print(f"{row['run']} against Slurm alone's median (and the runs of Slurm alone it holds against):")
-        for label, key, factor in points:
+        for label, factor in points:
+            key = keys[label]
             bound = factor * median[label]
             held = sum(row[key] <= factor * r[key] for r in alone)
             scale = f"{factor:g} x " if factor != 1.0 else ""
@@ -394,8 +392,7 @@ def accept(folder):
             continue
         with open(sim_path) as f:
             sim = json.load(f)
-        gaps = [(sim[s] - row[m]) / row[m] for s, m in
-                (("makespan_s", "makespan_s"), ("avg_jct_s", "avg_jct_s"))]
+        gaps = [(sim[k] - row[k]) / row[k] for k in ("makespan_s", "avg_jct_s")]
         verdict = "yes" if all(abs(g) <= 0.10 for g in gaps) else "NO"
         print(f"  simulated makespan {sim['makespan_s']:.1f} / avg JCT {sim['avg_jct_s']:.1f} "
               f"within 10 % of the run's: {verdict} ({gaps[0]:+.1%}, {gaps[1]:+.1%})")
